@@ -1,0 +1,598 @@
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ORDER OPC: the stack machine's instructions. */
+enum opc {
+	OPC_PUSH, /* operand: value */
+	OPC_LOAD, /* operand: slot */
+	OPC_NEG,
+	OPC_LNOT,
+	OPC_BNOT,
+	OPC_BOOL,
+	OPC_ADD,
+	OPC_SUB,
+	OPC_MUL,
+	OPC_DIV,
+	OPC_MOD,
+	OPC_SHL,
+	OPC_SHR,
+	OPC_AND,
+	OPC_OR,
+	OPC_XOR,
+	OPC_LT,
+	OPC_LE,
+	OPC_GT,
+	OPC_GE,
+	OPC_EQ,
+	OPC_NE,
+	OPC_MIN,
+	OPC_MAX,
+	OPC_JZ,  /* operand: forward offset; pops the condition */
+	OPC_JMP, /* operand: forward offset */
+};
+
+enum node_kind { N_CONST, N_SLOT, N_UNARY, N_BINARY, N_AND, N_OR, N_COND };
+
+struct node {
+	enum node_kind kind;
+	enum opc op;
+	int a, b, c; /* children */
+	int64_t value;
+	bool per_thread;
+};
+
+#define MAX_NODES 4096
+#define MAX_HELPER_DEPTH 16
+
+struct binding {
+	const char *name;
+	int node;
+};
+
+struct parser {
+	const char *src;
+	size_t pos;
+	const struct expr_names *names;
+	struct node *nodes;
+	int nnodes;
+	char *err;
+	size_t errsz;
+	bool failed;
+	const struct binding *bind; /* helper parameters in scope */
+	int nbind;
+	int depth;
+	const char *where; /* helper being expanded, for messages */
+	int nest;	   /* parentheses and unary operators open now */
+};
+
+#define MAX_NEST 200
+
+static int fail(struct parser *p, const char *fmt, const char *arg)
+{
+	if (!p->failed) {
+		char what[256];
+		snprintf(what, sizeof what, fmt, arg ? arg : "");
+		if (p->where)
+			snprintf(p->err, p->errsz, "in helper %s, column %zu: %s", p->where, p->pos + 1, what);
+		else
+			snprintf(p->err, p->errsz, "column %zu of \"%s\": %s", p->pos + 1, p->src, what);
+	}
+	p->failed = true;
+	return -1;
+}
+
+static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
+{
+	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+	switch (op) {
+	case OPC_ADD: *r = (int64_t)(ua + ub); return EXPR_OK;
+	case OPC_SUB: *r = (int64_t)(ua - ub); return EXPR_OK;
+	case OPC_MUL: *r = (int64_t)(ua * ub); return EXPR_OK;
+	case OPC_DIV:
+	case OPC_MOD:
+		if (b == 0)
+			return EXPR_DIV_ZERO;
+		if (a == INT64_MIN && b == -1)
+			return EXPR_OVERFLOW;
+		*r = op == OPC_DIV ? a / b : a % b;
+		return EXPR_OK;
+	case OPC_SHL:
+		if (b < 0 || b > 63)
+			return EXPR_BAD_SHIFT;
+		*r = (int64_t)(ua << b);
+		return EXPR_OK;
+	case OPC_SHR:
+		if (b < 0 || b > 63)
+			return EXPR_BAD_SHIFT;
+		*r = a >= 0 ? a >> b : (int64_t)~(~ua >> b);
+		return EXPR_OK;
+	case OPC_AND: *r = a & b; return EXPR_OK;
+	case OPC_OR: *r = a | b; return EXPR_OK;
+	case OPC_XOR: *r = a ^ b; return EXPR_OK;
+	case OPC_LT: *r = a < b; return EXPR_OK;
+	case OPC_LE: *r = a <= b; return EXPR_OK;
+	case OPC_GT: *r = a > b; return EXPR_OK;
+	case OPC_GE: *r = a >= b; return EXPR_OK;
+	case OPC_EQ: *r = a == b; return EXPR_OK;
+	case OPC_NE: *r = a != b; return EXPR_OK;
+	case OPC_MIN: *r = a < b ? a : b; return EXPR_OK;
+	case OPC_MAX: *r = a > b ? a : b; return EXPR_OK;
+	default: return EXPR_OVERFLOW;
+	}
+}
+
+static int64_t apply_unary(enum opc op, int64_t a)
+{
+	switch (op) {
+	case OPC_NEG: return (int64_t)(0 - (uint64_t)a);
+	case OPC_LNOT: return !a;
+	case OPC_BNOT: return ~a;
+	default: return a != 0;
+	}
+}
+
+static int new_node(struct parser *p, struct node n)
+{
+	if (p->nnodes >= MAX_NODES)
+		return fail(p, "expression too large", NULL);
+	p->nodes[p->nnodes] = n;
+	return p->nnodes++;
+}
+
+static int mk_const(struct parser *p, int64_t v)
+{
+	return new_node(p, (struct node){.kind = N_CONST, .value = v});
+}
+
+static int mk_unary(struct parser *p, enum opc op, int a)
+{
+	if (a < 0)
+		return -1;
+	if (p->nodes[a].kind == N_CONST)
+		return mk_const(p, apply_unary(op, p->nodes[a].value));
+	return new_node(p, (struct node){.kind = N_UNARY, .op = op, .a = a, .per_thread = p->nodes[a].per_thread});
+}
+
+static int mk_binary(struct parser *p, enum opc op, int a, int b)
+{
+	if (a < 0 || b < 0)
+		return -1;
+	if (p->nodes[a].kind == N_CONST && p->nodes[b].kind == N_CONST) {
+		int64_t r;
+		enum expr_fault f = apply(op, p->nodes[a].value, p->nodes[b].value, &r);
+		if (f)
+			return fail(p, "%s in a constant expression", expr_fault_name(f));
+		return mk_const(p, r);
+	}
+	return new_node(p, (struct node){.kind = N_BINARY,
+					 .op = op,
+					 .a = a,
+					 .b = b,
+					 .per_thread = p->nodes[a].per_thread || p->nodes[b].per_thread});
+}
+
+static int mk_logic(struct parser *p, enum node_kind kind, int a, int b)
+{
+	if (a < 0 || b < 0)
+		return -1;
+	if (p->nodes[a].kind == N_CONST) {
+		bool av = p->nodes[a].value != 0;
+		if (kind == N_AND && !av)
+			return mk_const(p, 0);
+		if (kind == N_OR && av)
+			return mk_const(p, 1);
+		return mk_unary(p, OPC_BOOL, b);
+	}
+	return new_node(p, (struct node){.kind = kind,
+					 .a = a,
+					 .b = b,
+					 .per_thread = p->nodes[a].per_thread || p->nodes[b].per_thread});
+}
+
+static int mk_cond(struct parser *p, int c, int a, int b)
+{
+	if (c < 0 || a < 0 || b < 0)
+		return -1;
+	if (p->nodes[c].kind == N_CONST)
+		return p->nodes[c].value ? a : b;
+	return new_node(p, (struct node){.kind = N_COND,
+					 .a = c,
+					 .b = a,
+					 .c = b,
+					 .per_thread = p->nodes[a].per_thread || p->nodes[b].per_thread ||
+						       p->nodes[c].per_thread});
+}
+
+static void skip_space(struct parser *p)
+{
+	while (isspace((unsigned char)p->src[p->pos]))
+		p->pos++;
+}
+
+static bool accept(struct parser *p, const char *tok)
+{
+	skip_space(p);
+	size_t n = strlen(tok);
+	if (strncmp(p->src + p->pos, tok, n) != 0)
+		return false;
+	/* "<" must not swallow "<<" or "<=", "&" not "&&", and so on. */
+	char next = p->src[p->pos + n];
+	if (n == 1 && strchr("<>&|=!", tok[0]) && (next == '=' || next == tok[0]))
+		return false;
+	p->pos += n;
+	return true;
+}
+
+static int parse_expr(struct parser *p);
+
+static int parse_call(struct parser *p, const char *name)
+{
+	int args[8];
+	int nargs = 0;
+	if (!accept(p, ")")) {
+		do {
+			if (nargs == 8)
+				return fail(p, "too many arguments to %s", name);
+			args[nargs] = parse_expr(p);
+			if (args[nargs++] < 0)
+				return -1;
+		} while (accept(p, ","));
+		if (!accept(p, ")"))
+			return fail(p, "expected ')' after the arguments of %s", name);
+	}
+	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0) {
+		if (nargs != 2)
+			return fail(p, "%s takes 2 arguments", name);
+		return mk_binary(p, name[1] == 'i' ? OPC_MIN : OPC_MAX, args[0], args[1]);
+	}
+	for (size_t i = 0; i < p->names->nhelpers; i++) {
+		const struct expr_helper *h = &p->names->helpers[i];
+		if (strcmp(h->name, name) != 0)
+			continue;
+		if (nargs != h->nparams) {
+			char msg[128];
+			snprintf(msg, sizeof msg, "%%s takes %d argument%s", h->nparams, h->nparams == 1 ? "" : "s");
+			return fail(p, msg, name);
+		}
+		if (p->depth >= MAX_HELPER_DEPTH)
+			return fail(p, "helpers nest too deeply (recursive helper %s?)", name);
+		struct binding bind[8];
+		for (int a = 0; a < nargs; a++)
+			bind[a] = (struct binding){h->params[a], args[a]};
+		struct parser sub = *p;
+		sub.src = h->body;
+		sub.pos = 0;
+		sub.bind = bind;
+		sub.nbind = nargs;
+		sub.depth = p->depth + 1;
+		sub.where = h->name;
+		int r = parse_expr(&sub);
+		skip_space(&sub);
+		if (r >= 0 && sub.src[sub.pos])
+			r = fail(&sub, "unexpected '%s'", sub.src + sub.pos);
+		p->nnodes = sub.nnodes;
+		p->failed = sub.failed;
+		return r;
+	}
+	return fail(p, "unknown function '%s'", name);
+}
+
+static int parse_primary(struct parser *p)
+{
+	skip_space(p);
+	const char *s = p->src + p->pos;
+	if (accept(p, "(")) {
+		int r = parse_expr(p);
+		if (r >= 0 && !accept(p, ")"))
+			return fail(p, "expected ')'", NULL);
+		return r;
+	}
+	if (isdigit((unsigned char)*s)) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(s, &end, 0);
+		if (errno || v > (unsigned long long)INT64_MAX)
+			return fail(p, "number out of range", NULL);
+		if (isalnum((unsigned char)*end) || *end == '_')
+			return fail(p, "bad number", NULL);
+		p->pos += (size_t)(end - s);
+		return mk_const(p, (int64_t)v);
+	}
+	if (isalpha((unsigned char)*s) || *s == '_') {
+		char name[64];
+		size_t n = 0;
+		while ((isalnum((unsigned char)s[n]) || s[n] == '_') && n + 1 < sizeof name) {
+			name[n] = s[n];
+			n++;
+		}
+		name[n] = '\0';
+		p->pos += n;
+		if (accept(p, "("))
+			return parse_call(p, name);
+		for (int i = 0; i < p->nbind; i++)
+			if (strcmp(p->bind[i].name, name) == 0)
+				return p->bind[i].node;
+		int64_t v = 0;
+		bool per_thread = false;
+		switch (p->names->lookup(p->names->ctx, name, &v, &per_thread)) {
+		case EXPR_NAME_CONST: return mk_const(p, v);
+		case EXPR_NAME_SLOT:
+			return new_node(p, (struct node){.kind = N_SLOT, .value = v, .per_thread = per_thread});
+		default: return fail(p, "undefined name '%s'", name);
+		}
+	}
+	if (!*s)
+		return fail(p, "unexpected end of expression", NULL);
+	return fail(p, "unexpected '%s'", s);
+}
+
+static int parse_unary_inner(struct parser *p);
+
+static int parse_unary(struct parser *p)
+{
+	if (++p->nest > MAX_NEST)
+		return fail(p, "expression nests too deeply", NULL);
+	int r = parse_unary_inner(p);
+	p->nest--;
+	return r;
+}
+
+static int parse_unary_inner(struct parser *p)
+{
+	if (accept(p, "-"))
+		return mk_unary(p, OPC_NEG, parse_unary(p));
+	if (accept(p, "!"))
+		return mk_unary(p, OPC_LNOT, parse_unary(p));
+	if (accept(p, "~"))
+		return mk_unary(p, OPC_BNOT, parse_unary(p));
+	if (accept(p, "+"))
+		return parse_unary(p);
+	return parse_primary(p);
+}
+
+struct binop {
+	const char *tok;
+	int prec;
+	enum opc op;
+};
+
+/* Longer tokens first so that "<=" is tried before "<". */
+static const struct binop binops[] = {
+	{"||", 2, 0},	   {"&&", 3, 0},       {"==", 7, OPC_EQ},  {"!=", 7, OPC_NE},	 {"<=", 8, OPC_LE},
+	{">=", 8, OPC_GE}, {"<<", 9, OPC_SHL}, {">>", 9, OPC_SHR}, {"|", 4, OPC_OR},	 {"^", 5, OPC_XOR},
+	{"&", 6, OPC_AND}, {"<", 8, OPC_LT},   {">", 8, OPC_GT},   {"+", 10, OPC_ADD}, {"-", 10, OPC_SUB},
+	{"*", 11, OPC_MUL}, {"/", 11, OPC_DIV}, {"%", 11, OPC_MOD},
+};
+
+static int parse_binary(struct parser *p, int min_prec)
+{
+	int lhs = parse_unary(p);
+	while (lhs >= 0) {
+		const struct binop *found = NULL;
+		size_t save = p->pos;
+		for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++) {
+			if (binops[i].prec < min_prec)
+				continue;
+			if (accept(p, binops[i].tok)) {
+				found = &binops[i];
+				break;
+			}
+		}
+		if (!found) {
+			p->pos = save;
+			break;
+		}
+		int rhs = parse_binary(p, found->prec + 1);
+		if (found->prec == 2)
+			lhs = mk_logic(p, N_OR, lhs, rhs);
+		else if (found->prec == 3)
+			lhs = mk_logic(p, N_AND, lhs, rhs);
+		else
+			lhs = mk_binary(p, found->op, lhs, rhs);
+	}
+	return lhs;
+}
+
+static int parse_expr(struct parser *p)
+{
+	int c = parse_binary(p, 2);
+	if (c < 0 || !accept(p, "?"))
+		return c;
+	int a = parse_expr(p);
+	if (a < 0)
+		return -1;
+	if (!accept(p, ":"))
+		return fail(p, "expected ':' in ?:", NULL);
+	int b = parse_expr(p);
+	return mk_cond(p, c, a, b);
+}
+
+/* --- emission ---------------------------------------------------------------- */
+
+#define EVAL_STACK 64
+
+static int stack_need(const struct node *nodes, int n)
+{
+	const struct node *nd = &nodes[n];
+	int a, b, c;
+	switch (nd->kind) {
+	case N_CONST:
+	case N_SLOT: return 1;
+	case N_UNARY: return stack_need(nodes, nd->a);
+	case N_BINARY:
+		a = stack_need(nodes, nd->a);
+		b = stack_need(nodes, nd->b) + 1;
+		return a > b ? a : b;
+	default:
+		a = stack_need(nodes, nd->a);
+		b = stack_need(nodes, nd->b);
+		c = nd->kind == N_COND ? stack_need(nodes, nd->c) : 1;
+		return a > b ? (a > c ? a : c) : (b > c ? b : c);
+	}
+}
+
+static int emit_word(struct expr_pool *pool, int64_t w)
+{
+	if (pool->len == pool->cap) {
+		uint32_t cap = pool->cap ? pool->cap * 2 : 256;
+		int64_t *words = realloc(pool->words, cap * sizeof *words);
+		if (!words)
+			return -1;
+		pool->words = words;
+		pool->cap = cap;
+	}
+	pool->words[pool->len++] = w;
+	return 0;
+}
+
+static int emit(struct expr_pool *pool, const struct node *nodes, int n)
+{
+	const struct node *nd = &nodes[n];
+	int rc = 0;
+	uint32_t patch, patch2;
+	switch (nd->kind) {
+	case N_CONST: return emit_word(pool, OPC_PUSH) || emit_word(pool, nd->value);
+	case N_SLOT: return emit_word(pool, OPC_LOAD) || emit_word(pool, nd->value);
+	case N_UNARY: return emit(pool, nodes, nd->a) || emit_word(pool, nd->op);
+	case N_BINARY: return emit(pool, nodes, nd->a) || emit(pool, nodes, nd->b) || emit_word(pool, nd->op);
+	case N_AND:
+	case N_OR:
+	case N_COND:
+		/* c ? a : b, with a && b = a ? !!b : 0 and a || b = a ? 1 : !!b */
+		rc = emit(pool, nodes, nd->a) || emit_word(pool, OPC_JZ) || emit_word(pool, 0);
+		if (rc)
+			return rc;
+		patch = pool->len - 1;
+		if (nd->kind == N_AND)
+			rc = emit(pool, nodes, nd->b) || emit_word(pool, OPC_BOOL);
+		else if (nd->kind == N_OR)
+			rc = emit_word(pool, OPC_PUSH) || emit_word(pool, 1);
+		else
+			rc = emit(pool, nodes, nd->b);
+		rc = rc || emit_word(pool, OPC_JMP) || emit_word(pool, 0);
+		if (rc)
+			return rc;
+		patch2 = pool->len - 1;
+		pool->words[patch] = pool->len - patch - 1;
+		if (nd->kind == N_AND)
+			rc = emit_word(pool, OPC_PUSH) || emit_word(pool, 0);
+		else if (nd->kind == N_OR)
+			rc = emit(pool, nodes, nd->b) || emit_word(pool, OPC_BOOL);
+		else
+			rc = emit(pool, nodes, nd->c);
+		if (rc)
+			return rc;
+		pool->words[patch2] = pool->len - patch2 - 1;
+		return 0;
+	}
+	return -1;
+}
+
+int expr_compile(struct expr_pool *pool, const char *src, const struct expr_names *names, struct expr *out,
+		 char *err, size_t errsz)
+{
+	struct node *nodes = malloc(MAX_NODES * sizeof *nodes);
+	if (!nodes) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	struct parser p = {.src = src, .names = names, .nodes = nodes, .err = err, .errsz = errsz};
+	int root = parse_expr(&p);
+	skip_space(&p);
+	if (root >= 0 && src[p.pos])
+		root = fail(&p, "unexpected '%s'", src + p.pos);
+	int rc = -1;
+	if (root >= 0) {
+		const struct node *r = &nodes[root];
+		*out = (struct expr){.is_const = r->kind == N_CONST, .value = r->value, .per_thread = r->per_thread};
+		if (r->kind != N_CONST) {
+			if (stack_need(nodes, root) > EVAL_STACK) {
+				snprintf(err, errsz, "expression too deeply nested to evaluate: \"%s\"", src);
+				goto done;
+			}
+			out->at = pool->len;
+			if (emit(pool, nodes, root)) {
+				snprintf(err, errsz, "out of memory");
+				goto done;
+			}
+			out->len = pool->len - out->at;
+		}
+		rc = 0;
+	}
+done:
+	free(nodes);
+	return rc;
+}
+
+
+int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
+		       enum expr_fault *fault)
+{
+	int64_t st[EVAL_STACK];
+	int sp = 0;
+	const int64_t *w = pool->words + e->at;
+	const int64_t *end = w + e->len;
+	while (w < end) {
+		enum opc op = (enum opc)*w++;
+		switch (op) {
+		case OPC_PUSH:
+			if (sp == EVAL_STACK)
+				goto overflow;
+			st[sp++] = *w++;
+			break;
+		case OPC_LOAD:
+			if (sp == EVAL_STACK)
+				goto overflow;
+			st[sp++] = slots[*w++];
+			break;
+		case OPC_NEG:
+		case OPC_LNOT:
+		case OPC_BNOT:
+		case OPC_BOOL: st[sp - 1] = apply_unary(op, st[sp - 1]); break;
+		case OPC_JZ:
+			sp--;
+			if (st[sp] == 0)
+				w += *w;
+			w++;
+			break;
+		case OPC_JMP: w += *w + 1; break;
+		default: {
+			int64_t r;
+			enum expr_fault f = apply(op, st[sp - 2], st[sp - 1], &r);
+			if (f) {
+				*fault = f;
+				return 0;
+			}
+			sp--;
+			st[sp - 1] = r;
+		}
+		}
+	}
+	return st[0];
+overflow:
+	*fault = EXPR_OVERFLOW;
+	return 0;
+}
+
+const char *expr_fault_name(enum expr_fault f)
+{
+	switch (f) {
+	case EXPR_DIV_ZERO: return "division by zero";
+	case EXPR_BAD_SHIFT: return "shift count outside 0..63";
+	case EXPR_OVERFLOW: return "arithmetic overflow";
+	default: return "no fault";
+	}
+}
+
+void expr_pool_free(struct expr_pool *pool)
+{
+	if (!pool)
+		return;
+	free(pool->words);
+	*pool = (struct expr_pool){0};
+}

@@ -1,0 +1,471 @@
+#include "jdoc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *jdoc_read_file(const char *file, size_t *len)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n + 1 >= cap) {
+			char *bigger = realloc(buf, cap * 2);
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		if (len)
+			*len = n;
+	}
+	return buf;
+}
+
+static void offset_to_line_col(const char *text, size_t off, int *line, int *col)
+{
+	int l = 1, c = 1;
+	for (size_t i = 0; i < off && text[i]; i++) {
+		if (text[i] == '\n') {
+			l++;
+			c = 1;
+		} else {
+			c++;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+int jdoc_parse(const char *file, const char *text, struct jdoc *doc, struct diag *d)
+{
+	*doc = (struct jdoc){0};
+	doc->file = strdup(file);
+	doc->text = strdup(text);
+	if (!doc->file || !doc->text) {
+		jdoc_free(doc);
+		return diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
+	}
+	const char *end = NULL;
+	doc->root = cJSON_ParseWithOpts(doc->text, &end, true);
+	if (!doc->root) {
+		int line, col;
+		size_t off = end ? (size_t)(end - doc->text) : 0;
+		offset_to_line_col(doc->text, off, &line, &col);
+		int rc = diag_set(d, DIAG_INPUT, "%s:%d:%d: invalid JSON near '%.12s'", file, line, col,
+				  doc->text[off] ? doc->text + off : "end of file");
+		jdoc_free(doc);
+		return rc;
+	}
+	return 0;
+}
+
+int jdoc_load(const char *file, struct jdoc *doc, struct diag *d)
+{
+	size_t len = 0;
+	char *text = jdoc_read_file(file, &len);
+	if (!text)
+		return diag_set(d, DIAG_INPUT, "%s: cannot read: %s", file, strerror(errno));
+	if (strlen(text) != len) {
+		free(text);
+		return diag_set(d, DIAG_INPUT, "%s: contains a NUL byte; expected JSON text", file);
+	}
+	int rc = jdoc_parse(file, text, doc, d);
+	free(text);
+	return rc;
+}
+
+void jdoc_free(struct jdoc *doc)
+{
+	if (!doc)
+		return;
+	cJSON_Delete(doc->root);
+	free(doc->text);
+	free(doc->file);
+	*doc = (struct jdoc){0};
+}
+
+/* --- locating a path in the raw text ------------------------------------ */
+
+struct scan {
+	const char *s;
+	size_t i;
+};
+
+static void skip_ws(struct scan *sc)
+{
+	while (sc->s[sc->i] == ' ' || sc->s[sc->i] == '\t' || sc->s[sc->i] == '\n' || sc->s[sc->i] == '\r')
+		sc->i++;
+}
+
+/* Copies the string at sc (which must start with '"') into buf, unescaped enough for keys. */
+static bool scan_string(struct scan *sc, char *buf, size_t bufsz)
+{
+	if (sc->s[sc->i] != '"')
+		return false;
+	sc->i++;
+	size_t n = 0;
+	while (sc->s[sc->i] && sc->s[sc->i] != '"') {
+		char ch = sc->s[sc->i];
+		if (ch == '\\' && sc->s[sc->i + 1]) {
+			sc->i++;
+			ch = sc->s[sc->i];
+		}
+		if (buf && n + 1 < bufsz)
+			buf[n++] = ch;
+		sc->i++;
+	}
+	if (buf)
+		buf[n] = '\0';
+	if (sc->s[sc->i] != '"')
+		return false;
+	sc->i++;
+	return true;
+}
+
+static bool skip_value(struct scan *sc, int depth)
+{
+	if (depth > 512)
+		return false;
+	skip_ws(sc);
+	char ch = sc->s[sc->i];
+	if (ch == '"')
+		return scan_string(sc, NULL, 0);
+	if (ch == '{' || ch == '[') {
+		char close = ch == '{' ? '}' : ']';
+		sc->i++;
+		skip_ws(sc);
+		if (sc->s[sc->i] == close) {
+			sc->i++;
+			return true;
+		}
+		for (;;) {
+			skip_ws(sc);
+			if (ch == '{') {
+				if (!scan_string(sc, NULL, 0))
+					return false;
+				skip_ws(sc);
+				if (sc->s[sc->i] != ':')
+					return false;
+				sc->i++;
+			}
+			if (!skip_value(sc, depth + 1))
+				return false;
+			skip_ws(sc);
+			if (sc->s[sc->i] == ',') {
+				sc->i++;
+				continue;
+			}
+			if (sc->s[sc->i] == close) {
+				sc->i++;
+				return true;
+			}
+			return false;
+		}
+	}
+	if (!ch)
+		return false;
+	while (sc->s[sc->i] && !strchr(",]} \t\r\n", sc->s[sc->i]))
+		sc->i++;
+	return true;
+}
+
+/* Moves sc to the value named by the next path component; false when absent. */
+static bool descend(struct scan *sc, const char **path)
+{
+	const char *p = *path;
+	skip_ws(sc);
+	if (*p == '.') {
+		char want[256];
+		size_t n = 0;
+		p++;
+		while (*p && *p != '.' && *p != '[' && n + 1 < sizeof want)
+			want[n++] = *p++;
+		want[n] = '\0';
+		if (sc->s[sc->i] != '{')
+			return false;
+		sc->i++;
+		for (;;) {
+			skip_ws(sc);
+			char key[256];
+			if (!scan_string(sc, key, sizeof key))
+				return false;
+			skip_ws(sc);
+			if (sc->s[sc->i] != ':')
+				return false;
+			sc->i++;
+			skip_ws(sc);
+			if (strcmp(key, want) == 0) {
+				*path = p;
+				return true;
+			}
+			if (!skip_value(sc, 0))
+				return false;
+			skip_ws(sc);
+			if (sc->s[sc->i] != ',')
+				return false;
+			sc->i++;
+		}
+	}
+	if (*p == '[') {
+		long want = strtol(p + 1, (char **)&p, 10);
+		if (*p == ']')
+			p++;
+		if (sc->s[sc->i] != '[')
+			return false;
+		sc->i++;
+		for (long k = 0;; k++) {
+			skip_ws(sc);
+			if (k == want) {
+				*path = p;
+				return sc->s[sc->i] != ']';
+			}
+			if (!skip_value(sc, 0))
+				return false;
+			skip_ws(sc);
+			if (sc->s[sc->i] != ',')
+				return false;
+			sc->i++;
+		}
+	}
+	return false;
+}
+
+void jdoc_locate(const struct jdoc *doc, const char *path, int *line, int *col)
+{
+	*line = *col = 0;
+	if (!doc || !doc->text || !path || path[0] != '$')
+		return;
+	struct scan sc = {doc->text, 0};
+	const char *p = path + 1;
+	size_t best = 0;
+	skip_ws(&sc);
+	best = sc.i;
+	while (*p) {
+		if (!descend(&sc, &p))
+			break;
+		skip_ws(&sc);
+		best = sc.i;
+	}
+	offset_to_line_col(doc->text, best, line, col);
+}
+
+int jdoc_error(const struct jdoc *doc, const struct jpath *at, struct diag *d, const char *fmt, ...)
+{
+	char what[1536];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	const char *path = at ? at->s : "$";
+	int line = 0, col = 0;
+	jdoc_locate(doc, path, &line, &col);
+	const char *file = doc && doc->file ? doc->file : "<input>";
+	if (line > 0)
+		return diag_set(d, DIAG_INPUT, "%s:%d:%d: at %s: %s", file, line, col, path, what);
+	return diag_set(d, DIAG_INPUT, "%s: at %s: %s", file, path, what);
+}
+
+/* --- paths ---------------------------------------------------------------- */
+
+void jpath_root(struct jpath *p)
+{
+	p->s[0] = '$';
+	p->s[1] = '\0';
+	p->len = 1;
+}
+
+size_t jpath_key(struct jpath *p, const char *key)
+{
+	size_t old = p->len;
+	int n = snprintf(p->s + p->len, sizeof p->s - p->len, ".%s", key);
+	if (n > 0)
+		p->len = p->len + (size_t)n < sizeof p->s ? p->len + (size_t)n : sizeof p->s - 1;
+	return old;
+}
+
+size_t jpath_index(struct jpath *p, int index)
+{
+	size_t old = p->len;
+	int n = snprintf(p->s + p->len, sizeof p->s - p->len, "[%d]", index);
+	if (n > 0)
+		p->len = p->len + (size_t)n < sizeof p->s ? p->len + (size_t)n : sizeof p->s - 1;
+	return old;
+}
+
+void jpath_pop(struct jpath *p, size_t len)
+{
+	p->len = len;
+	p->s[len] = '\0';
+}
+
+/* --- keys ------------------------------------------------------------------ */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	size_t row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag_prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t best = diag_prev + cost;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag_prev = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *jdoc_suggest(const char *name, const char *const *names)
+{
+	const char *best = NULL;
+	size_t best_d = 99;
+	for (size_t i = 0; names && names[i]; i++) {
+		size_t dist = edit_distance(name, names[i]);
+		if (dist < best_d) {
+			best_d = dist;
+			best = names[i];
+		}
+	}
+	size_t limit = strlen(name) / 3 + 1;
+	return best_d <= limit ? best : NULL;
+}
+
+int jdoc_check_keys(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *const *allowed,
+		    struct diag *d)
+{
+	if (!cJSON_IsObject(obj))
+		return jdoc_error(doc, at, d, "expected an object");
+	for (const cJSON *it = obj->child; it; it = it->next) {
+		bool known = false;
+		for (size_t i = 0; allowed[i]; i++)
+			if (strcmp(it->string, allowed[i]) == 0)
+				known = true;
+		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+			if (strcmp(prev->string, it->string) == 0) {
+				size_t old = jpath_key(at, it->string);
+				int rc = jdoc_error(doc, at, d, "duplicate field \"%s\"", it->string);
+				jpath_pop(at, old);
+				return rc;
+			}
+		if (!known) {
+			size_t old = jpath_key(at, it->string);
+			const char *hint = jdoc_suggest(it->string, allowed);
+			char list[512] = "";
+			for (size_t i = 0; allowed[i]; i++) {
+				strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+				strncat(list, allowed[i], sizeof list - strlen(list) - 1);
+			}
+			int rc = hint ? jdoc_error(doc, at, d, "unknown field \"%s\"; did you mean \"%s\"?", it->string,
+						   hint)
+				      : jdoc_error(doc, at, d, "unknown field \"%s\"; expected one of: %s", it->string,
+						   list);
+			jpath_pop(at, old);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* --- typed fields ------------------------------------------------------------ */
+
+static const cJSON *field(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key,
+			  bool required, struct diag *d, int *rc)
+{
+	*rc = 0;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!v && required)
+		*rc = jdoc_error(doc, at, d, "missing required field \"%s\"", key);
+	return v;
+}
+
+int jdoc_string(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		const char **out, struct diag *d)
+{
+	int rc;
+	const cJSON *v = field(doc, obj, at, key, required, d, &rc);
+	if (!v)
+		return rc;
+	if (!cJSON_IsString(v)) {
+		size_t old = jpath_key(at, key);
+		rc = jdoc_error(doc, at, d, "expected a string");
+		jpath_pop(at, old);
+		return rc;
+	}
+	*out = v->valuestring;
+	return 0;
+}
+
+int jdoc_expr_text(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		   char *buf, size_t bufsz, struct diag *d)
+{
+	int rc;
+	const cJSON *v = field(doc, obj, at, key, required, d, &rc);
+	if (!v)
+		return rc;
+	size_t old = jpath_key(at, key);
+	if (cJSON_IsString(v)) {
+		if (strlen(v->valuestring) >= bufsz)
+			rc = jdoc_error(doc, at, d, "expression longer than %zu characters", bufsz - 1);
+		else
+			snprintf(buf, bufsz, "%s", v->valuestring);
+	} else if (cJSON_IsNumber(v)) {
+		double x = v->valuedouble;
+		if (x != (double)(long long)x || x > 9.2e18 || x < -9.2e18)
+			rc = jdoc_error(doc, at, d, "expected an integer expression, got %g", x);
+		else
+			snprintf(buf, bufsz, "%lld", (long long)x);
+	} else {
+		rc = jdoc_error(doc, at, d, "expected an expression (a string or an integer)");
+	}
+	jpath_pop(at, old);
+	return rc;
+}
+
+int jdoc_number(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		double *out, struct diag *d)
+{
+	int rc;
+	const cJSON *v = field(doc, obj, at, key, required, d, &rc);
+	if (!v)
+		return rc;
+	if (!cJSON_IsNumber(v)) {
+		size_t old = jpath_key(at, key);
+		rc = jdoc_error(doc, at, d, "expected a number");
+		jpath_pop(at, old);
+		return rc;
+	}
+	*out = v->valuedouble;
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * jdoc: a JSON document that can say where things are.
+ *
+ * cJSON parses the text but keeps no positions, so a jdoc keeps the text
+ * beside the tree and, only when something is wrong, walks the text along
+ * the JSON path of the offending value to turn it into line:column.
+ * Every message reads "FILE:LINE:COL: at $.json.path: what was expected".
+ */
+#ifndef SMSIM_JDOC_H
+#define SMSIM_JDOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "diag.h"
+
+struct jdoc {
+	char *file;  /* as given by the user, for messages */
+	char *text;  /* the whole file, NUL-terminated */
+	cJSON *root; /* owned */
+};
+
+/* A JSON path under construction: "$.body[3].then". */
+struct jpath {
+	char s[512];
+	size_t len;
+};
+
+/* Reads and parses a file; on failure d says where the syntax broke. */
+int jdoc_load(const char *file, struct jdoc *doc, struct diag *d);
+/* Parses text already in memory (tests, --set values); file names it. */
+int jdoc_parse(const char *file, const char *text, struct jdoc *doc, struct diag *d);
+void jdoc_free(struct jdoc *doc);
+
+/* Reports an error at a JSON path; returns DIAG_INPUT. */
+int jdoc_error(const struct jdoc *doc, const struct jpath *at, struct diag *d, const char *fmt, ...)
+	DIAG_PRINTF(4, 5);
+
+/* 1-based line and column of the value at a path (0,0 when not found). */
+void jdoc_locate(const struct jdoc *doc, const char *path, int *line, int *col);
+
+void jpath_root(struct jpath *p);
+/* Push a ".key" or "[i]" component; returns the length to pop back to. */
+size_t jpath_key(struct jpath *p, const char *key);
+size_t jpath_index(struct jpath *p, int index);
+void jpath_pop(struct jpath *p, size_t len);
+
+/*
+ * Checks that obj is an object whose keys are all in allowed (NULL-ended);
+ * an unknown key is an error with a "did you mean" suggestion.
+ */
+int jdoc_check_keys(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *const *allowed,
+		    struct diag *d);
+/* Closest name in a NULL-ended list within a small edit distance, or NULL. */
+const char *jdoc_suggest(const char *name, const char *const *names);
+
+/*
+ * Typed field readers.  Each returns 0 and fills *out, or an error naming
+ * the field.  A missing optional field leaves *out untouched and returns 0.
+ */
+int jdoc_string(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		const char **out, struct diag *d);
+/* An expression may be written as a JSON string or an integer. */
+int jdoc_expr_text(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		   char *buf, size_t bufsz, struct diag *d);
+int jdoc_number(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
+		double *out, struct diag *d);
+
+/* Reads a whole file into a NUL-terminated buffer (caller frees). */
+char *jdoc_read_file(const char *file, size_t *len);
+
+#endif

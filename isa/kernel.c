@@ -1,0 +1,788 @@
+#include "kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CODE 65536
+#define MAX_SLOTS 1024
+#define MAX_DEPTH 64
+
+struct scope_var {
+	char name[48];
+	int slot;
+};
+
+struct compiler {
+	const struct jdoc *doc;
+	struct jpath at;
+	struct kernel *k;
+	const struct launch *launch;
+	struct diag *d;
+	struct expr_helper *helpers;
+	int nhelpers;
+	struct scope_var vars[MAX_SLOTS];
+	int nvars; /* visible now, innermost last */
+	int depth;
+};
+
+static const char *const builtin_names[SLOT_BUILTINS] = {"tid", "lane", "warp", "block"};
+
+static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool *per_thread)
+{
+	struct compiler *c = ctx;
+	for (int i = c->nvars - 1; i >= 0; i--)
+		if (strcmp(c->vars[i].name, name) == 0) {
+			*v = c->vars[i].slot;
+			*per_thread = c->vars[i].slot != SLOT_BLOCK;
+			return EXPR_NAME_SLOT;
+		}
+	for (int i = 0; i < c->k->nparams; i++)
+		if (strcmp(c->k->params[i].name, name) == 0) {
+			*v = c->k->params[i].value;
+			return EXPR_NAME_CONST;
+		}
+	if (strcmp(name, "block_size") == 0) {
+		*v = c->launch->block_size;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "nblocks") == 0) {
+		*v = c->launch->grid_blocks;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "grid_size") == 0) {
+		*v = c->launch->grid_blocks * c->launch->block_size;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "warp_size") == 0) {
+		*v = 32;
+		return EXPR_NAME_CONST;
+	}
+	return EXPR_NAME_UNKNOWN;
+}
+
+/* Compiles the expression in field key of obj (path c->at is obj). */
+static int compile_field(struct compiler *c, const cJSON *obj, const char *key, bool required, const char *dflt,
+			 struct expr *out)
+{
+	char text[1024];
+	text[0] = '\0';
+	int rc = jdoc_expr_text(c->doc, obj, &c->at, key, required, text, sizeof text, c->d);
+	if (rc)
+		return rc;
+	if (!text[0]) {
+		if (!dflt)
+			return 0;
+		snprintf(text, sizeof text, "%s", dflt);
+	}
+	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	char err[512];
+	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err)) {
+		size_t old = jpath_key(&c->at, key);
+		rc = jdoc_error(c->doc, &c->at, c->d, "%s", err);
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	return 0;
+}
+
+static int const_field(struct compiler *c, const cJSON *obj, const char *key, bool required, const char *dflt,
+		       int64_t lo, int64_t hi, int64_t *out)
+{
+	struct expr e = {0};
+	int rc = compile_field(c, obj, key, required, dflt, &e);
+	if (rc)
+		return rc;
+	size_t old = jpath_key(&c->at, key);
+	if (!e.is_const)
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected a constant (parameters and launch sizes only)");
+	else if (e.value < lo || e.value > hi)
+		rc = jdoc_error(c->doc, &c->at, c->d, "value %lld outside %lld..%lld", (long long)e.value,
+				(long long)lo, (long long)hi);
+	else
+		*out = e.value;
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int find_buf(const struct kernel *k, const char *name)
+{
+	for (int i = 0; i < k->nbufs; i++)
+		if (strcmp(k->bufs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static int find_pipe(const struct kernel *k, const char *name)
+{
+	for (int i = 0; i < k->npipes; i++)
+		if (strcmp(k->pipes[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* "buf[index]" or "buf". */
+static int compile_memref(struct compiler *c, const cJSON *obj, const char *key, enum space want,
+			  struct memref *out)
+{
+	const char *text = NULL;
+	int rc = jdoc_string(c->doc, obj, &c->at, key, true, &text, c->d);
+	if (rc)
+		return rc;
+	size_t old = jpath_key(&c->at, key);
+	char name[48];
+	size_t n = 0;
+	while (text[n] && text[n] != '[' && text[n] != ' ' && n + 1 < sizeof name) {
+		name[n] = text[n];
+		n++;
+	}
+	name[n] = '\0';
+	out->buf = (int16_t)find_buf(c->k, name);
+	if (out->buf < 0) {
+		const char *names[64];
+		int nn = 0;
+		for (int i = 0; i < c->k->nbufs && nn < 63; i++)
+			names[nn++] = c->k->bufs[i].name;
+		names[nn] = NULL;
+		const char *hint = jdoc_suggest(name, names);
+		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown buffer \"%s\"; did you mean \"%s\"?", name, hint)
+			  : jdoc_error(c->doc, &c->at, c->d,
+				       "unknown buffer \"%s\"; expected \"name[index]\" with a buffer declared under "
+				       "\"shared\" or \"global\"",
+				       name);
+		goto out;
+	}
+	if (c->k->bufs[out->buf].space != want) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "buffer \"%s\" is in %s memory; expected a %s buffer", name,
+				want == SPACE_SHARED ? "global" : "shared", want == SPACE_SHARED ? "shared" : "global");
+		goto out;
+	}
+	const char *p = text + n;
+	while (*p == ' ')
+		p++;
+	char idx[1024] = "0";
+	if (*p == '[') {
+		size_t len = strlen(p);
+		if (len < 2 || p[len - 1] != ']' || len - 2 >= sizeof idx) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\" with a closing ']'", name);
+			goto out;
+		}
+		memcpy(idx, p + 1, len - 2);
+		idx[len - 2] = '\0';
+	} else if (*p) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\"", name);
+		goto out;
+	}
+	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	char err[512];
+	if (expr_compile(&c->k->pool, idx, &names, &out->index, err, sizeof err))
+		rc = jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int emit(struct compiler *c, struct insn in)
+{
+	struct kernel *k = c->k;
+	if (k->ncode >= MAX_CODE)
+		return jdoc_error(c->doc, &c->at, c->d, "kernel too long (more than %d instructions)", MAX_CODE);
+	if (k->npaths == 0 || strcmp(k->paths[k->npaths - 1], c->at.s) != 0) {
+		k->paths[k->npaths] = strdup(c->at.s);
+		if (!k->paths[k->npaths])
+			return diag_set(c->d, DIAG_LIMIT, "out of memory");
+		k->npaths++;
+	}
+	in.where = (uint32_t)(k->npaths - 1);
+	k->code[k->ncode++] = in;
+	return 0;
+}
+
+static int declare_var(struct compiler *c, const char *name)
+{
+	for (int i = 0; i < c->nvars; i++)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return -jdoc_error(c->doc, &c->at, c->d, "variable \"%s\" is already declared in this scope",
+					   name);
+	int64_t v;
+	bool pt;
+	if (lookup(c, name, &v, &pt) != EXPR_NAME_UNKNOWN)
+		return -jdoc_error(c->doc, &c->at, c->d, "\"%s\" is a parameter or launch constant", name);
+	if (c->k->nslots >= MAX_SLOTS || c->nvars >= MAX_SLOTS)
+		return -jdoc_error(c->doc, &c->at, c->d, "too many variables (limit %d)", MAX_SLOTS);
+	int slot = c->k->nslots++;
+	snprintf(c->k->slot_names[slot], sizeof c->k->slot_names[0], "%s", name);
+	snprintf(c->vars[c->nvars].name, sizeof c->vars[0].name, "%s", name);
+	c->vars[c->nvars++].slot = slot;
+	return slot;
+}
+
+static int var_name(struct compiler *c, const cJSON *obj, const char **name)
+{
+	int rc = jdoc_string(c->doc, obj, &c->at, "var", true, name, c->d);
+	if (rc)
+		return rc;
+	const char *s = *name;
+	bool ok = (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_';
+	for (size_t i = 0; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_') ||
+		    i >= 40)
+			ok = false;
+	if (!ok) {
+		size_t old = jpath_key(&c->at, "var");
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an identifier for the variable name");
+		jpath_pop(&c->at, old);
+	}
+	return rc;
+}
+
+static int compile_block(struct compiler *c, const cJSON *arr, const char *key);
+
+static int pipe_field(struct compiler *c, const cJSON *obj, int16_t *out)
+{
+	const char *name = NULL;
+	int rc = jdoc_string(c->doc, obj, &c->at, "pipeline", true, &name, c->d);
+	if (rc)
+		return rc;
+	int p = find_pipe(c->k, name);
+	if (p < 0) {
+		size_t old = jpath_key(&c->at, "pipeline");
+		rc = jdoc_error(c->doc, &c->at, c->d, "unknown pipeline \"%s\"; declare it under \"pipelines\"", name);
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	*out = (int16_t)p;
+	return 0;
+}
+
+static int compile_stmt(struct compiler *c, const cJSON *st)
+{
+	const char *opname = NULL;
+	if (!cJSON_IsObject(st))
+		return jdoc_error(c->doc, &c->at, c->d, "expected a statement object with an \"op\" field");
+	int rc = jdoc_string(c->doc, st, &c->at, "op", true, &opname, c->d);
+	if (rc)
+		return rc;
+	struct insn in = {.obj = -1, .dst = {.buf = -1}, .src = {.buf = -1}};
+	int mark = c->nvars;
+
+	if (strcmp(opname, "for") == 0) {
+		static const char *const keys[] = {"op", "var", "from", "to", "cond", "step", "body", "comment", NULL};
+		const char *name;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)))
+			return rc;
+		struct expr init;
+		if ((rc = compile_field(c, st, "from", true, NULL, &init)))
+			return rc;
+		int slot = declare_var(c, name);
+		if (slot < 0)
+			return -slot;
+		in = (struct insn){.op = OP_LET, .slot = (uint16_t)slot, .e = {init}, .obj = -1};
+		if ((rc = emit(c, in)))
+			return rc;
+		bool has_to = cJSON_GetObjectItemCaseSensitive(st, "to") != NULL;
+		bool has_cond = cJSON_GetObjectItemCaseSensitive(st, "cond") != NULL;
+		if (has_to == has_cond) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "a for loop needs exactly one of \"to\" or \"cond\"");
+			goto out;
+		}
+		struct expr cond, step;
+		if (has_to) {
+			/* "to" is sugar for the condition var < (to). */
+			char tsrc[1024];
+			if ((rc = jdoc_expr_text(c->doc, st, &c->at, "to", true, tsrc, sizeof tsrc, c->d)))
+				goto out;
+			char csrc[1200];
+			snprintf(csrc, sizeof csrc, "%s < (%s)", name, tsrc);
+			struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+			char err[512];
+			if (expr_compile(&c->k->pool, csrc, &names, &cond, err, sizeof err)) {
+				rc = jdoc_error(c->doc, &c->at, c->d, "%s", err);
+				goto out;
+			}
+		} else if ((rc = compile_field(c, st, "cond", true, NULL, &cond))) {
+			goto out;
+		}
+		char dstep[64];
+		snprintf(dstep, sizeof dstep, "%s + 1", name);
+		if ((rc = compile_field(c, st, "step", false, dstep, &step)))
+			goto out;
+		int top = c->k->ncode;
+		int brz = top;
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1})))
+			goto out;
+		if ((rc = compile_block(c, st, "body")))
+			goto out;
+		if ((rc = emit(c, (struct insn){.op = OP_SET, .slot = (uint16_t)slot, .e = {step}, .obj = -1})) ||
+		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1})))
+			goto out;
+		c->k->code[brz].target = c->k->code[brz].reconv = c->k->ncode;
+		goto out;
+	}
+	if (strcmp(opname, "while") == 0) {
+		static const char *const keys[] = {"op", "cond", "body", "comment", NULL};
+		struct expr cond;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_field(c, st, "cond", true, NULL, &cond)))
+			return rc;
+		int top = c->k->ncode;
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1})) ||
+		    (rc = compile_block(c, st, "body")) ||
+		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1})))
+			goto out;
+		c->k->code[top].target = c->k->code[top].reconv = c->k->ncode;
+		goto out;
+	}
+	if (strcmp(opname, "if") == 0) {
+		static const char *const keys[] = {"op", "cond", "then", "else", "comment", NULL};
+		struct expr cond;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_field(c, st, "cond", true, NULL, &cond)))
+			return rc;
+		int brz = c->k->ncode;
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1})) ||
+		    (rc = compile_block(c, st, "then")))
+			goto out;
+		c->nvars = mark;
+		if (cJSON_GetObjectItemCaseSensitive(st, "else")) {
+			int jmp = c->k->ncode;
+			if ((rc = emit(c, (struct insn){.op = OP_JMP, .obj = -1})))
+				goto out;
+			c->k->code[brz].target = c->k->ncode;
+			if ((rc = compile_block(c, st, "else")))
+				goto out;
+			c->k->code[jmp].target = c->k->ncode;
+		} else {
+			c->k->code[brz].target = c->k->ncode;
+		}
+		c->k->code[brz].reconv = c->k->ncode;
+		goto out;
+	}
+
+	enum op op = op_by_name(opname);
+	if (op == OP_COUNT) {
+		const char *names[OP_COUNT + 8];
+		int nn = 0;
+		for (int i = 0; i < OP_COUNT; i++)
+			if (op_table[i].name[0])
+				names[nn++] = op_table[i].name;
+		names[nn++] = "for";
+		names[nn++] = "while";
+		names[nn++] = "if";
+		names[nn] = NULL;
+		const char *hint = jdoc_suggest(opname, names);
+		size_t old = jpath_key(&c->at, "op");
+		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"; did you mean \"%s\"?", opname, hint)
+			  : jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"", opname);
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	in.op = op;
+	switch (op) {
+	case OP_LET:
+	case OP_SET: {
+		static const char *const keys[] = {"op", "var", "value", "comment", NULL};
+		const char *name;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
+		    (rc = compile_field(c, st, "value", true, NULL, &in.e[0])))
+			return rc;
+		if (op == OP_LET) {
+			int slot = declare_var(c, name);
+			if (slot < 0)
+				return -slot;
+			in.slot = (uint16_t)slot;
+			return emit(c, in);
+		}
+		int64_t v;
+		bool pt;
+		if (lookup(c, name, &v, &pt) != EXPR_NAME_SLOT || v < SLOT_BUILTINS) {
+			size_t old = jpath_key(&c->at, "var");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"\"%s\" is not a variable of this kernel (declare it with \"let\")", name);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.slot = (uint16_t)v;
+		return emit(c, in);
+	}
+	case OP_EXIT:
+	case OP_SYNCTHREADS:
+	case OP_SYNCWARP: {
+		static const char *const keys[] = {"op", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_MAKE_PIPELINE:
+	case OP_PRODUCER_ACQUIRE:
+	case OP_PRODUCER_COMMIT:
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_RELEASE: {
+		static const char *const keys[] = {"op", "pipeline", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = pipe_field(c, st, &in.obj)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_MEMCPY_ASYNC: {
+		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
+						   "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		const char *group = "thread";
+		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+			return rc;
+		if (strcmp(group, "block") == 0) {
+			in.group = GROUP_BLOCK;
+		} else if (strcmp(group, "thread") == 0) {
+			in.group = GROUP_THREAD;
+		} else {
+			size_t old = jpath_key(&c->at, "group");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"", group);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])) || (rc = pipe_field(c, st, &in.obj)))
+			return rc;
+		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
+					   ? c->k->bufs[in.dst.buf].elem_bytes
+					   : c->k->bufs[in.src.buf].elem_bytes;
+		char dflt[16];
+		snprintf(dflt, sizeof dflt, "%u", natural);
+		int64_t align;
+		if ((rc = const_field(c, st, "align", false, dflt, 1, 256, &align)))
+			return rc;
+		if (align & (align - 1)) {
+			size_t old = jpath_key(&c->at, "align");
+			rc = jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld",
+					(long long)align);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.align = (uint32_t)align;
+		return emit(c, in);
+	}
+	case OP_COMPUTE: {
+		static const char *const keys[] = {"op", "out", "in", "k", "elem", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_memref(c, st, "out", SPACE_GLOBAL, &in.dst)) ||
+		    (rc = compile_memref(c, st, "in", SPACE_SHARED, &in.src)) ||
+		    (rc = compile_field(c, st, "k", false, "k", &in.e[0])) ||
+		    (rc = compile_field(c, st, "elem", false, "tid", &in.e[1])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_FMA: {
+		static const char *const keys[] = {"op", "n", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_field(c, st, "n", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_SHARED_LOAD:
+	case OP_SHARED_STORE:
+	case OP_GLOBAL_LOAD:
+	case OP_GLOBAL_STORE: {
+		static const char *const keys[] = {"op", "addr", "comment", NULL};
+		enum space sp = (op == OP_SHARED_LOAD || op == OP_SHARED_STORE) ? SPACE_SHARED : SPACE_GLOBAL;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_memref(c, st, "addr", sp, &in.src)))
+			return rc;
+		return emit(c, in);
+	}
+	default: return jdoc_error(c->doc, &c->at, c->d, "op \"%s\" cannot be written directly", opname);
+	}
+out:
+	c->nvars = mark;
+	return rc;
+}
+
+static int compile_block(struct compiler *c, const cJSON *obj, const char *key)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t old = jpath_key(&c->at, key);
+	int rc = 0;
+	if (!arr) {
+		jpath_pop(&c->at, old);
+		return jdoc_error(c->doc, &c->at, c->d, "missing required field \"%s\" (a list of statements)", key);
+	}
+	if (!cJSON_IsArray(arr)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected a list of statements");
+		goto out;
+	}
+	if (++c->depth > MAX_DEPTH) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "statements nest more than %d deep", MAX_DEPTH);
+		goto out;
+	}
+	int mark = c->nvars;
+	int i = 0;
+	for (const cJSON *st = arr->child; st && !rc; st = st->next, i++) {
+		size_t o2 = jpath_index(&c->at, i);
+		rc = compile_stmt(c, st);
+		jpath_pop(&c->at, o2);
+	}
+	c->nvars = mark;
+	c->depth--;
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int load_params(struct compiler *c, const cJSON *root, struct param_override *ov, int nov)
+{
+	const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
+	if (!ps)
+		return 0;
+	size_t old = jpath_key(&c->at, "params");
+	int rc = 0;
+	if (!cJSON_IsObject(ps)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of parameter defaults");
+		goto out;
+	}
+	int n = cJSON_GetArraySize(ps);
+	c->k->params = calloc((size_t)n + 1, sizeof *c->k->params);
+	for (const cJSON *p = ps->child; p; p = p->next) {
+		size_t o2 = jpath_key(&c->at, p->string);
+		double x = p->valuedouble;
+		if (!cJSON_IsNumber(p) || x != (double)(long long)x || x > 9e15 || x < -9e15) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected an integer default for parameter \"%s\"",
+					p->string);
+		} else if (strlen(p->string) >= sizeof c->k->params[0].name || !p->string[0]) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "parameter name too long");
+		} else {
+			int64_t bv;
+			bool pt;
+			if (lookup(c, p->string, &bv, &pt) != EXPR_NAME_UNKNOWN)
+				rc = jdoc_error(c->doc, &c->at, c->d, "\"%s\" is already a builtin or parameter name",
+						p->string);
+			struct param *dst = &c->k->params[c->k->nparams++];
+			snprintf(dst->name, sizeof dst->name, "%s", p->string);
+			dst->value = (int64_t)x;
+			for (int i = 0; i < nov; i++)
+				if (strcmp(ov[i].name, p->string) == 0) {
+					dst->value = ov[i].value;
+					ov[i].used = true;
+				}
+		}
+		jpath_pop(&c->at, o2);
+		if (rc)
+			break;
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int load_helpers(struct compiler *c, const cJSON *root)
+{
+	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(root, "helpers");
+	if (!hs)
+		return 0;
+	size_t old = jpath_key(&c->at, "helpers");
+	int rc = 0;
+	if (!cJSON_IsObject(hs)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of helpers");
+		goto out;
+	}
+	c->helpers = calloc((size_t)cJSON_GetArraySize(hs) + 1, sizeof *c->helpers);
+	for (const cJSON *h = hs->child; h && !rc; h = h->next) {
+		size_t o2 = jpath_key(&c->at, h->string);
+		static const char *const keys[] = {"args", "expr", "comment", NULL};
+		struct expr_helper *eh = &c->helpers[c->nhelpers];
+		eh->name = h->string;
+		if ((rc = jdoc_check_keys(c->doc, h, &c->at, keys, c->d)) ||
+		    (rc = jdoc_string(c->doc, h, &c->at, "expr", true, &eh->body, c->d)))
+			goto next;
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(h, "args");
+		if (args && (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > 8)) {
+			size_t o3 = jpath_key(&c->at, "args");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected a list of at most 8 argument names");
+			jpath_pop(&c->at, o3);
+			goto next;
+		}
+		for (const cJSON *a = args ? args->child : NULL; a; a = a->next) {
+			if (!cJSON_IsString(a)) {
+				size_t o3 = jpath_key(&c->at, "args");
+				rc = jdoc_error(c->doc, &c->at, c->d, "expected argument names (strings)");
+				jpath_pop(&c->at, o3);
+				goto next;
+			}
+			eh->params[eh->nparams++] = a->valuestring;
+		}
+		c->nhelpers++;
+	next:
+		jpath_pop(&c->at, o2);
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int load_buffers(struct compiler *c, const cJSON *root, const char *key, enum space space)
+{
+	const cJSON *bs = cJSON_GetObjectItemCaseSensitive(root, key);
+	if (!bs)
+		return 0;
+	size_t old = jpath_key(&c->at, key);
+	int rc = 0;
+	if (!cJSON_IsObject(bs)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of buffers");
+		goto out;
+	}
+	for (const cJSON *b = bs->child; b && !rc; b = b->next) {
+		size_t o2 = jpath_key(&c->at, b->string);
+		static const char *const keys[] = {"elems", "elem_bytes", "comment", NULL};
+		int64_t elems = 0, eb = 4;
+		if (c->k->nbufs >= 64) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "too many buffers (limit 64)");
+		} else if (find_buf(c->k, b->string) >= 0 || strlen(b->string) >= sizeof c->k->bufs[0].name) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "buffer name \"%s\" is taken or too long", b->string);
+		} else if (!(rc = jdoc_check_keys(c->doc, b, &c->at, keys, c->d)) &&
+			   !(rc = const_field(c, b, "elems", true, NULL, 1, (int64_t)1 << 34, &elems)) &&
+			   !(rc = const_field(c, b, "elem_bytes", false, "4", 1, 16, &eb))) {
+			if (eb & (eb - 1)) {
+				rc = jdoc_error(c->doc, &c->at, c->d, "elem_bytes must be 1, 2, 4, 8 or 16");
+			} else {
+				struct buffer *buf = &c->k->bufs[c->k->nbufs++];
+				snprintf(buf->name, sizeof buf->name, "%s", b->string);
+				buf->space = space;
+				buf->elems = (uint64_t)elems;
+				buf->elem_bytes = (uint32_t)eb;
+				uint64_t *top = space == SPACE_SHARED ? &c->k->shared_bytes : &c->k->global_bytes;
+				/* 128-byte aligned bases, as CUDA aligns allocations at least this much. */
+				buf->base = (*top + 127) & ~(uint64_t)127;
+				*top = buf->base + buf->elems * buf->elem_bytes;
+			}
+		}
+		jpath_pop(&c->at, o2);
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int load_pipelines(struct compiler *c, const cJSON *root)
+{
+	const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "pipelines");
+	if (!ps)
+		return 0;
+	size_t old = jpath_key(&c->at, "pipelines");
+	int rc = 0;
+	if (!cJSON_IsObject(ps)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of pipelines");
+		goto out;
+	}
+	c->k->pipes = calloc((size_t)cJSON_GetArraySize(ps) + 1, sizeof *c->k->pipes);
+	for (const cJSON *p = ps->child; p && !rc; p = p->next) {
+		size_t o2 = jpath_key(&c->at, p->string);
+		static const char *const keys[] = {"scope", "stages", "comment", NULL};
+		const char *scope = NULL;
+		int64_t stages = 1;
+		if (c->k->npipes >= 16 || strlen(p->string) >= sizeof c->k->pipes[0].name) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "too many pipelines or name too long");
+		} else if (!(rc = jdoc_check_keys(c->doc, p, &c->at, keys, c->d)) &&
+			   !(rc = jdoc_string(c->doc, p, &c->at, "scope", true, &scope, c->d)) &&
+			   !(rc = const_field(c, p, "stages", true, NULL, 1, 64, &stages))) {
+			struct pipeline_decl *pd = &c->k->pipes[c->k->npipes];
+			snprintf(pd->name, sizeof pd->name, "%s", p->string);
+			pd->stages = (uint32_t)stages;
+			if (strcmp(scope, "block") == 0) {
+				pd->scope = PIPE_SCOPE_BLOCK;
+				c->k->npipes++;
+			} else {
+				size_t o3 = jpath_key(&c->at, "scope");
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"expected \"block\" (thread-scope pipelines arrive with the semantics "
+						"issue), got \"%s\"",
+						scope);
+				jpath_pop(&c->at, o3);
+			}
+		}
+		jpath_pop(&c->at, o2);
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+int kernel_load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		struct kernel *out, struct diag *d)
+{
+	struct jdoc doc = {0};
+	struct kernel k = {0};
+	struct compiler *c = calloc(1, sizeof *c);
+	int rc = c ? jdoc_load(file, &doc, d) : diag_set(d, DIAG_LIMIT, "out of memory");
+	if (rc)
+		goto out;
+	c->doc = &doc;
+	c->k = &k;
+	c->launch = launch;
+	c->d = d;
+	jpath_root(&c->at);
+	snprintf(k.file, sizeof k.file, "%s", file);
+	k.bufs = calloc(64, sizeof *k.bufs);
+	k.code = calloc(MAX_CODE, sizeof *k.code);
+	k.paths = calloc(MAX_CODE, sizeof *k.paths);
+	k.slot_names = calloc(MAX_SLOTS, sizeof *k.slot_names);
+	if (!k.bufs || !k.code || !k.paths || !k.slot_names) {
+		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
+		goto out;
+	}
+	for (int i = 0; i < SLOT_BUILTINS; i++) {
+		snprintf(k.slot_names[i], sizeof k.slot_names[0], "%s", builtin_names[i]);
+		snprintf(c->vars[i].name, sizeof c->vars[0].name, "%s", builtin_names[i]);
+		c->vars[i].slot = i;
+	}
+	k.nslots = c->nvars = SLOT_BUILTINS;
+
+	static const char *const keys[] = {"kernel",  "source",    "notes", "params", "helpers",
+					   "shared",  "global",    "pipelines", "body", "comment", NULL};
+	const char *name = NULL, *source = "";
+	if ((rc = jdoc_check_keys(&doc, doc.root, &c->at, keys, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &c->at, "kernel", true, &name, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &c->at, "source", true, &source, d)) ||
+	    (rc = load_params(c, doc.root, ov, nov)) || (rc = load_helpers(c, doc.root)) ||
+	    (rc = load_buffers(c, doc.root, "shared", SPACE_SHARED)) ||
+	    (rc = load_buffers(c, doc.root, "global", SPACE_GLOBAL)) || (rc = load_pipelines(c, doc.root)) ||
+	    (rc = compile_block(c, doc.root, "body")))
+		goto out;
+	snprintf(k.name, sizeof k.name, "%s", name);
+	snprintf(k.source, sizeof k.source, "%s", source);
+	*out = k;
+	k = (struct kernel){0};
+out:
+	kernel_free(&k);
+	if (c)
+		free(c->helpers);
+	free(c);
+	jdoc_free(&doc);
+	return rc;
+}
+
+void kernel_free(struct kernel *k)
+{
+	if (!k)
+		return;
+	free(k->params);
+	free(k->bufs);
+	free(k->pipes);
+	free(k->code);
+	free(k->slot_names);
+	for (int i = 0; k->paths && i < k->npaths; i++)
+		free(k->paths[i]);
+	free(k->paths);
+	expr_pool_free(&k->pool);
+	*k = (struct kernel){0};
+}
+
+int kernel_param_value(const struct kernel *k, const char *name, int64_t *value)
+{
+	for (int i = 0; i < k->nparams; i++)
+		if (strcmp(k->params[i].name, name) == 0) {
+			*value = k->params[i].value;
+			return 0;
+		}
+	return -1;
+}

@@ -1,0 +1,115 @@
+/*
+ * kernel: a kernel description, loaded from JSON and flattened to code.
+ *
+ * The JSON mirrors the CUDA source (loops, ifs, calls in the same order);
+ * the loader resolves parameters and launch constants, compiles every
+ * expression once, and flattens structured control flow into a linear
+ * array of instructions with explicit branch and reconvergence targets,
+ * which is what the SM's SIMT stack executes.
+ */
+#ifndef SMSIM_KERNEL_H
+#define SMSIM_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "expr.h"
+#include "jdoc.h"
+#include "ops.h"
+
+/* Register slots every thread has, before the kernel's own variables. */
+enum builtin_slot { SLOT_TID, SLOT_LANE, SLOT_WARP, SLOT_BLOCK, SLOT_BUILTINS };
+
+enum space { SPACE_SHARED, SPACE_GLOBAL };
+
+struct buffer {
+	char name[48];
+	enum space space;
+	uint32_t elem_bytes;
+	uint64_t elems;
+	uint64_t base; /* byte address in its space (per block for shared) */
+};
+
+enum pipe_scope { PIPE_SCOPE_BLOCK, PIPE_SCOPE_THREAD };
+
+struct pipeline_decl {
+	char name[48];
+	enum pipe_scope scope;
+	uint32_t stages;
+};
+
+/* buf[index]: an element of a named buffer; index counts elements. */
+struct memref {
+	int16_t buf; /* -1: none */
+	struct expr index;
+};
+
+enum copy_group { GROUP_THREAD, GROUP_BLOCK };
+
+struct insn {
+	enum op op;
+	uint32_t where;  /* index into kernel.paths: the JSON path, for messages */
+	int32_t target;  /* BRZ/JMP destination */
+	int32_t reconv;  /* BRZ: where the split paths meet again */
+	uint16_t slot;   /* LET/SET: variable */
+	int16_t obj;     /* pipeline index (-1: none) */
+	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
+	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
+	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element */
+	struct memref dst, src;
+};
+
+struct param {
+	char name[48];
+	int64_t value;
+};
+
+struct kernel {
+	char name[64];
+	char source[512];
+	struct param *params;
+	int nparams;
+	struct buffer *bufs;
+	int nbufs;
+	struct pipeline_decl *pipes;
+	int npipes;
+	struct insn *code;
+	int ncode;
+	int nslots;              /* builtins + variables */
+	char (*slot_names)[48];  /* nslots names */
+	char **paths;            /* JSON paths of statements, for messages */
+	int npaths;
+	struct expr_pool pool;
+	uint64_t shared_bytes;   /* per block */
+	uint64_t global_bytes;
+	char file[512];
+};
+
+/* The launch a kernel is compiled for: these fold into expressions. */
+struct launch {
+	int64_t block_size; /* threads per block */
+	int64_t blocks;     /* resident on the simulated SM */
+	int64_t grid_blocks; /* blocks in the whole grid (nblocks); >= blocks */
+};
+
+/* A parameter override: name=value, from an experiment or --set. */
+struct param_override {
+	char name[48];
+	int64_t value;
+	bool used;
+};
+
+/*
+ * Loads and compiles a kernel description.  Overrides replace parameter
+ * defaults (an override naming no parameter is left unused for the caller
+ * to report).  On failure d names file, JSON path, line:column.
+ */
+int kernel_load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		struct kernel *out, struct diag *d);
+void kernel_free(struct kernel *k);
+
+/* Reads only the parameter names and defaults (for `smsim list` and --set checks). */
+int kernel_param_value(const struct kernel *k, const char *name, int64_t *value);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * ops: the one table of the kernel-description instruction set.
+ *
+ * Each line: enum name, JSON "op" name, timing class, and what it models.
+ * The loader, the simulator's dispatch and the docs all follow this order
+ * (grep ORDER OP).  Control ops ("for", "if", ...) are structured in JSON
+ * and flattened to BRZ/JMP by the loader; they never reach the SM as such.
+ */
+#ifndef SMSIM_OPS_H
+#define SMSIM_OPS_H
+
+/* Timing classes: how many issue slots an op takes (see machine.h). */
+enum op_class {
+	OPCLASS_FREE,    /* no issue slot: structural jumps */
+	OPCLASS_CONTROL, /* one integer/branch instruction */
+	OPCLASS_PIPE,    /* a pipeline/barrier call: machine.pipeline_call_instructions */
+	OPCLASS_COPY,    /* async copy issue: setup plus one LDGSTS per chunk */
+	OPCLASS_MEM,     /* one memory instruction */
+	OPCLASS_ALU,     /* dependent FMA chain */
+	OPCLASS_SYNC,    /* bar.sync / bar.warp.sync */
+};
+
+/* ORDER OP */
+#define OP_LIST(X)                                                                                       \
+	X(LET, "let", OPCLASS_CONTROL, "declare a per-thread variable: var = value")                      \
+	X(SET, "set", OPCLASS_CONTROL, "assign a per-thread variable")                                   \
+	X(BRZ, "", OPCLASS_CONTROL, "branch where cond == 0 (from if/for/while), may diverge")          \
+	X(JMP, "", OPCLASS_FREE, "loop back-edge")                                                       \
+	X(EXIT, "exit", OPCLASS_CONTROL, "the executing threads end")                                    \
+	X(SYNCTHREADS, "syncthreads", OPCLASS_SYNC, "__syncthreads() / block.sync()")                    \
+	X(SYNCWARP, "syncwarp", OPCLASS_SYNC, "__syncwarp(): re-converge the warp")                      \
+	X(MAKE_PIPELINE, "make_pipeline", OPCLASS_SYNC, "cuda::make_pipeline(group, &state[, P])")       \
+	X(PRODUCER_ACQUIRE, "producer_acquire", OPCLASS_PIPE, "pipeline.producer_acquire()")             \
+	X(PRODUCER_COMMIT, "producer_commit", OPCLASS_PIPE, "pipeline.producer_commit()")                \
+	X(CONSUMER_WAIT, "consumer_wait", OPCLASS_PIPE, "pipeline.consumer_wait()")                      \
+	X(CONSUMER_RELEASE, "consumer_release", OPCLASS_PIPE, "pipeline.consumer_release()")             \
+	X(MEMCPY_ASYNC, "memcpy_async", OPCLASS_COPY, "cuda::memcpy_async(group, dst, src, bytes, pipe)") \
+	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \
+	X(FMA, "fma", OPCLASS_ALU, "a chain of n dependent FMAs")                                        \
+	X(SHARED_LOAD, "shared_load", OPCLASS_MEM, "a 4-byte shared-memory load per thread")             \
+	X(SHARED_STORE, "shared_store", OPCLASS_MEM, "a 4-byte shared-memory store per thread")          \
+	X(GLOBAL_LOAD, "global_load", OPCLASS_MEM, "a 4-byte global load per thread")                   \
+	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a 4-byte global store per thread")
+
+enum op {
+#define OP_ENUM(e, name, cls, doc) OP_##e,
+	OP_LIST(OP_ENUM)
+#undef OP_ENUM
+	OP_COUNT
+};
+
+struct op_info {
+	const char *name;
+	enum op_class cls;
+	const char *doc;
+};
+
+extern const struct op_info op_table[OP_COUNT];
+
+/* OP_COUNT when name is not an op a kernel description may use. */
+enum op op_by_name(const char *name);
+
+#endif

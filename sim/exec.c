@@ -1,0 +1,234 @@
+/*
+ * exec: what one issue slot of a warp does, op by op.
+ *
+ * An op may take several issue slots (w->op_step counts them): pipeline
+ * calls spend machine.pipe_call_instructions slots on their index and
+ * barrier arithmetic before the call itself; compute is a shared load, k
+ * dependent FMAs and a store.  An op that cannot proceed blocks the warp
+ * and is retried, from the same step, when the warp is woken.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "smem.h"
+#include "simint.h"
+
+int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...)
+{
+	if (s->error)
+		return s->error;
+	char what[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (w && w->depth > 0 && simt_pc(w) < s->k->ncode) {
+		const struct insn *in = &s->k->code[simt_pc(w)];
+		diag_set(s->d, code, "%s: at %s (%s, block %u warp %u, cycle %llu): %s", s->k->file,
+			 s->k->paths[in->where], op_table[in->op].name[0] ? op_table[in->op].name : "branch", w->block,
+			 w->in_block, (unsigned long long)s->now, what);
+	} else {
+		diag_set(s->d, code, "%s: cycle %llu: %s", s->k->file, (unsigned long long)s->now, what);
+	}
+	s->error = code;
+	return code;
+}
+
+/* Spends the op's leading bookkeeping slots; true once they are all issued. */
+static bool overhead_done(struct warp *w, int64_t slots)
+{
+	if ((int64_t)w->op_step + 1 < slots) {
+		w->op_step++;
+		return false;
+	}
+	return true;
+}
+
+static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
+			    uint32_t mask, uint64_t addr[32])
+{
+	const struct buffer *b = &s->k->bufs[ref->buf];
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		int64_t idx = simt_eval(s, w, lane, &ref->index) + (elem ? simt_eval(s, w, lane, elem) : 0);
+		if (idx < 0 || (uint64_t)idx >= b->elems) {
+			sim_fail(s, DIAG_INPUT, w, "thread %u reads %s[%lld], outside its %llu elements",
+				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
+				 (unsigned long long)b->elems);
+			idx = 0;
+		}
+		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+	}
+}
+
+/* A shared-memory access through the SM's shared-memory port; returns when its data is back. */
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+{
+	struct smem_cost c = smem_access_cost(addr, mask, 4);
+	struct sim_report *r = s->rep;
+	r->smem_accesses++;
+	r->smem_wavefronts += c.wavefronts;
+	r->bank_conflicts += c.wavefronts > 1 ? c.wavefronts - 1 : 0;
+	uint64_t start = s->mem.smem_free > now ? s->mem.smem_free : now;
+	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
+	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
+	return start + (uint64_t)s->m->smem_latency + extra;
+}
+
+static void global_store(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
+			 uint32_t mask, uint64_t now)
+{
+	const struct buffer *b = &s->k->bufs[ref->buf];
+	uint64_t addr[32];
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		int64_t idx = simt_eval(s, w, lane, &ref->index) + (elem ? simt_eval(s, w, lane, elem) : 0);
+		if (idx < 0 || (uint64_t)idx >= b->elems) {
+			sim_fail(s, DIAG_INPUT, w, "thread %u writes %s[%lld], outside its %llu elements",
+				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
+				 (unsigned long long)b->elems);
+			idx = 0;
+		}
+		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+	}
+	uint64_t sectors[64];
+	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
+	gmem_write(s, now, n);
+}
+
+static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *ref, uint32_t mask, uint64_t now)
+{
+	const struct buffer *b = &s->k->bufs[ref->buf];
+	uint64_t addr[32];
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		int64_t idx = simt_eval(s, w, lane, &ref->index);
+		if (idx < 0 || (uint64_t)idx >= b->elems) {
+			sim_fail(s, DIAG_INPUT, w, "thread %u reads %s[%lld], outside its %llu elements",
+				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
+				 (unsigned long long)b->elems);
+			idx = 0;
+		}
+		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+	}
+	uint64_t sectors[64];
+	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
+	return gmem_read(s, now, sectors, n);
+}
+
+/* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
+static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
+{
+	s->rep->compute_issues++;
+	if (copies_land > now)
+		s->rep->compute_overlapped++;
+}
+
+/* compute(out, in): step 0 loads in[elem], steps 1..k are dependent FMAs, the last stores out[elem]. */
+static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
+{
+	int64_t k = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	if (k < 0)
+		k = 0;
+	if (w->op_step == 0) {
+		uint64_t addr[32];
+		smem_lane_addrs(s, w, &in->src, &in->e[1], mask, addr);
+		uint64_t back = smem_access(s, addr, mask, now);
+		w->ready_at = back;
+		w->cause = STALL_SMEM;
+		w->op_step++;
+		return false;
+	}
+	if ((int64_t)w->op_step <= k) {
+		count_compute_issue(s, now, copy_latest_land(s));
+		w->ready_at = now + (uint64_t)s->m->alu_latency;
+		w->cause = STALL_ALU;
+		w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
+		w->op_step++;
+		return false;
+	}
+	global_store(s, w, &in->dst, &in->e[1], mask, now);
+	return true;
+}
+
+static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
+{
+	int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	if ((int64_t)w->op_step + 1 >= n)
+		return true;
+	count_compute_issue(s, now, copy_latest_land(s));
+	w->ready_at = now + (uint64_t)s->m->alu_latency;
+	w->cause = STALL_ALU;
+	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
+	w->op_step++;
+	return false;
+}
+
+void exec_issue(struct sim *s, struct warp *w, uint64_t now)
+{
+	for (;;) {
+		if (s->error || w->done)
+			return;
+		int32_t pc = simt_pc(w);
+		uint32_t mask = simt_mask(w);
+		if (pc >= s->k->ncode) {
+			simt_exit_lanes(s, w, mask, now);
+			return;
+		}
+		const struct insn *in = &s->k->code[pc];
+		bool done = true;
+		switch (in->op) {
+		case OP_JMP:
+			simt_jump(s, w, in->target);
+			continue; /* a back-edge takes no slot of its own */
+		case OP_LET:
+		case OP_SET:
+			for (uint32_t m = mask; m; m &= m - 1) {
+				int lane = __builtin_ctz(m);
+				simt_regs(s, w, lane)[in->slot] = simt_eval(s, w, lane, &in->e[0]);
+			}
+			break;
+		case OP_BRZ: simt_branch(s, w, in); return;
+		case OP_EXIT: simt_exit_lanes(s, w, mask, now); return;
+		case OP_SYNCTHREADS: done = sync_threads(s, w, now, STALL_SYNCTHREADS); break;
+		case OP_SYNCWARP: break;
+		case OP_MAKE_PIPELINE: done = pipe_make(s, w, in, now); break;
+		case OP_PRODUCER_ACQUIRE:
+			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_acquire(s, w, in, now);
+			break;
+		case OP_PRODUCER_COMMIT:
+			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_commit(s, w, in, now);
+			break;
+		case OP_CONSUMER_WAIT:
+			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_wait(s, w, in, now);
+			break;
+		case OP_CONSUMER_RELEASE:
+			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_release(s, w, in, now);
+			break;
+		case OP_MEMCPY_ASYNC: done = copy_issue(s, w, in, now); break;
+		case OP_COMPUTE: done = exec_compute(s, w, in, mask, now); break;
+		case OP_FMA: done = exec_fma(s, w, in, mask, now); break;
+		case OP_SHARED_LOAD:
+		case OP_SHARED_STORE: {
+			uint64_t addr[32];
+			smem_lane_addrs(s, w, &in->src, NULL, mask, addr);
+			uint64_t back = smem_access(s, addr, mask, now);
+			if (in->op == OP_SHARED_LOAD) {
+				w->ready_at = back;
+				w->cause = STALL_SMEM;
+			}
+			break;
+		}
+		case OP_GLOBAL_LOAD:
+			w->ready_at = global_load(s, w, &in->src, mask, now);
+			w->cause = STALL_MEMORY;
+			break;
+		case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); break;
+		case OP_COUNT: break;
+		}
+		if (done && !s->error && !w->done)
+			simt_advance(s, w);
+		return;
+	}
+}

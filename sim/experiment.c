@@ -1,0 +1,265 @@
+#include "experiment.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../isa/jdoc.h"
+
+/* dir of file + rel, unless rel is absolute. */
+static void resolve(const char *file, const char *rel, char *out, size_t outsz)
+{
+	if (rel[0] == '/') {
+		snprintf(out, outsz, "%s", rel);
+		return;
+	}
+	const char *slash = strrchr(file, '/');
+	if (!slash)
+		snprintf(out, outsz, "%s", rel);
+	else
+		snprintf(out, outsz, "%.*s/%s", (int)(slash - file), file, rel);
+}
+
+static int parse_int(const char *text, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 0);
+	if (!*text || *end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int set_param(struct experiment *e, const char *name, int64_t value)
+{
+	for (int i = 0; i < e->nparams; i++)
+		if (strcmp(e->params[i].name, name) == 0) {
+			e->params[i].value = value;
+			return 0;
+		}
+	if (e->nparams >= EXP_MAX_PARAMS || strlen(name) >= sizeof e->params[0].name)
+		return -1;
+	struct param_override *p = &e->params[e->nparams++];
+	snprintf(p->name, sizeof p->name, "%s", name);
+	p->value = value;
+	p->used = false;
+	return 0;
+}
+
+static int64_t *launch_field(struct experiment *e, const char *name)
+{
+	if (strcmp(name, "block_size") == 0)
+		return &e->launch.block_size;
+	if (strcmp(name, "blocks") == 0)
+		return &e->launch.blocks;
+	if (strcmp(name, "grid_blocks") == 0)
+		return &e->launch.grid_blocks;
+	return NULL;
+}
+
+static int load_file(const char *file, struct experiment *e, struct diag *d)
+{
+	struct jdoc doc;
+	int rc = jdoc_load(file, &doc, d);
+	if (rc)
+		return rc;
+	struct jpath at;
+	jpath_root(&at);
+	static const char *const keys[] = {"experiment", "description", "machine", "machine_set", "kernel",
+					   "params",     "launch",      "limits",  "comment",     NULL};
+	const char *name = NULL, *desc = NULL, *machine = NULL, *kernel = NULL;
+	if ((rc = jdoc_check_keys(&doc, doc.root, &at, keys, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "experiment", true, &name, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "description", false, &desc, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "machine", true, &machine, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "kernel", true, &kernel, d)))
+		goto out;
+	snprintf(e->name, sizeof e->name, "%s", name);
+	resolve(file, machine, e->machine_file, sizeof e->machine_file);
+	resolve(file, kernel, e->kernel_file, sizeof e->kernel_file);
+	if ((rc = machine_load(e->machine_file, &e->machine, d)))
+		goto out;
+
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc.root, "machine_set");
+	if (ms) {
+		size_t old = jpath_key(&at, "machine_set");
+		if (!cJSON_IsObject(ms)) {
+			rc = jdoc_error(&doc, &at, d, "expected an object of machine fields and values");
+			goto out;
+		}
+		for (const cJSON *f = ms->child; f; f = f->next) {
+			size_t o2 = jpath_key(&at, f->string);
+			char value[64];
+			if (cJSON_IsNumber(f))
+				snprintf(value, sizeof value, "%.17g", f->valuedouble);
+			else if (cJSON_IsString(f))
+				snprintf(value, sizeof value, "%s", f->valuestring);
+			else
+				value[0] = '\0';
+			struct diag sd;
+			if (machine_set(&e->machine, f->string, value, &sd)) {
+				rc = jdoc_error(&doc, &at, d, "%s", sd.msg);
+				goto out;
+			}
+			jpath_pop(&at, o2);
+		}
+		jpath_pop(&at, old);
+	}
+
+	const cJSON *launch = cJSON_GetObjectItemCaseSensitive(doc.root, "launch");
+	size_t old = jpath_key(&at, "launch");
+	static const char *const lkeys[] = {"block_size", "blocks", "grid_blocks", "comment", NULL};
+	if (!launch) {
+		jpath_pop(&at, old);
+		rc = jdoc_error(&doc, &at, d, "missing required field \"launch\" ({\"block_size\", \"blocks\"})");
+		goto out;
+	}
+	if ((rc = jdoc_check_keys(&doc, launch, &at, lkeys, d)))
+		goto out;
+	for (const cJSON *f = launch->child; f; f = f->next) {
+		if (strcmp(f->string, "comment") == 0)
+			continue;
+		size_t o2 = jpath_key(&at, f->string);
+		if (!cJSON_IsNumber(f) || f->valuedouble != (double)(int64_t)f->valuedouble || f->valuedouble < 1 ||
+		    f->valuedouble > 1e9) {
+			rc = jdoc_error(&doc, &at, d, "expected a positive integer");
+			goto out;
+		}
+		*launch_field(e, f->string) = (int64_t)f->valuedouble;
+		jpath_pop(&at, o2);
+	}
+	jpath_pop(&at, old);
+
+	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(doc.root, "limits");
+	if (limits) {
+		old = jpath_key(&at, "limits");
+		static const char *const mkeys[] = {"cycles", "events", NULL};
+		if ((rc = jdoc_check_keys(&doc, limits, &at, mkeys, d)))
+			goto out;
+		for (const cJSON *f = limits->child; f; f = f->next) {
+			size_t o2 = jpath_key(&at, f->string);
+			if (!cJSON_IsNumber(f) || f->valuedouble < 1 || f->valuedouble > 1.8e19) {
+				rc = jdoc_error(&doc, &at, d, "expected a positive integer");
+				goto out;
+			}
+			uint64_t v = (uint64_t)f->valuedouble;
+			if (strcmp(f->string, "cycles") == 0)
+				e->limits.max_cycles = v;
+			else
+				e->limits.max_events = v;
+			jpath_pop(&at, o2);
+		}
+		jpath_pop(&at, old);
+	}
+
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(doc.root, "params");
+	if (params) {
+		old = jpath_key(&at, "params");
+		if (!cJSON_IsObject(params)) {
+			rc = jdoc_error(&doc, &at, d, "expected an object of parameter values");
+			goto out;
+		}
+		for (const cJSON *f = params->child; f; f = f->next) {
+			size_t o2 = jpath_key(&at, f->string);
+			if (!cJSON_IsNumber(f) || f->valuedouble != (double)(int64_t)f->valuedouble) {
+				rc = jdoc_error(&doc, &at, d, "expected an integer");
+				goto out;
+			}
+			if (set_param(e, f->string, (int64_t)f->valuedouble)) {
+				rc = jdoc_error(&doc, &at, d, "too many parameters or name too long");
+				goto out;
+			}
+			jpath_pop(&at, o2);
+		}
+		jpath_pop(&at, old);
+	}
+out:
+	jdoc_free(&doc);
+	return rc;
+}
+
+static int apply_setting(struct experiment *e, const struct setting *st, struct diag *d)
+{
+	const char *name = st->name;
+	if (strncmp(name, "machine.", 8) == 0)
+		return machine_set(&e->machine, name + 8, st->value, d);
+	int64_t v;
+	if (strncmp(name, "limit.", 6) == 0) {
+		if (parse_int(st->value, &v) || v < 1)
+			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer", name, st->value);
+		if (strcmp(name + 6, "cycles") == 0)
+			e->limits.max_cycles = (uint64_t)v;
+		else if (strcmp(name + 6, "events") == 0)
+			e->limits.max_events = (uint64_t)v;
+		else
+			return diag_set(d, DIAG_INPUT, "--set %s: unknown limit; expected limit.cycles or limit.events",
+					name);
+		return 0;
+	}
+	if (strncmp(name, "launch.", 7) == 0)
+		name += 7;
+	if (parse_int(st->value, &v))
+		return diag_set(d, DIAG_INPUT, "--set %s=%s: expected an integer", st->name, st->value);
+	int64_t *lf = launch_field(e, name);
+	if (lf) {
+		if (v < 1)
+			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer", st->name, st->value);
+		*lf = v;
+		return 0;
+	}
+	if (set_param(e, name, v))
+		return diag_set(d, DIAG_INPUT, "--set %s: too many parameters or name too long", st->name);
+	return 0;
+}
+
+int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
+{
+	*e = (struct experiment){0};
+	snprintf(e->file, sizeof e->file, "%s", file);
+	e->limits = (struct sim_limits){SIM_DEFAULT_MAX_CYCLES, SIM_DEFAULT_MAX_EVENTS};
+	int rc = load_file(file, e, d);
+	if (rc)
+		return rc;
+	for (int i = 0; i < nsets; i++)
+		if ((rc = apply_setting(e, &sets[i], d)))
+			return rc;
+	if (e->launch.block_size == 0)
+		return diag_set(d, DIAG_INPUT, "%s: launch.block_size is required", file);
+	if (e->launch.blocks == 0)
+		e->launch.blocks = 1;
+	if (e->launch.grid_blocks == 0)
+		e->launch.grid_blocks = e->launch.blocks;
+	if (e->launch.grid_blocks < e->launch.blocks)
+		return diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
+				file, (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
+	if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d)))
+		return rc;
+	for (int i = 0; i < e->nparams; i++) {
+		if (e->params[i].used)
+			continue;
+		const char *names[EXP_MAX_PARAMS + 8];
+		int n = 0;
+		for (int j = 0; j < e->kernel.nparams && n < EXP_MAX_PARAMS; j++)
+			names[n++] = e->kernel.params[j].name;
+		names[n++] = "block_size";
+		names[n++] = "blocks";
+		names[n++] = "grid_blocks";
+		names[n] = NULL;
+		const char *hint = jdoc_suggest(e->params[i].name, names);
+		if (hint)
+			return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"; did you mean \"%s\"?", file,
+					e->kernel.name, e->params[i].name, hint);
+		return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"", file, e->kernel.name,
+				e->params[i].name);
+	}
+	return 0;
+}
+
+void experiment_free(struct experiment *e)
+{
+	if (!e)
+		return;
+	kernel_free(&e->kernel);
+}

@@ -1,0 +1,41 @@
+/*
+ * experiment: what to run — a machine, a kernel, its parameters and launch
+ * — read from configs/experiments/NAME.json and adjusted by --set.
+ */
+#ifndef SMSIM_EXPERIMENT_H
+#define SMSIM_EXPERIMENT_H
+
+#include "../isa/kernel.h"
+#include "machine.h"
+#include "sim.h"
+
+#define EXP_MAX_PARAMS 64
+
+struct experiment {
+	char name[64];
+	char file[512];
+	char kernel_file[1024];
+	char machine_file[1024];
+	struct machine machine;
+	struct launch launch;
+	struct sim_limits limits;
+	struct param_override params[EXP_MAX_PARAMS];
+	int nparams;
+	struct kernel kernel; /* compiled for the final params and launch */
+};
+
+/* One --set NAME=VALUE. */
+struct setting {
+	const char *name;
+	const char *value;
+};
+
+/*
+ * Loads the experiment, its machine and kernel, applying settings in
+ * order after the file's own values.  Errors name the file and JSON path,
+ * or the --set that is wrong.
+ */
+int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d);
+void experiment_free(struct experiment *e);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * gmem: global memory seen from one SM.
+ *
+ * Lanes coalesce into 32-byte sectors.  Each sector is an L2 hit with the
+ * configured probability (decided by a hash of its address, so runs are
+ * deterministic) or goes to DRAM.  Bandwidth is a queue per level: a
+ * request finishes at max(now + latency, previous finish + bytes / rate).
+ * Queue times are kept in 1/1024 cycles so fractional rates do not drift.
+ */
+#include "simint.h"
+
+#define FP 1024u
+
+uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64])
+{
+	uint32_t n = 0;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint64_t first = addr[lane] / 32, last = (addr[lane] + width - 1) / 32;
+		for (uint64_t sec = first; sec <= last; sec++) {
+			bool seen = false;
+			for (uint32_t i = 0; i < n; i++)
+				if (out[i] == sec) {
+					seen = true;
+					break;
+				}
+			if (!seen && n < 64)
+				out[n++] = sec;
+		}
+	}
+	return n;
+}
+
+static bool l2_hit(const struct sim *s, uint64_t sector)
+{
+	if (s->m->l2_hit_fraction <= 0)
+		return false;
+	uint64_t h = sector * 0x9E3779B97F4A7C15ull;
+	h ^= h >> 29;
+	return (double)(h % 1000000) < s->m->l2_hit_fraction * 1e6;
+}
+
+static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_t bytes, double bytes_per_cycle)
+{
+	uint64_t ready = (now + latency) * FP;
+	uint64_t busy = *free_fp + (uint64_t)((double)bytes * FP / bytes_per_cycle + 0.5);
+	uint64_t finish = ready > busy ? ready : busy;
+	*free_fp = finish;
+	return (finish + FP - 1) / FP;
+}
+
+uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, sectors[i]);
+	uint32_t misses = nsectors - hits;
+	uint64_t done = now;
+	if (hits) {
+		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
+		done = t > done ? t : done;
+	}
+	if (misses) {
+		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency, 32ull * misses,
+				   s->m->dram_bytes_per_cycle);
+		done = t > done ? t : done;
+		s->rep->dram_bytes += 32ull * misses;
+	}
+	return done;
+}
+
+void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
+{
+	/* Stores drain through the same DRAM share; nobody waits for them. */
+	(void)queue(&s->mem.dram_free, now, 0, 32ull * nsectors, s->m->dram_bytes_per_cycle);
+	s->rep->dram_bytes += 32ull * nsectors;
+}
+
+uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
+{
+	return queue(&s->mem.fill_free, arrive, 0, bytes, s->m->l2_bytes_per_cycle);
+}

@@ -1,0 +1,153 @@
+#include "machine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../isa/jdoc.h"
+
+void machine_defaults(struct machine *m)
+{
+	*m = (struct machine){0};
+	snprintf(m->name, sizeof m->name, "default");
+#define MACHINE_DEFAULT(n, t, d, lo, hi, u) m->n = d;
+	MACHINE_FIELDS(MACHINE_DEFAULT)
+#undef MACHINE_DEFAULT
+	m->scheduler = SCHED_GTO;
+}
+
+static const char *const field_names[] = {
+#define MACHINE_NAME(n, t, d, lo, hi, u) #n,
+	MACHINE_FIELDS(MACHINE_NAME)
+#undef MACHINE_NAME
+	"scheduler", NULL};
+
+static int set_scheduler(struct machine *m, const char *v)
+{
+	if (strcmp(v, "gto") == 0)
+		m->scheduler = SCHED_GTO;
+	else if (strcmp(v, "lrr") == 0)
+		m->scheduler = SCHED_LRR;
+	else
+		return -1;
+	return 0;
+}
+
+/* Stores x into field name after checking type and range; msg explains a refusal. */
+static int store(struct machine *m, const char *name, double x, char *msg, size_t msgsz)
+{
+#define MACHINE_STORE_I(n, lo, hi)                                                                        \
+	if (x != floor(x)) {                                                                              \
+		snprintf(msg, msgsz, "expected an integer for %s, got %g", #n, x);                        \
+		return -1;                                                                                \
+	}                                                                                                 \
+	m->n = (int64_t)x;
+#define MACHINE_STORE_F(n, lo, hi) m->n = x;
+#define MACHINE_STORE(n, t, d, lo, hi, u)                                                                 \
+	if (strcmp(name, #n) == 0) {                                                                      \
+		if (!(x >= (lo) && x <= (hi))) {                                                          \
+			snprintf(msg, msgsz, "%s = %g is outside %g..%g (%s)", #n, x, (double)(lo), (double)(hi), u); \
+			return -1;                                                                        \
+		}                                                                                         \
+		MACHINE_STORE_##t(n, lo, hi) return 0;                                                    \
+	}
+	MACHINE_FIELDS(MACHINE_STORE)
+#undef MACHINE_STORE
+#undef MACHINE_STORE_I
+#undef MACHINE_STORE_F
+	const char *hint = jdoc_suggest(name, field_names);
+	if (hint)
+		snprintf(msg, msgsz, "unknown machine field \"%s\"; did you mean \"%s\"?", name, hint);
+	else
+		snprintf(msg, msgsz, "unknown machine field \"%s\"", name);
+	return -1;
+}
+
+int machine_set(struct machine *m, const char *name, const char *value, struct diag *d)
+{
+	if (strcmp(name, "scheduler") == 0) {
+		if (set_scheduler(m, value))
+			return diag_set(d, DIAG_INPUT, "--set machine.scheduler=%s: expected \"gto\" or \"lrr\"", value);
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double x = strtod(value, &end);
+	char msg[256];
+	if (!*value || *end || errno || !isfinite(x)) {
+		if (store(m, name, 0, msg, sizeof msg) && strstr(msg, "unknown"))
+			return diag_set(d, DIAG_INPUT, "--set machine.%s: %s", name, msg);
+		return diag_set(d, DIAG_INPUT, "--set machine.%s=%s: expected a number", name, value);
+	}
+	struct machine probe = *m;
+	if (store(&probe, name, x, msg, sizeof msg))
+		return diag_set(d, DIAG_INPUT, "--set machine.%s=%s: %s", name, value, msg);
+	*m = probe;
+	return 0;
+}
+
+int machine_load(const char *file, struct machine *m, struct diag *d)
+{
+	struct jdoc doc;
+	int rc = jdoc_load(file, &doc, d);
+	if (rc)
+		return rc;
+	struct jpath at;
+	jpath_root(&at);
+	machine_defaults(m);
+	static const char *const keys[] = {"machine", "description", "fields", "comment", NULL};
+	const char *name = NULL;
+	const cJSON *fields;
+	if ((rc = jdoc_check_keys(&doc, doc.root, &at, keys, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "machine", true, &name, d)))
+		goto out;
+	snprintf(m->name, sizeof m->name, "%s", name);
+	fields = cJSON_GetObjectItemCaseSensitive(doc.root, "fields");
+	size_t old = jpath_key(&at, "fields");
+	if (!cJSON_IsObject(fields)) {
+		rc = jdoc_error(&doc, &at, d, "expected an object of fields, each {\"value\", \"unit\", \"source\"}");
+		goto out;
+	}
+	if ((rc = jdoc_check_keys(&doc, fields, &at, field_names, d)))
+		goto out;
+	for (const cJSON *f = fields->child; f; f = f->next) {
+		size_t o2 = jpath_key(&at, f->string);
+		static const char *const fkeys[] = {"value", "unit", "source", NULL};
+		const char *unit = NULL, *source = NULL;
+		if ((rc = jdoc_check_keys(&doc, f, &at, fkeys, d)) ||
+		    (rc = jdoc_string(&doc, f, &at, "source", true, &source, d)))
+			goto out;
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, "value");
+		size_t o3 = jpath_key(&at, "value");
+		if (strcmp(f->string, "scheduler") == 0) {
+			if (!cJSON_IsString(v) || set_scheduler(m, v->valuestring)) {
+				rc = jdoc_error(&doc, &at, d, "expected \"gto\" or \"lrr\"");
+				goto out;
+			}
+		} else {
+			jpath_pop(&at, o3);
+			if ((rc = jdoc_string(&doc, f, &at, "unit", true, &unit, d)))
+				goto out;
+			jpath_key(&at, "value");
+			char msg[256];
+			if (!cJSON_IsNumber(v)) {
+				rc = jdoc_error(&doc, &at, d, "expected a number");
+				goto out;
+			}
+			if (store(m, f->string, v->valuedouble, msg, sizeof msg)) {
+				rc = jdoc_error(&doc, &at, d, "%s", msg);
+				goto out;
+			}
+		}
+		jpath_pop(&at, o2);
+	}
+	jpath_pop(&at, old);
+	if (m->smem_block_bytes > m->smem_bytes)
+		rc = jdoc_error(&doc, &at, d, "smem_block_bytes (%lld) exceeds smem_bytes (%lld)",
+				(long long)m->smem_block_bytes, (long long)m->smem_bytes);
+out:
+	jdoc_free(&doc);
+	return rc;
+}

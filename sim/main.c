@@ -1,0 +1,179 @@
+/*
+ * main: the smsim command line.  The only place that prints diagnostics
+ * and chooses exit codes: 0 ok, 2 bad input or program error, 3 simulated
+ * deadlock, 4 limit exceeded.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../isa/jdoc.h"
+#include "experiment.h"
+#include "report.h"
+
+#ifndef SMSIM_VERSION
+#define SMSIM_VERSION "dev"
+#endif
+
+#define MAX_SETS 256
+
+static const char usage[] =
+	"usage: smsim run EXPERIMENT.json [--set NAME=VALUE]... [--json] [--no-timing]\n"
+	"       smsim list [CONFIG_DIR]\n"
+	"       smsim --help | --version\n"
+	"\n"
+	"Simulates one NVIDIA SM running a kernel description and reports how\n"
+	"much async-copy latency was hidden and where every warp's cycles went.\n"
+	"\n"
+	"run      run an experiment (configs/experiments/NAME.json)\n"
+	"  --set NAME=VALUE   override a kernel parameter (stages=4), the launch\n"
+	"                     (block_size=128, blocks=2, grid_blocks=132), a machine\n"
+	"                     field (machine.dram_latency=600) or a limit\n"
+	"                     (limit.cycles=N, limit.events=N); repeatable\n"
+	"  --json             print the report as JSON\n"
+	"  --no-timing        leave host timings out (byte-identical reruns)\n"
+	"list     list the shipped experiments (default: configs)\n"
+	"\n"
+	"exit status: 0 ok, 2 bad input or program error, 3 simulated deadlock,\n"
+	"             4 a limit was exceeded\n";
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmd_list(const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/experiments", dir);
+	DIR *dp = opendir(path);
+	if (!dp) {
+		fprintf(stderr, "smsim: %s: cannot open (run from the smsim checkout, or give the configs dir)\n", path);
+		return 2;
+	}
+	char *names[1024];
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(dp)) && n < 1024) {
+		size_t len = strlen(de->d_name);
+		if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0)
+			names[n++] = strdup(de->d_name);
+	}
+	closedir(dp);
+	qsort(names, (size_t)n, sizeof names[0], cmp_str);
+	printf("%-36s %-34s %s\n", "experiment", "kernel", "description");
+	for (int i = 0; i < n; i++) {
+		char file[2048];
+		snprintf(file, sizeof file, "%s/%s", path, names[i]);
+		struct jdoc doc;
+		struct diag d;
+		if (jdoc_load(file, &doc, &d) == 0) {
+			const cJSON *k = cJSON_GetObjectItemCaseSensitive(doc.root, "kernel");
+			const cJSON *desc = cJSON_GetObjectItemCaseSensitive(doc.root, "description");
+			const char *kname = cJSON_IsString(k) ? k->valuestring : "?";
+			const char *slash = strrchr(kname, '/');
+			printf("%-36s %-34s %s\n", file, slash ? slash + 1 : kname,
+			       cJSON_IsString(desc) ? desc->valuestring : "");
+			jdoc_free(&doc);
+		} else {
+			printf("%-36s (unreadable: %s)\n", file, d.msg);
+		}
+		free(names[i]);
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *file = NULL;
+	bool json = false, timing = true;
+	struct setting sets[MAX_SETS];
+	int nsets = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--no-timing") == 0) {
+			timing = false;
+		} else if (strcmp(argv[i], "--set") == 0 || strncmp(argv[i], "--set=", 6) == 0) {
+			char *arg = argv[i][5] == '=' ? argv[i] + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			char *eq = arg ? strchr(arg, '=') : NULL;
+			if (!eq || eq == arg) {
+				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
+				return 2;
+			}
+			if (nsets == MAX_SETS) {
+				fprintf(stderr, "smsim: more than %d --set options\n", MAX_SETS);
+				return 2;
+			}
+			*eq = '\0';
+			sets[nsets++] = (struct setting){arg, eq + 1};
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "smsim: unknown option %s\n%s", argv[i], usage);
+			return 2;
+		} else if (!file) {
+			file = argv[i];
+		} else {
+			fprintf(stderr, "smsim: run takes one experiment file (got %s and %s)\n", file, argv[i]);
+			return 2;
+		}
+	}
+	if (!file) {
+		fprintf(stderr, "smsim: run needs an experiment file\n%s", usage);
+		return 2;
+	}
+	struct experiment *e = calloc(1, sizeof *e);
+	struct sim_report *r = calloc(1, sizeof *r);
+	struct diag d = {0};
+	int rc = e && r ? experiment_load(file, sets, nsets, e, &d) : diag_set(&d, DIAG_LIMIT, "out of memory");
+	if (rc) {
+		fprintf(stderr, "smsim: %s\n", d.msg);
+		goto out;
+	}
+	rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, r, &d);
+	if (rc && rc != DIAG_DEADLOCK) {
+		fprintf(stderr, "smsim: %s\n", d.msg);
+		goto out;
+	}
+	if (json) {
+		cJSON *o = report_json(e, r, rc, timing);
+		char *text = cJSON_Print(o);
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		report_text(stdout, e, r, rc, timing);
+	}
+	if (rc)
+		fprintf(stderr, "smsim: %s\n", d.msg);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "smsim: error writing the report\n");
+		rc = 2;
+	}
+out:
+	if (e)
+		experiment_free(e);
+	free(e);
+	free(r);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("smsim %s\n", SMSIM_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "list") == 0)
+		return cmd_list(argc > 2 ? argv[2] : "configs");
+	fprintf(stderr, "smsim: unknown command \"%s\"\n%s", argv[1], usage);
+	return 2;
+}

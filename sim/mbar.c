@@ -1,0 +1,75 @@
+/*
+ * mbar: PTX mbarriers (the machinery under cuda::barrier and cuda::pipeline).
+ *
+ * State: completed phases, pending and expected arrivals, tx-count.  When
+ * pending reaches 0 with no outstanding tx, the phase completes: pending
+ * is reset to expected and every waiter wakes after the wake latency.
+ * Arrivals past the expected count are a program error, reported.
+ * Arrivals serialize on the barrier (a shared-memory atomic each).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "simint.h"
+
+uint32_t mbar_new(struct sim *s, uint32_t block, const char *what)
+{
+	struct mbar *b = &s->mbars[s->nmbars];
+	*b = (struct mbar){.waiters = NONE, .block = block};
+	snprintf(b->what, sizeof b->what, "%s", what);
+	return s->nmbars++;
+}
+
+void mbar_init(struct mbar *b, int64_t expected)
+{
+	b->phase = 0;
+	b->pending = b->expected = expected;
+	b->tx = 0;
+}
+
+static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
+{
+	b->phase++;
+	b->pending = b->expected;
+	uint32_t wi = b->waiters;
+	b->waiters = NONE;
+	while (wi != NONE) {
+		struct warp *w = &s->warps[wi];
+		wi = w->next_waiter;
+		w->next_waiter = NONE;
+		w->blocked_obj = -1;
+		sched_wake(s, w, now + (uint64_t)s->m->mbarrier_wake_latency);
+	}
+}
+
+void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now)
+{
+	struct mbar *b = &s->mbars[bar];
+	if ((int64_t)count > b->pending) {
+		sim_fail(s, DIAG_INPUT, NULL,
+			 "program error: %u arrivals on %s (block %u) in phase %u, which expects only %lld more of %lld",
+			 count, b->what, b->block, b->phase, (long long)b->pending, (long long)b->expected);
+		return;
+	}
+	b->pending -= count;
+	if (b->pending == 0 && b->tx == 0)
+		complete_phase(s, b, now);
+}
+
+void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count)
+{
+	struct mbar *b = &s->mbars[bar];
+	if (at < b->busy_until)
+		at = b->busy_until;
+	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
+	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, count))
+		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
+}
+
+void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar)
+{
+	struct mbar *b = &s->mbars[bar];
+	w->next_waiter = b->waiters;
+	b->waiters = w->id;
+	w->blocked_obj = (int32_t)bar;
+}

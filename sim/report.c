@@ -1,0 +1,181 @@
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Six decimals are plenty and make reports byte-stable across libcs. */
+static double round6(double x) { return isfinite(x) ? round(x * 1e6) / 1e6 : 0.0; }
+
+static double mean_latency(const struct sim_report *r)
+{
+	return r->copies ? (double)r->copy_latency_sum / (double)r->copies : 0.0;
+}
+
+static const char *status_name(int status)
+{
+	switch (status) {
+	case 0: return "ok";
+	case 2: return "program_error";
+	case 3: return "deadlock";
+	case 4: return "limit";
+	default: return "error";
+	}
+}
+
+cJSON *report_json(const struct experiment *e, const struct sim_report *r, int status, bool timing)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "experiment", e->name);
+	cJSON_AddStringToObject(o, "kernel", r->kernel);
+	cJSON_AddStringToObject(o, "machine", r->machine);
+	cJSON_AddStringToObject(o, "status", status_name(status));
+	cJSON *params = cJSON_AddObjectToObject(o, "params");
+	for (int i = 0; i < e->kernel.nparams; i++)
+		cJSON_AddNumberToObject(params, e->kernel.params[i].name, (double)e->kernel.params[i].value);
+	cJSON *launch = cJSON_AddObjectToObject(o, "launch");
+	cJSON_AddNumberToObject(launch, "block_size", (double)e->launch.block_size);
+	cJSON_AddNumberToObject(launch, "blocks", (double)e->launch.blocks);
+	cJSON_AddNumberToObject(launch, "grid_blocks", (double)e->launch.grid_blocks);
+	cJSON_AddNumberToObject(launch, "warps", r->warps);
+
+	cJSON_AddNumberToObject(o, "cycles", (double)r->cycles);
+	cJSON_AddNumberToObject(o, "time_us", round6((double)r->cycles / (r->clock_ghz * 1e3)));
+	cJSON *stalls = cJSON_AddObjectToObject(o, "stalls");
+	for (int c = 0; c < STALL_COUNT; c++)
+		cJSON_AddNumberToObject(stalls, stall_key[c], (double)r->stalls[c]);
+
+	cJSON *copies = cJSON_AddObjectToObject(o, "copies");
+	cJSON_AddNumberToObject(copies, "count", (double)r->copies);
+	cJSON_AddNumberToObject(copies, "bytes", (double)r->copy_bytes);
+	cJSON_AddNumberToObject(copies, "mean_latency", round6(mean_latency(r)));
+	cJSON_AddNumberToObject(copies, "max_latency", (double)r->copy_latency_max);
+	cJSON_AddNumberToObject(copies, "sync_fallback", (double)r->sync_copies);
+
+	cJSON *lh = cJSON_AddObjectToObject(o, "latency_hiding");
+	cJSON_AddNumberToObject(lh, "batches", (double)r->batches);
+	cJSON_AddNumberToObject(lh, "copy_latency_cycles", (double)r->batch_latency);
+	cJSON_AddNumberToObject(lh, "exposed_cycles", (double)r->exposed);
+	cJSON_AddNumberToObject(lh, "hidden_fraction", round6(r->hidden_fraction));
+	cJSON_AddNumberToObject(lh, "compute_overlap_fraction",
+				round6(r->compute_issues ? (double)r->compute_overlapped / (double)r->compute_issues : 0));
+
+	cJSON *bounds = cJSON_AddObjectToObject(o, "bounds");
+	cJSON_AddNumberToObject(bounds, "compute_cycles", (double)r->compute_bound);
+	cJSON_AddNumberToObject(bounds, "memory_cycles", (double)r->memory_bound);
+	cJSON_AddNumberToObject(bounds, "lower_bound", (double)r->lower_bound);
+	cJSON_AddNumberToObject(bounds, "efficiency", round6(r->efficiency));
+
+	cJSON *smem = cJSON_AddObjectToObject(o, "smem");
+	cJSON_AddNumberToObject(smem, "accesses", (double)r->smem_accesses);
+	cJSON_AddNumberToObject(smem, "wavefronts", (double)r->smem_wavefronts);
+	cJSON_AddNumberToObject(smem, "bank_conflicts", (double)r->bank_conflicts);
+
+	cJSON *dram = cJSON_AddObjectToObject(o, "dram");
+	cJSON_AddNumberToObject(dram, "bytes", (double)r->dram_bytes);
+	cJSON_AddNumberToObject(dram, "bytes_per_cycle",
+				round6(r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0));
+
+	cJSON *sim = cJSON_AddObjectToObject(o, "sim");
+	cJSON_AddNumberToObject(sim, "warp_instructions", (double)r->warp_insts);
+	cJSON_AddNumberToObject(sim, "events", (double)r->events);
+	if (timing) {
+		cJSON_AddNumberToObject(sim, "host_seconds", round6(r->host_seconds));
+		cJSON_AddNumberToObject(sim, "warp_instructions_per_second",
+					round(r->host_seconds > 0 ? (double)r->warp_insts / r->host_seconds : 0));
+	}
+
+	if (status == 3) {
+		cJSON *dl = cJSON_AddObjectToObject(o, "deadlock");
+		cJSON *arr = cJSON_AddArrayToObject(dl, "blocked");
+		for (uint32_t i = 0; i < r->nblocked; i++) {
+			const struct blocked_warp *b = &r->blocked[i];
+			cJSON *x = cJSON_CreateObject();
+			cJSON_AddNumberToObject(x, "block", b->block);
+			cJSON_AddNumberToObject(x, "warp", b->warp);
+			cJSON_AddNumberToObject(x, "threads", b->threads);
+			cJSON_AddStringToObject(x, "op", b->op);
+			cJSON_AddStringToObject(x, "at", b->where);
+			cJSON_AddStringToObject(x, "waits_on", b->on);
+			cJSON_AddNumberToObject(x, "phase", b->phase);
+			cJSON_AddNumberToObject(x, "expected", (double)b->expected);
+			cJSON_AddNumberToObject(x, "arrived", (double)b->arrived);
+			cJSON_AddItemToArray(arr, x);
+		}
+		cJSON_AddStringToObject(dl, "hint", r->hint);
+	}
+	return o;
+}
+
+void report_text(FILE *out, const struct experiment *e, const struct sim_report *r, int status, bool timing)
+{
+	fprintf(out, "smsim: %s — kernel %s on %s\n", e->name, r->kernel, r->machine);
+	fprintf(out, "  params:");
+	for (int i = 0; i < e->kernel.nparams; i++)
+		fprintf(out, " %s=%lld", e->kernel.params[i].name, (long long)e->kernel.params[i].value);
+	fprintf(out, "\n  launch: %lld block(s) of %lld threads resident (%u warps), grid of %lld blocks\n",
+		(long long)e->launch.blocks, (long long)e->launch.block_size, r->warps, (long long)e->launch.grid_blocks);
+	if (status)
+		fprintf(out, "  status: %s\n", status_name(status));
+
+	fprintf(out, "\ncycles          %12llu   (%.3f us at %.2f GHz)\n", (unsigned long long)r->cycles,
+		(double)r->cycles / (r->clock_ghz * 1e3), r->clock_ghz);
+	fprintf(out, "lower bound     %12llu   (compute %llu, memory %llu)  efficiency %.1f%%\n",
+		(unsigned long long)r->lower_bound, (unsigned long long)r->compute_bound,
+		(unsigned long long)r->memory_bound, 100 * r->efficiency);
+
+	fprintf(out, "\nlatency hiding\n");
+	fprintf(out, "  batches consumed        %12llu\n", (unsigned long long)r->batches);
+	fprintf(out, "  copy latency (sum)      %12llu cycles   first issue to last landing, per batch\n",
+		(unsigned long long)r->batch_latency);
+	fprintf(out, "  exposed (sum)           %12llu cycles   consumers blocked waiting for them\n",
+		(unsigned long long)r->exposed);
+	fprintf(out, "  hidden fraction         %12.3f          1 - exposed / latency\n", r->hidden_fraction);
+	fprintf(out, "  compute during copies   %11.1f%%          of FMA issue slots\n",
+		r->compute_issues ? 100.0 * (double)r->compute_overlapped / (double)r->compute_issues : 0.0);
+
+	fprintf(out, "\nasync copies     %llu chunks, %llu bytes, latency mean %.1f max %llu cycles",
+		(unsigned long long)r->copies, (unsigned long long)r->copy_bytes, mean_latency(r),
+		(unsigned long long)r->copy_latency_max);
+	if (r->sync_copies)
+		fprintf(out, "\n  WARNING: %llu chunk(s) fell back to synchronous copies (alignment < 4 bytes)",
+			(unsigned long long)r->sync_copies);
+	fprintf(out, "\nshared memory    %llu accesses, %llu wavefronts, %llu bank-conflict wavefronts\n",
+		(unsigned long long)r->smem_accesses, (unsigned long long)r->smem_wavefronts,
+		(unsigned long long)r->bank_conflicts);
+	fprintf(out, "DRAM             %llu bytes, %.2f bytes/cycle\n", (unsigned long long)r->dram_bytes,
+		r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0.0);
+
+	uint64_t total = 0;
+	for (int c = 0; c < STALL_COUNT; c++)
+		total += r->stalls[c];
+	fprintf(out, "\nwarp cycles by cause (%u warps x %llu cycles = %llu)\n", r->warps,
+		(unsigned long long)r->cycles, (unsigned long long)total);
+	for (int c = 0; c < STALL_COUNT; c++) {
+		if (!r->stalls[c])
+			continue;
+		double pct = total ? 100.0 * (double)r->stalls[c] / (double)total : 0;
+		int bar = (int)(pct / 2.5 + 0.5);
+		fprintf(out, "  %-17s %12llu %5.1f%% ", stall_key[c], (unsigned long long)r->stalls[c], pct);
+		for (int i = 0; i < bar; i++)
+			fputc('#', out);
+		fputc('\n', out);
+	}
+
+	if (status == 3) {
+		fprintf(out, "\nDEADLOCK: %u warp(s) can never proceed\n", r->nblocked);
+		for (uint32_t i = 0; i < r->nblocked; i++) {
+			const struct blocked_warp *b = &r->blocked[i];
+			fprintf(out, "  block %u warp %u (%u threads) in %s at %s: waits on %s phase %u, %lld of %lld arrived\n",
+				b->block, b->warp, b->threads, b->op, b->where, b->on, b->phase, (long long)b->arrived,
+				(long long)b->expected);
+		}
+		fprintf(out, "  hint: %s\n", r->hint);
+	}
+
+	fprintf(out, "\nsimulator        %llu warp-instructions, %llu events", (unsigned long long)r->warp_insts,
+		(unsigned long long)r->events);
+	if (timing && r->host_seconds > 0)
+		fprintf(out, ", %.3f s, %.2f M warp-instructions/s", r->host_seconds,
+			(double)r->warp_insts / r->host_seconds / 1e6);
+	fputc('\n', out);
+}

@@ -1,0 +1,222 @@
+/*
+ * sim: set up the SM for a launch, run the event loop, and finish the report.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simint.h"
+
+static double host_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int check_launch(const struct kernel *k, const struct machine *m, const struct launch *l, struct diag *d)
+{
+	if (l->block_size < 1 || l->block_size > m->max_block_threads)
+		return diag_set(d, DIAG_INPUT, "launch: block_size %lld is outside 1..%lld (machine max_block_threads)",
+				(long long)l->block_size, (long long)m->max_block_threads);
+	if (l->blocks < 1 || l->blocks > m->max_blocks)
+		return diag_set(d, DIAG_INPUT, "launch: %lld resident blocks; the machine allows 1..%lld",
+				(long long)l->blocks, (long long)m->max_blocks);
+	int64_t warps = (l->block_size + 31) / 32 * l->blocks;
+	if (warps > m->max_warps || l->block_size * l->blocks > m->max_threads)
+		return diag_set(d, DIAG_INPUT,
+				"launch: %lld blocks of %lld threads (%lld warps) do not fit on the SM (%lld warps, "
+				"%lld threads)",
+				(long long)l->blocks, (long long)l->block_size, (long long)warps,
+				(long long)m->max_warps, (long long)m->max_threads);
+	uint64_t smem = k->shared_bytes;
+	for (int i = 0; i < k->npipes; i++)
+		smem += 16ull * k->pipes[i].stages; /* two 8-byte mbarriers per stage */
+	if (smem > (uint64_t)m->smem_block_bytes)
+		return diag_set(d, DIAG_INPUT, "%s: needs %llu bytes of shared memory per block; the machine allows %lld",
+				k->file, (unsigned long long)smem, (long long)m->smem_block_bytes);
+	if (smem * (uint64_t)l->blocks > (uint64_t)m->smem_bytes)
+		return diag_set(d, DIAG_INPUT,
+				"%s: %lld blocks need %llu bytes of shared memory; the SM has %lld",
+				k->file, (long long)l->blocks, (unsigned long long)(smem * (uint64_t)l->blocks),
+				(long long)m->smem_bytes);
+	return 0;
+}
+
+static int setup(struct sim *s)
+{
+	const struct launch *l = &s->launch;
+	uint32_t per_block = (uint32_t)((l->block_size + 31) / 32);
+	s->nblocks = (uint32_t)l->blocks;
+	s->nwarps = per_block * s->nblocks;
+	s->warps = calloc(s->nwarps, sizeof *s->warps);
+	s->blocks = calloc(s->nblocks, sizeof *s->blocks);
+	s->sps = calloc((size_t)s->m->subpartitions, sizeof *s->sps);
+	uint32_t nbars = 0;
+	for (int i = 0; i < s->k->npipes; i++)
+		nbars += 2 * s->k->pipes[i].stages;
+	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars)
+		return -1;
+	for (int64_t p = 0; p < s->m->subpartitions; p++) {
+		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
+		if (!s->sps[p].warps)
+			return -1;
+		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
+		s->sps[p].greedy = NONE;
+	}
+	size_t nslots = (size_t)s->k->nslots;
+	for (uint32_t b = 0; b < s->nblocks; b++) {
+		struct block *blk = &s->blocks[b];
+		blk->id = b;
+		blk->first_warp = b * per_block;
+		blk->nwarps = per_block;
+		blk->live_threads = (uint32_t)l->block_size;
+		blk->bar_waiters = NONE;
+		if (pipe_setup(s, blk))
+			return -1;
+		for (uint32_t i = 0; i < per_block; i++) {
+			uint32_t id = b * per_block + i;
+			struct warp *w = &s->warps[id];
+			int64_t threads = l->block_size - (int64_t)i * 32;
+			w->id = id;
+			w->block = b;
+			w->in_block = i;
+			w->sp = id % (uint32_t)s->m->subpartitions;
+			w->live = threads >= 32 ? 0xffffffffu : (1u << threads) - 1;
+			w->stack[0] = (struct simt_entry){0, -1, w->live};
+			w->depth = 1;
+			w->cause = STALL_NOT_SELECTED;
+			w->wait_start = NEVER;
+			w->next_waiter = NONE;
+			w->blocked_obj = -1;
+			w->regs = calloc(32 * nslots, sizeof *w->regs);
+			if (!w->regs)
+				return -1;
+			for (int lane = 0; lane < 32; lane++) {
+				int64_t *r = w->regs + (size_t)lane * nslots;
+				r[SLOT_TID] = (int64_t)i * 32 + lane;
+				r[SLOT_LANE] = lane;
+				r[SLOT_WARP] = i;
+				r[SLOT_BLOCK] = b;
+			}
+			struct subpart *sp = &s->sps[w->sp];
+			sp->warps[sp->nwarps++] = id;
+		}
+	}
+	s->warps_left = s->nwarps;
+	return 0;
+}
+
+static void teardown(struct sim *s)
+{
+	for (uint32_t i = 0; s->warps && i < s->nwarps; i++)
+		free(s->warps[i].regs);
+	for (uint32_t b = 0; s->blocks && b < s->nblocks; b++)
+		pipe_free(s, &s->blocks[b]);
+	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++)
+		free(s->sps[p].warps);
+	free(s->warps);
+	free(s->blocks);
+	free(s->sps);
+	free(s->mbars);
+	evq_free(&s->q);
+}
+
+/* Nothing can move and warps remain: describe every stuck warp. */
+static void report_deadlock(struct sim *s)
+{
+	struct sim_report *r = s->rep;
+	uint32_t exited = 0;
+	for (uint32_t i = 0; i < s->nwarps; i++) {
+		struct warp *w = &s->warps[i];
+		if (w->done || r->nblocked >= SIM_MAX_BLOCKED)
+			continue;
+		struct blocked_warp *bw = &r->blocked[r->nblocked++];
+		const struct insn *in = &s->k->code[simt_pc(w) < s->k->ncode ? simt_pc(w) : s->k->ncode - 1];
+		bw->warp = w->in_block;
+		bw->block = w->block;
+		bw->threads = (uint32_t)__builtin_popcount(simt_mask(w));
+		snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
+		snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
+		if (w->blocked_obj >= 0) {
+			const struct mbar *b = &s->mbars[w->blocked_obj];
+			snprintf(bw->on, sizeof bw->on, "%s", b->what);
+			bw->phase = b->phase;
+			bw->expected = b->expected;
+			bw->arrived = b->expected - b->pending;
+		} else {
+			const struct block *b = &s->blocks[w->block];
+			snprintf(bw->on, sizeof bw->on, "__syncthreads");
+			bw->expected = b->live_threads;
+			bw->arrived = b->bar_arrived;
+		}
+	}
+	for (uint32_t b = 0; b < s->nblocks; b++)
+		exited += (uint32_t)s->launch.block_size - s->blocks[b].live_threads;
+	if (exited)
+		snprintf(r->hint, sizeof r->hint,
+			 "%u thread(s) exited while others still wait on barriers they were counted in", exited);
+	else
+		snprintf(r->hint, sizeof r->hint, "no thread exited; the waits above can never be satisfied");
+	diag_set(s->d, DIAG_DEADLOCK, "%s: deadlock at cycle %llu: %u warp(s) can never proceed", s->k->file,
+		 (unsigned long long)s->now, r->nblocked);
+}
+
+int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,
+	    const struct sim_limits *limits, struct sim_report *rep, struct diag *d)
+{
+	double t0 = host_now();
+	*rep = (struct sim_report){0};
+	snprintf(rep->kernel, sizeof rep->kernel, "%s", k->name);
+	snprintf(rep->machine, sizeof rep->machine, "%s", m->name);
+	rep->clock_ghz = m->clock_ghz;
+	int rc = check_launch(k, m, launch, d);
+	if (rc)
+		return rc;
+	struct sim s = {.m = m, .k = k, .launch = *launch, .limits = *limits, .rep = rep, .d = d};
+	evq_init(&s.q);
+	if (setup(&s)) {
+		teardown(&s);
+		return diag_set(d, DIAG_LIMIT, "out of memory setting up %u warps", s.nwarps);
+	}
+	rep->blocks = s.nblocks;
+	rep->warps = s.nwarps;
+	rep->block_size = (uint32_t)launch->block_size;
+	for (int64_t p = 0; p < m->subpartitions; p++)
+		if (s.sps[p].nwarps)
+			sched_kick(&s, (uint32_t)p, 0);
+
+	struct event ev;
+	while (!s.error && s.warps_left && evq_pop(&s.q, &ev)) {
+		s.now = ev.cycle;
+		if (ev.cycle > s.limits.max_cycles) {
+			diag_set(d, DIAG_LIMIT,
+				 "%s: simulated cycles passed the limit of %llu; raise it with --set limit.cycles=N",
+				 k->file, (unsigned long long)s.limits.max_cycles);
+			s.error = DIAG_LIMIT;
+			break;
+		}
+		if (s.q.popped > s.limits.max_events) {
+			diag_set(d, DIAG_LIMIT, "%s: events passed the limit of %llu; raise it with --set limit.events=N",
+				 k->file, (unsigned long long)s.limits.max_events);
+			s.error = DIAG_LIMIT;
+			break;
+		}
+		switch (ev.kind) {
+		case EV_TICK:
+			if (s.sps[ev.owner].next_tick == ev.cycle)
+				sched_tick(&s, ev.owner, ev.cycle);
+			break;
+		case EV_MBAR_ARRIVE: mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, ev.cycle); break;
+		}
+	}
+	if (!s.error && s.warps_left)
+		report_deadlock(&s);
+	stats_finish(&s);
+	rc = s.error ? s.error : (s.warps_left ? DIAG_DEADLOCK : 0);
+	teardown(&s);
+	rep->host_seconds = host_now() - t0;
+	return rc;
+}

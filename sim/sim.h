@@ -1,0 +1,77 @@
+/*
+ * sim: run one kernel on one SM and say where the cycles went.
+ *
+ * sim_run takes a loaded kernel, a machine and a launch, simulates until
+ * every warp has exited (or nothing can move, or a limit is hit), and
+ * fills a sim_report.  Its return value is a diag code: 0, DIAG_INPUT for
+ * a program error found while running, DIAG_DEADLOCK, DIAG_LIMIT.  The
+ * report is filled in all cases, so a deadlock is a result to read.
+ */
+#ifndef SMSIM_SIM_H
+#define SMSIM_SIM_H
+
+#include <stdint.h>
+
+#include "../isa/diag.h"
+#include "../isa/kernel.h"
+#include "machine.h"
+#include "stall.h"
+
+struct sim_limits {
+	uint64_t max_cycles;
+	uint64_t max_events;
+};
+
+#define SIM_DEFAULT_MAX_CYCLES 10000000000ull
+#define SIM_DEFAULT_MAX_EVENTS 2000000000ull
+#define SIM_MAX_BLOCKED 256
+
+/* One warp that cannot move, in a deadlock report. */
+struct blocked_warp {
+	uint32_t warp, block;
+	char op[32];
+	char where[160]; /* JSON path of the statement */
+	char on[96];     /* the barrier or stage */
+	uint32_t phase;
+	int64_t expected, arrived;
+	uint32_t threads; /* threads of the warp waiting there */
+};
+
+struct sim_report {
+	char kernel[64];
+	char machine[64];
+	uint64_t cycles;
+	double clock_ghz;
+	uint32_t blocks, warps, block_size;
+	uint64_t stalls[STALL_COUNT];
+
+	uint64_t copies, copy_bytes, copy_latency_sum, copy_latency_max;
+	uint64_t sync_copies; /* chunks copied synchronously (alignment < 4) */
+
+	uint64_t batches;           /* consumed pipeline batches */
+	uint64_t batch_latency;     /* sum: first copy issue to last landing */
+	uint64_t exposed;           /* sum: cycles consumers were blocked on them */
+	double hidden_fraction;
+
+	uint64_t compute_issues;    /* FMA issue slots of compute ops */
+	uint64_t compute_overlapped; /* ... issued while a copy was in flight */
+	uint64_t compute_bound;     /* cycles: issue- or dependency-limited */
+	uint64_t memory_bound;      /* cycles: DRAM bytes / bandwidth */
+	uint64_t lower_bound;
+	double efficiency;
+
+	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
+	uint64_t dram_bytes;
+
+	uint64_t warp_insts, events;
+	double host_seconds;
+
+	uint32_t nblocked;
+	struct blocked_warp blocked[SIM_MAX_BLOCKED];
+	char hint[512];
+};
+
+int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,
+	    const struct sim_limits *limits, struct sim_report *rep, struct diag *d);
+
+#endif

@@ -1,0 +1,203 @@
+/*
+ * simint: the state the simulator's modules share (internal header).
+ *
+ * One struct sim holds the SM: resident blocks, their warps, the
+ * sub-partition schedulers, memories, barriers and pipelines.  Modules
+ * (sched, simt, exec, copy, gmem, mbar, pipe, sync, stats) each own a
+ * part and reach the rest only through the functions declared here.
+ */
+#ifndef SMSIM_SIMINT_H
+#define SMSIM_SIMINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../isa/kernel.h"
+#include "evq.h"
+#include "machine.h"
+#include "sim.h"
+#include "stall.h"
+
+#define NEVER UINT64_MAX
+#define NONE UINT32_MAX
+#define SIMT_MAX_DEPTH 64
+
+/* Event kinds. */
+enum ev_kind {
+	EV_TICK,        /* owner: sub-partition; it may issue */
+	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count */
+};
+
+struct simt_entry {
+	int32_t pc;
+	int32_t reconv; /* pc where this entry rejoins the one below; -1 for the base */
+	uint32_t mask;
+};
+
+struct warp {
+	uint32_t id;      /* index in the SM */
+	uint32_t block;   /* resident block */
+	uint32_t in_block; /* warp index within its block */
+	uint32_t sp;      /* sub-partition */
+	uint32_t live;    /* threads that have not exited */
+	struct simt_entry stack[SIMT_MAX_DEPTH];
+	int depth;
+	uint32_t op_step;  /* warp-instructions issued so far for the op at pc */
+	uint64_t ready_at; /* first cycle it may issue; NEVER while blocked */
+	enum stall cause;  /* what the time until ready_at is charged to */
+	uint64_t since;    /* stalls are charged up to here */
+	uint64_t wait_start; /* when the current blocking op first blocked; NEVER if not */
+	uint32_t next_waiter; /* list of warps blocked on one object */
+	int32_t blocked_obj;  /* mbarrier waited on, for deadlock reports (-1: none) */
+	bool done;
+	uint64_t done_at;
+	int64_t *regs; /* 32 lanes x nslots */
+	uint64_t stalls[STALL_COUNT];
+	uint64_t insts;
+	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+};
+
+struct subpart {
+	uint32_t *warps;
+	uint32_t nwarps;
+	uint64_t next_tick;   /* cycle of the pending tick event; NEVER if none */
+	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
+	uint32_t greedy;      /* GTO: the warp that issued last */
+	uint32_t rr;          /* LRR: where the next search starts */
+	uint64_t issued;
+};
+
+struct mbar {
+	uint32_t phase;    /* completed phases */
+	int64_t pending;   /* arrivals still needed in the current phase */
+	int64_t expected;  /* arrivals per phase */
+	int64_t tx;        /* outstanding transaction bytes */
+	uint64_t busy_until; /* arrivals serialize on the barrier */
+	uint32_t waiters;  /* warp list */
+	uint32_t block;
+	char what[96];     /* "pipeline.produced[1]", for reports */
+};
+
+/* Latency bookkeeping for one consumed batch (stage instance) of a block pipeline. */
+struct batch_rec {
+	uint64_t seq;        /* NEVER: empty */
+	uint64_t first_issue;
+	uint64_t last_land;
+	uint64_t exposed;    /* longest a consumer warp was blocked on it */
+};
+
+struct pipe_block {
+	const struct pipeline_decl *decl;
+	uint32_t produced; /* first of S mbarriers */
+	uint32_t consumed; /* first of S mbarriers */
+	bool ready;        /* make_pipeline has completed */
+	uint32_t *head;    /* per thread: commits so far */
+	uint32_t *tail;    /* per thread: releases so far */
+	uint64_t *open_first; /* per thread: first copy issue of the open batch, NEVER if none */
+	uint64_t *open_land;  /* per thread: last landing of the open batch */
+	struct batch_rec *ring; /* S records, seq % S */
+};
+
+struct block {
+	uint32_t id;
+	uint32_t first_warp, nwarps;
+	uint32_t live_threads;
+	uint32_t bar_arrived;  /* threads at __syncthreads now */
+	uint32_t bar_waiters;  /* warp list */
+	struct pipe_block *pipes;
+};
+
+struct gmem {
+	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share is free */
+	uint64_t l2_free;
+	uint64_t fill_free; /* the copy engine's smem fill port */
+	uint64_t smem_free; /* cycles: the shared-memory port */
+	uint64_t copies_land; /* latest landing of any copy issued so far */
+};
+
+struct sim {
+	const struct machine *m;
+	const struct kernel *k;
+	struct launch launch;
+	struct sim_limits limits;
+	struct evq q;
+	struct warp *warps;
+	uint32_t nwarps;
+	struct block *blocks;
+	uint32_t nblocks;
+	struct subpart *sps;
+	struct mbar *mbars;
+	uint32_t nmbars;
+	struct gmem mem;
+	uint64_t now;
+	uint32_t warps_left;
+	struct sim_report *rep;
+	struct diag *d;
+	int error; /* first error raised during the run (diag code) */
+	uint64_t l2_hash_seed;
+};
+
+/* sched.c */
+void sched_charge(struct warp *w, uint64_t now);
+void sched_wake(struct sim *s, struct warp *w, uint64_t at);
+void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
+void sched_tick(struct sim *s, uint32_t sp, uint64_t now);
+void sched_block(struct warp *w, enum stall cause, uint64_t now);
+
+/* simt.c */
+static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->depth - 1].mask; }
+static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->depth - 1].pc; }
+int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+void simt_advance(struct sim *s, struct warp *w);
+void simt_branch(struct sim *s, struct warp *w, const struct insn *in);
+void simt_jump(struct sim *s, struct warp *w, int32_t target);
+void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
+static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int lane)
+{
+	return w->regs + (size_t)lane * (size_t)s->k->nslots;
+}
+
+/* exec.c: runs the op at the warp's pc for one issue slot. */
+void exec_issue(struct sim *s, struct warp *w, uint64_t now);
+int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
+
+/* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
+uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
+uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
+uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
+
+/* mbar.c */
+uint32_t mbar_new(struct sim *s, uint32_t block, const char *what);
+void mbar_init(struct mbar *b, int64_t expected);
+void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count);
+void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now);
+void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
+static inline bool mbar_phase_done(const struct mbar *b, uint32_t phase) { return b->phase > phase; }
+
+/* pipe.c */
+int pipe_setup(struct sim *s, struct block *b);
+void pipe_free(struct sim *s, struct block *b);
+bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+void pipe_copy_issued(struct sim *s, struct warp *w, int pipe, int lane, uint64_t now, uint64_t land);
+void pipe_finish_stats(struct sim *s);
+
+/* copy.c: one issue slot of memcpy_async; true when the op is complete. */
+bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+/* The latest landing of any copy issued so far: copies are in flight until then. */
+uint64_t copy_latest_land(const struct sim *s);
+
+/* sync.c */
+bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);
+void sync_check_release(struct sim *s, struct block *b, uint64_t now);
+
+/* stats.c */
+void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);
+void stats_batch(struct sim *s, const struct batch_rec *r);
+void stats_finish(struct sim *s);
+
+#endif

@@ -1,0 +1,49 @@
+#include "smem.h"
+
+#include <stdbool.h>
+
+/* Distinct words per bank among the lanes of one phase: the phase's wavefronts. */
+static uint32_t phase_ways(const uint64_t addr[32], uint32_t mask, uint32_t width)
+{
+	uint64_t words[SMEM_BANKS][32];
+	uint32_t nwords[SMEM_BANKS] = {0};
+	uint32_t worst = 0;
+	for (int lane = 0; lane < 32; lane++) {
+		if (!(mask >> lane & 1))
+			continue;
+		/* A wide access touches width/4 consecutive words, each in its own bank. */
+		for (uint32_t w = 0; w < width / 4; w++) {
+			uint64_t word = addr[lane] / 4 + w;
+			uint32_t bank = (uint32_t)(word % SMEM_BANKS);
+			bool seen = false;
+			for (uint32_t i = 0; i < nwords[bank]; i++)
+				if (words[bank][i] == word)
+					seen = true;
+			if (!seen) {
+				words[bank][nwords[bank]++] = word;
+				if (nwords[bank] > worst)
+					worst = nwords[bank];
+			}
+		}
+	}
+	return worst;
+}
+
+struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width)
+{
+	struct smem_cost c = {0, 0};
+	if (width < 4)
+		width = 4;
+	/* 8-byte accesses run as 2 half-warp phases, 16-byte ones as 4 quarter-warp phases. */
+	uint32_t lanes_per_phase = width >= 16 ? 8 : width == 8 ? 16 : 32;
+	for (uint32_t first = 0; first < 32; first += lanes_per_phase) {
+		uint32_t phase_mask = lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first);
+		if (!phase_mask)
+			continue;
+		uint32_t ways = phase_ways(addr, phase_mask, width);
+		c.wavefronts += ways;
+		if (ways > c.ways)
+			c.ways = ways;
+	}
+	return c;
+}

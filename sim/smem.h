@@ -1,0 +1,27 @@
+/*
+ * smem: the shared-memory bank model.
+ *
+ * 32 banks of 4 bytes.  A warp access costs one wavefront per distinct
+ * 4-byte word in its busiest bank; lanes reading the same word share it
+ * (broadcast).  8- and 16-byte accesses are served in half- and quarter-warp
+ * phases, each phase costing as above.
+ */
+#ifndef SMSIM_SMEM_H
+#define SMSIM_SMEM_H
+
+#include <stdint.h>
+
+#define SMEM_BANKS 32
+
+struct smem_cost {
+	uint32_t wavefronts; /* total, all phases */
+	uint32_t ways;       /* the worst bank's distinct words in one phase */
+};
+
+/*
+ * Cost of one warp access: addr[lane] is the byte address of each lane
+ * whose bit is set in mask; width is 4, 8 or 16 bytes per lane.
+ */
+struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * stats: the run's metrics (DESIGN.md §5), gathered as the run goes and
+ * completed at its end.
+ */
+#include "simint.h"
+
+void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land)
+{
+	struct sim_report *r = s->rep;
+	uint64_t lat = land - issue;
+	r->copies += lanes;
+	r->copy_bytes += (uint64_t)lanes * bytes_each;
+	r->copy_latency_sum += lat * lanes;
+	if (lat > r->copy_latency_max)
+		r->copy_latency_max = lat;
+}
+
+void stats_batch(struct sim *s, const struct batch_rec *b)
+{
+	struct sim_report *r = s->rep;
+	r->batches++;
+	if (b->first_issue == NEVER || b->last_land < b->first_issue)
+		return;
+	uint64_t lat = b->last_land - b->first_issue;
+	r->batch_latency += lat;
+	/* A consumer can be blocked longer than the copy took (wake-up latency); only the copy's share counts. */
+	r->exposed += b->exposed < lat ? b->exposed : lat;
+}
+
+void stats_finish(struct sim *s)
+{
+	struct sim_report *r = s->rep;
+	pipe_finish_stats(s);
+	uint64_t end = 0;
+	for (uint32_t i = 0; i < s->nwarps; i++)
+		if (s->warps[i].done && s->warps[i].done_at > end)
+			end = s->warps[i].done_at;
+	if (s->warps_left)
+		end = s->now + 1;
+	r->cycles = end;
+	uint64_t longest_chain = 0;
+	for (uint32_t i = 0; i < s->nwarps; i++) {
+		struct warp *w = &s->warps[i];
+		if (!w->done) {
+			sched_charge(w, end);
+		} else {
+			w->stalls[STALL_EXITED] += end - w->done_at;
+		}
+		for (int c = 0; c < STALL_COUNT; c++)
+			r->stalls[c] += w->stalls[c];
+		r->warp_insts += w->insts;
+		if (w->alu_chain_cycles > longest_chain)
+			longest_chain = w->alu_chain_cycles;
+	}
+	r->hidden_fraction = r->batch_latency ? 1.0 - (double)r->exposed / (double)r->batch_latency : 0.0;
+	uint64_t busiest = 0;
+	for (int64_t p = 0; p < s->m->subpartitions; p++)
+		if (s->sps[p].issued > busiest)
+			busiest = s->sps[p].issued;
+	r->compute_bound = busiest > longest_chain ? busiest : longest_chain;
+	r->memory_bound = (uint64_t)((double)r->dram_bytes / s->m->dram_bytes_per_cycle + 0.5);
+	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
+	r->efficiency = r->cycles ? (double)r->lower_bound / (double)r->cycles : 0.0;
+	r->events = s->q.popped;
+}

@@ -1,0 +1,43 @@
+/*
+ * sync: __syncthreads (bar.sync 0) of a block.
+ *
+ * Arriving threads are counted; when every thread that has not exited has
+ * arrived, all waiting warps leave the barrier after a release latency
+ * that grows with the block's warp count (measured: DESIGN.md §4).
+ */
+#include "simint.h"
+
+static uint64_t release_latency(const struct sim *s, const struct block *b)
+{
+	return (uint64_t)s->m->syncthreads_base_latency + (uint64_t)s->m->syncthreads_warp_latency * b->nwarps;
+}
+
+void sync_check_release(struct sim *s, struct block *b, uint64_t now)
+{
+	if (b->bar_waiters == NONE || b->bar_arrived < b->live_threads)
+		return;
+	uint64_t at = now + release_latency(s, b);
+	uint32_t wi = b->bar_waiters;
+	b->bar_waiters = NONE;
+	b->bar_arrived = 0;
+	while (wi != NONE) {
+		struct warp *w = &s->warps[wi];
+		wi = w->next_waiter;
+		w->next_waiter = NONE;
+		simt_advance(s, w);
+		sched_wake(s, w, at);
+	}
+}
+
+/* The warp's active threads arrive; true when the warp may go on at once (it was the last). */
+bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause)
+{
+	struct block *b = &s->blocks[w->block];
+	b->bar_arrived += (uint32_t)__builtin_popcount(simt_mask(w));
+	sched_block(w, cause, now);
+	w->next_waiter = b->bar_waiters;
+	b->bar_waiters = w->id;
+	sync_check_release(s, b, now);
+	/* Released warps were advanced by sync_check_release; this one stays parked either way. */
+	return false;
+}
