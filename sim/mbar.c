@@ -73,3 +73,18 @@ void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar)
 	b->waiters = w->id;
 	w->blocked_obj = (int32_t)bar;
 }
+
+void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
+{
+	(void)now;
+	s->mbars[bar].tx += bytes;
+}
+
+/* tx may go negative for a while (bytes landing before expect_tx), as PTX allows. */
+void mbar_complete_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
+{
+	struct mbar *b = &s->mbars[bar];
+	b->tx -= bytes;
+	if (b->pending == 0 && b->tx == 0)
+		complete_phase(s, b, now);
+}

@@ -174,6 +174,10 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count)
 void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
 static inline bool mbar_phase_done(const struct mbar *b, uint32_t phase) { return b->phase > phase; }
+/* PTX try_wait.parity: true once the phase of this parity has completed (the current one has the other). */
+static inline bool mbar_parity_done(const struct mbar *b, uint32_t parity) { return (b->phase & 1u) != (parity & 1u); }
+void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now);
+void mbar_complete_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now);
 
 /* pipe.c */
 int pipe_setup(struct sim *s, struct block *b);

@@ -1,0 +1,54 @@
+/*
+ * run_kernel: test support — write a kernel description to a temporary
+ * file and simulate it on the default (H100) machine.
+ */
+#ifndef SMSIM_TEST_RUN_KERNEL_H
+#define SMSIM_TEST_RUN_KERNEL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isa/kernel.h"
+#include "sim/machine.h"
+#include "sim/sim.h"
+
+/* Writes text to a fresh temporary .json file; returns its path (static buffer per call site). */
+static inline const char *write_temp_json(const char *text, char *path, size_t pathsz)
+{
+	snprintf(path, pathsz, "/tmp/smsim_test_XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	size_t len = strlen(text);
+	if (write(fd, text, len) != (ssize_t)len) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+/* Loads and runs; rc is the diag code of load or run.  m may be NULL for defaults. */
+static inline int run_kernel_text(const char *text, int64_t block_size, int64_t blocks, const struct machine *m,
+				  struct sim_report *r, struct diag *d)
+{
+	char path[64];
+	if (!write_temp_json(text, path, sizeof path))
+		return -1;
+	struct launch l = {block_size, blocks, blocks};
+	struct kernel k;
+	int rc = kernel_load(path, NULL, 0, &l, &k, d);
+	if (rc == 0) {
+		struct machine def;
+		machine_defaults(&def);
+		struct sim_limits lim = {SIM_DEFAULT_MAX_CYCLES, SIM_DEFAULT_MAX_EVENTS};
+		rc = sim_run(&k, m ? m : &def, &l, &lim, r, d);
+		kernel_free(&k);
+	}
+	unlink(path);
+	return rc;
+}
+
+#endif

@@ -1,0 +1,247 @@
+/*
+ * End-to-end: the smsim command line on the shipped configs, as a user
+ * runs it — exit codes, messages, JSON reports and the headline result
+ * (two stages hide the copy latency that one stage exposes).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "isa/jdoc.h"
+
+#define SINGLE "configs/experiments/with_single_stage.json"
+#define STAGED "configs/experiments/with_staging_unified.json"
+
+struct cli {
+	int status;
+	char *out;
+	char *err;
+};
+
+static struct cli run_cli(const char *args)
+{
+	struct cli c = {0};
+	char errfile[] = "/tmp/smsim_cli_err_XXXXXX";
+	int fd = mkstemp(errfile);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s %s 2>%s", SMSIM_BIN, args, errfile);
+	FILE *p = popen(cmd, "r");
+	cr_assert(p);
+	size_t cap = 1 << 16, n = 0;
+	c.out = malloc(cap);
+	size_t got;
+	while ((got = fread(c.out + n, 1, cap - n - 1, p)) > 0) {
+		n += got;
+		if (n + 1 >= cap)
+			c.out = realloc(c.out, cap *= 2);
+	}
+	c.out[n] = '\0';
+	int st = pclose(p);
+	c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	c.err = jdoc_read_file(errfile, NULL);
+	remove(errfile);
+	return c;
+}
+
+static void cli_free(struct cli *c)
+{
+	free(c->out);
+	free(c->err);
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+	if (b)
+		x = cJSON_GetObjectItemCaseSensitive(x, b);
+	cr_assert(cJSON_IsNumber(x), "missing number %s.%s", a, b ? b : "");
+	return x->valuedouble;
+}
+
+static cJSON *run_json(const char *args)
+{
+	char full[2048];
+	snprintf(full, sizeof full, "run %s --json --no-timing", args);
+	struct cli c = run_cli(full);
+	cr_assert_eq(c.status, 0, "smsim %s: exit %d: %s", full, c.status, c.err);
+	cJSON *o = cJSON_Parse(c.out);
+	cr_assert(o, "not JSON: %s", c.out);
+	cli_free(&c);
+	return o;
+}
+
+Test(cli, help_and_version)
+{
+	struct cli c = run_cli("--help");
+	cr_assert_eq(c.status, 0);
+	cr_assert(strstr(c.out, "smsim run EXPERIMENT.json"));
+	cli_free(&c);
+	c = run_cli("--version");
+	cr_assert_eq(c.status, 0);
+	cr_assert(strncmp(c.out, "smsim ", 6) == 0, "%s", c.out);
+	cli_free(&c);
+	c = run_cli("frobnicate");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "unknown command"));
+	cli_free(&c);
+}
+
+Test(cli, list_shows_every_shipped_experiment)
+{
+	struct cli c = run_cli("list");
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	DIR *dp = opendir("configs/experiments");
+	cr_assert(dp);
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(dp))) {
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		cr_assert(strstr(c.out, de->d_name), "list does not show %s", de->d_name);
+		n++;
+	}
+	closedir(dp);
+	cr_assert_geq(n, 2);
+	cli_free(&c);
+}
+
+Test(cli, every_shipped_experiment_runs_and_accounts_every_warp_cycle)
+{
+	DIR *dp = opendir("configs/experiments");
+	cr_assert(dp);
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		char args[1024];
+		snprintf(args, sizeof args, "configs/experiments/%s", de->d_name);
+		cJSON *o = run_json(args);
+		double cycles = num(o, "cycles", NULL), warps = num(o, "launch", "warps");
+		double sum = 0;
+		const cJSON *stalls = cJSON_GetObjectItemCaseSensitive(o, "stalls");
+		for (const cJSON *s = stalls->child; s; s = s->next)
+			sum += s->valuedouble;
+		cr_assert_eq(sum, warps * cycles, "%s: stalls sum %.0f != %.0f warps x %.0f cycles", de->d_name, sum,
+			     warps, cycles);
+		cr_assert_gt(num(o, "sim", "warp_instructions"), 0);
+		cJSON_Delete(o);
+	}
+	closedir(dp);
+}
+
+Test(cli, two_stages_hide_the_latency_one_stage_exposes)
+{
+	/* 256 threads, 64 batches, and a compute chain (k=256 FMAs, ~1000 cycles) that covers a ~760-cycle copy. */
+	cJSON *one = run_json(SINGLE " --set block_size=256 --set batch_sz=64 --set k=256");
+	cJSON *two = run_json(STAGED " --set block_size=256 --set batch_sz=64 --set k=256 --set stages=2");
+	double c1 = num(one, "cycles", NULL), c2 = num(two, "cycles", NULL);
+	double h1 = num(one, "latency_hiding", "hidden_fraction"), h2 = num(two, "latency_hiding", "hidden_fraction");
+	cr_assert_lt(c2, 0.7 * c1, "two stages %.0f cycles vs one stage %.0f", c2, c1);
+	cr_assert_lt(h1, 0.05, "single stage hides nothing, got %f", h1);
+	cr_assert_gt(h2, 0.9, "two stages hide nearly all, got %f", h2);
+	cr_assert_gt(num(one, "latency_hiding", "exposed_cycles"), 10 * num(two, "latency_hiding", "exposed_cycles"));
+	cr_assert_eq(num(one, "copies", "count"), 64 * 256, "one 4-byte cp.async per thread per batch");
+	cr_assert_eq(num(one, "copies", "bytes"), 64 * 256 * 4);
+	cr_assert_gt(num(one, "copies", "mean_latency"), 688, "a DRAM round trip at least");
+	cJSON_Delete(one);
+	cJSON_Delete(two);
+}
+
+Test(cli, same_run_twice_gives_identical_json)
+{
+	struct cli a = run_cli("run " STAGED " --json --no-timing");
+	struct cli b = run_cli("run " STAGED " --json --no-timing");
+	cr_assert_eq(a.status, 0);
+	cr_assert_str_eq(a.out, b.out);
+	cr_assert_null(strstr(a.out, "host_seconds"), "--no-timing leaves host timing out");
+	cli_free(&a);
+	cli_free(&b);
+	struct cli t = run_cli("run " STAGED " --json");
+	cr_assert(strstr(t.out, "host_seconds"));
+	cli_free(&t);
+}
+
+Test(cli, set_overrides_params_launch_and_machine)
+{
+	cJSON *base = run_json(SINGLE);
+	cJSON *slow = run_json(SINGLE " --set machine.dram_latency=1500");
+	cr_assert_gt(num(slow, "cycles", NULL), num(base, "cycles", NULL) + 64 * 700,
+		     "each of 64 exposed copies is ~800 cycles slower");
+	cJSON *four = run_json(STAGED " --set stages=4 --set blocks=2 --set launch.block_size=128");
+	cr_assert_eq(num(four, "params", "stages"), 4);
+	cr_assert_eq(num(four, "launch", "blocks"), 2);
+	cr_assert_eq(num(four, "launch", "warps"), 8);
+	cJSON_Delete(base);
+	cJSON_Delete(slow);
+	cJSON_Delete(four);
+}
+
+Test(cli, bad_input_exits_2_with_a_clear_message)
+{
+	struct cli c = run_cli("run " STAGED " --set stagse=4");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "did you mean \"stages\""), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("run " STAGED " --set machine.dram_latncy=4");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "did you mean \"dram_latency\""), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("run configs/experiments/no_such_thing.json");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "no_such_thing.json"), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("run " STAGED " --set block_size=4096");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "block_size"), "%s", c.err);
+	cli_free(&c);
+
+	char path[] = "/tmp/smsim_bad_exp_XXXXXX";
+	int fd = mkstemp(path);
+	const char *text = "{\n  \"experiment\": \"x\",\n  \"machine\": \"/work/none.json\",\n  \"kernal\": 1\n}\n";
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	char args[256];
+	snprintf(args, sizeof args, "run %s", path);
+	c = run_cli(args);
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, ":4:13: at $.kernal: unknown field \"kernal\"; did you mean \"kernel\"?"), "%s", c.err);
+	cli_free(&c);
+	remove(path);
+}
+
+Test(cli, deadlock_exits_3_and_names_the_blocked_warps)
+{
+	struct cli c = run_cli("run tests/fixtures/deadlock_acquire_experiment.json --json --no-timing");
+	cr_assert_eq(c.status, 3, "%s", c.err);
+	cJSON *o = cJSON_Parse(c.out);
+	cr_assert(o);
+	const cJSON *dl = cJSON_GetObjectItemCaseSensitive(o, "deadlock");
+	const cJSON *blocked = cJSON_GetObjectItemCaseSensitive(dl, "blocked");
+	cr_assert_eq(cJSON_GetArraySize(blocked), 2);
+	const cJSON *first = cJSON_GetArrayItem(blocked, 0);
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(first, "op")->valuestring, "producer_acquire");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(first, "waits_on")->valuestring, "pipe.consumed[0]");
+	cr_assert(strstr(c.err, "deadlock"));
+	cJSON_Delete(o);
+	cli_free(&c);
+}
+
+Test(cli, runaway_runs_stop_at_a_limit_with_exit_4)
+{
+	struct cli c = run_cli("run " SINGLE " --set limit.cycles=5000");
+	cr_assert_eq(c.status, 4);
+	cr_assert(strstr(c.err, "limit.cycles"), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("run " SINGLE " --set limit.events=100");
+	cr_assert_eq(c.status, 4);
+	cr_assert(strstr(c.err, "limit.events"), "%s", c.err);
+	cli_free(&c);
+}
