@@ -27,12 +27,12 @@ static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	const struct machine *m = s->m;
-	if ((int64_t)w->op_step < m->copy_setup_instructions) {
-		w->op_step++;
+	if ((int64_t)simt_cur(w)->op_step < m->copy_setup_instructions) {
+		simt_cur(w)->op_step++;
 		return false;
 	}
 	uint32_t mask = simt_mask(w);
-	uint32_t round = w->op_step - (uint32_t)m->copy_setup_instructions;
+	uint32_t round = simt_cur(w)->op_step - (uint32_t)m->copy_setup_instructions;
 	int64_t group = in->group == GROUP_BLOCK ? s->launch.block_size : 1;
 	int64_t c = in->align < 16 ? in->align : 16;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
@@ -95,6 +95,6 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		for (uint32_t mm = lanes; mm; mm &= mm - 1)
 			pipe_copy_issued(s, w, in->obj, __builtin_ctz(mm), now, land);
 	}
-	w->op_step++;
+	simt_cur(w)->op_step++;
 	return (int64_t)round + 1 >= rounds;
 }

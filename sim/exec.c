@@ -1,7 +1,7 @@
 /*
  * exec: what one issue slot of a warp does, op by op.
  *
- * An op may take several issue slots (w->op_step counts them): pipeline
+ * An op may take several issue slots (simt_cur(w)->op_step counts them): pipeline
  * calls spend machine.pipe_call_instructions slots on their index and
  * barrier arithmetic before the call itself; compute is a shared load, k
  * dependent FMAs and a store.  An op that cannot proceed blocks the warp
@@ -38,8 +38,9 @@ int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const cha
 /* Spends the op's leading bookkeeping slots; true once they are all issued. */
 static bool overhead_done(struct warp *w, int64_t slots)
 {
-	if ((int64_t)w->op_step + 1 < slots) {
-		w->op_step++;
+	struct simt_entry *e = simt_cur(w);
+	if ((int64_t)e->op_step + 1 < slots) {
+		e->op_step++;
 		return false;
 	}
 	return true;
@@ -131,21 +132,21 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 	int64_t k = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
 	if (k < 0)
 		k = 0;
-	if (w->op_step == 0) {
+	if (simt_cur(w)->op_step == 0) {
 		uint64_t addr[32];
 		smem_lane_addrs(s, w, &in->src, &in->e[1], mask, addr);
 		uint64_t back = smem_access(s, addr, mask, now);
 		w->ready_at = back;
 		w->cause = STALL_SMEM;
-		w->op_step++;
+		simt_cur(w)->op_step++;
 		return false;
 	}
-	if ((int64_t)w->op_step <= k) {
+	if ((int64_t)simt_cur(w)->op_step <= k) {
 		count_compute_issue(s, now, copy_latest_land(s));
 		w->ready_at = now + (uint64_t)s->m->alu_latency;
 		w->cause = STALL_ALU;
 		w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
-		w->op_step++;
+		simt_cur(w)->op_step++;
 		return false;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
@@ -155,18 +156,20 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
 	int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
-	if ((int64_t)w->op_step + 1 >= n)
+	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
 	count_compute_issue(s, now, copy_latest_land(s));
 	w->ready_at = now + (uint64_t)s->m->alu_latency;
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
-	w->op_step++;
+	simt_cur(w)->op_step++;
 	return false;
 }
 
 void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 {
+	if (!simt_pick(s, w))
+		return;
 	for (;;) {
 		if (s->error || w->done)
 			return;
@@ -192,7 +195,7 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		case OP_BRZ: simt_branch(s, w, in); return;
 		case OP_EXIT: simt_exit_lanes(s, w, mask, now); return;
 		case OP_SYNCTHREADS: done = sync_threads(s, w, now, STALL_SYNCTHREADS); break;
-		case OP_SYNCWARP: break;
+		case OP_SYNCWARP: simt_syncwarp(s, w, now); return;
 		case OP_MAKE_PIPELINE: done = pipe_make(s, w, in, now); break;
 		case OP_PRODUCER_ACQUIRE:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_acquire(s, w, in, now);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +17,54 @@ void machine_defaults(struct machine *m)
 	MACHINE_FIELDS(MACHINE_DEFAULT)
 #undef MACHINE_DEFAULT
 	m->scheduler = SCHED_GTO;
+	m->reconverge = RECONVERGE_POST_DOMINATOR;
+	m->quit = QUIT_GUIDE;
 }
+
+const char *machine_reconverge_name(enum reconverge r)
+{
+	return r == RECONVERGE_INDEPENDENT ? "independent" : "post_dominator";
+}
+
+const char *machine_quit_name(enum quit_model q) { return q == QUIT_LIBCUDACXX ? "libcudacxx" : "guide"; }
 
 static const char *const field_names[] = {
 #define MACHINE_NAME(n, t, d, lo, hi, u) #n,
 	MACHINE_FIELDS(MACHINE_NAME)
 #undef MACHINE_NAME
-	"scheduler", NULL};
+	"scheduler", "reconverge", "quit", NULL};
 
-static int set_scheduler(struct machine *m, const char *v)
+/* The fields whose values are words, not numbers. */
+struct word_field {
+	const char *name;
+	const char *words[3];
+	size_t offset;
+};
+
+static const struct word_field word_fields[] = {
+	{"scheduler", {"gto", "lrr", NULL}, offsetof(struct machine, scheduler)},
+	{"reconverge", {"post_dominator", "independent", NULL}, offsetof(struct machine, reconverge)},
+	{"quit", {"guide", "libcudacxx", NULL}, offsetof(struct machine, quit)},
+};
+
+static const struct word_field *word_field(const char *name)
 {
-	if (strcmp(v, "gto") == 0)
-		m->scheduler = SCHED_GTO;
-	else if (strcmp(v, "lrr") == 0)
-		m->scheduler = SCHED_LRR;
-	else
-		return -1;
-	return 0;
+	for (size_t i = 0; i < sizeof word_fields / sizeof word_fields[0]; i++)
+		if (strcmp(word_fields[i].name, name) == 0)
+			return &word_fields[i];
+	return NULL;
+}
+
+/* Sets a word field; -1 when the word is not one of its choices. */
+static int set_word(struct machine *m, const struct word_field *f, const char *v)
+{
+	for (int i = 0; f->words[i]; i++)
+		if (strcmp(f->words[i], v) == 0) {
+			int value = i;
+			memcpy((char *)m + f->offset, &value, sizeof value);
+			return 0;
+		}
+	return -1;
 }
 
 /* Stores x into field name after checking type and range; msg explains a refusal. */
@@ -67,9 +99,11 @@ static int store(struct machine *m, const char *name, double x, char *msg, size_
 
 int machine_set(struct machine *m, const char *name, const char *value, struct diag *d)
 {
-	if (strcmp(name, "scheduler") == 0) {
-		if (set_scheduler(m, value))
-			return diag_set(d, DIAG_INPUT, "--set machine.scheduler=%s: expected \"gto\" or \"lrr\"", value);
+	const struct word_field *wf = word_field(name);
+	if (wf) {
+		if (set_word(m, wf, value))
+			return diag_set(d, DIAG_INPUT, "--set machine.%s=%s: expected \"%s\" or \"%s\"", name, value,
+					wf->words[0], wf->words[1]);
 		return 0;
 	}
 	char *end;
@@ -121,9 +155,10 @@ int machine_load(const char *file, struct machine *m, struct diag *d)
 			goto out;
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, "value");
 		size_t o3 = jpath_key(&at, "value");
-		if (strcmp(f->string, "scheduler") == 0) {
-			if (!cJSON_IsString(v) || set_scheduler(m, v->valuestring)) {
-				rc = jdoc_error(&doc, &at, d, "expected \"gto\" or \"lrr\"");
+		const struct word_field *wf = word_field(f->string);
+		if (wf) {
+			if (!cJSON_IsString(v) || set_word(m, wf, v->valuestring)) {
+				rc = jdoc_error(&doc, &at, d, "expected \"%s\" or \"%s\"", wf->words[0], wf->words[1]);
 				goto out;
 			}
 		} else {

@@ -43,6 +43,10 @@
 	X(syncthreads_warp_latency, I, 2, 0, 1000, "cycles added per warp in the block")
 
 enum sched_policy { SCHED_GTO, SCHED_LRR };
+/* How a diverged warp's threads come back together (DESIGN.md §3). */
+enum reconverge { RECONVERGE_POST_DOMINATOR, RECONVERGE_INDEPENDENT };
+/* What pipeline quit() does: the Programming Guide's promise, or libcudacxx's code. */
+enum quit_model { QUIT_GUIDE, QUIT_LIBCUDACXX };
 
 struct machine {
 	char name[64];
@@ -54,7 +58,12 @@ struct machine {
 #undef MACHINE_STRUCT_I
 #undef MACHINE_STRUCT_F
 	enum sched_policy scheduler;
+	enum reconverge reconverge;
+	enum quit_model quit;
 };
+
+const char *machine_reconverge_name(enum reconverge r);
+const char *machine_quit_name(enum quit_model q);
 
 void machine_defaults(struct machine *m);
 /* Loads a machine config file; fields it lacks keep their defaults. */

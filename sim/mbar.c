@@ -31,14 +31,12 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 {
 	b->phase++;
 	b->pending = b->expected;
-	uint32_t wi = b->waiters;
+	uint32_t id = b->waiters;
 	b->waiters = NONE;
-	while (wi != NONE) {
-		struct warp *w = &s->warps[wi];
-		wi = w->next_waiter;
-		w->next_waiter = NONE;
-		w->blocked_obj = -1;
-		sched_wake(s, w, now + (uint64_t)s->m->mbarrier_wake_latency);
+	while (id != NONE) {
+		uint32_t next = s->warps[WAITER_WARP(id)].stack[WAITER_ENTRY(id)].next_waiter;
+		sched_wake_waiter(s, id, now + (uint64_t)s->m->mbarrier_wake_latency);
+		id = next;
 	}
 }
 
@@ -69,9 +67,10 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count)
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar)
 {
 	struct mbar *b = &s->mbars[bar];
-	w->next_waiter = b->waiters;
-	b->waiters = w->id;
-	w->blocked_obj = (int32_t)bar;
+	struct simt_entry *e = simt_cur(w);
+	e->next_waiter = b->waiters;
+	e->blocked_obj = (int32_t)bar;
+	b->waiters = WAITER(w);
 }
 
 void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)

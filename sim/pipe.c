@@ -115,7 +115,7 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		uint32_t lap = h / S;
 		uint32_t bar = pb->consumed + h % S;
 		if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
-			sched_block(w, STALL_PRODUCER_ACQUIRE, now);
+			sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
 			mbar_wait_on(s, w, bar);
 			return false;
 		}
@@ -197,15 +197,15 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
 		uint32_t bar = pb->produced + t % S;
 		if (!mbar_phase_done(&s->mbars[bar], t / S)) {
-			sched_block(w, STALL_CONSUMER_WAIT, now);
+			sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
 			mbar_wait_on(s, w, bar);
 			return false;
 		}
 	}
-	if (w->wait_start != NEVER && m) {
+	if (simt_cur(w)->wait_start != NEVER && m) {
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(m))];
 		struct batch_rec *r = batch_for(s, pb, t);
-		uint64_t blocked = now - w->wait_start;
+		uint64_t blocked = now - simt_cur(w)->wait_start;
 		if (blocked > r->exposed)
 			r->exposed = blocked;
 	}

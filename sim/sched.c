@@ -31,12 +31,16 @@ void sched_charge(struct warp *w, uint64_t now)
 	w->since = now;
 }
 
-void sched_block(struct warp *w, enum stall cause, uint64_t now)
+void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now)
 {
+	struct simt_entry *e = simt_cur(w);
+	e->blocked = (uint8_t)kind;
+	if (e->wait_start == NEVER)
+		e->wait_start = now;
+	if (simt_runnable(s, w))
+		return; /* another group of the warp can issue next cycle */
 	w->ready_at = NEVER;
 	w->cause = cause;
-	if (w->wait_start == NEVER)
-		w->wait_start = now;
 }
 
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at)
@@ -53,12 +57,24 @@ void sched_kick(struct sim *s, uint32_t sp, uint64_t at)
 		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
-/* A blocked warp may issue again at cycle at; the wait until then stays charged to its cause. */
-void sched_wake(struct sim *s, struct warp *w, uint64_t at)
+/* A blocked group may issue again at cycle at; the wait until then stays charged to the warp's cause. */
+void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 {
+	struct simt_entry *e = &w->stack[entry];
+	e->blocked = WAIT_NONE;
+	e->blocked_obj = -1;
+	e->next_waiter = NONE;
+	if (w->done)
+		return;
 	sched_charge(w, s->now);
-	w->ready_at = at;
-	sched_kick(s, w->sp, at);
+	if (w->ready_at == NEVER || w->ready_at > at)
+		w->ready_at = at;
+	sched_kick(s, w->sp, w->ready_at);
+}
+
+void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at)
+{
+	sched_wake(s, &s->warps[WAITER_WARP(waiter)], WAITER_ENTRY(waiter), at);
 }
 
 static uint32_t pick(struct sim *s, struct subpart *p, uint64_t now)

@@ -85,12 +85,11 @@ static int setup(struct sim *s)
 			w->in_block = i;
 			w->sp = id % (uint32_t)s->m->subpartitions;
 			w->live = threads >= 32 ? 0xffffffffu : (1u << threads) - 1;
-			w->stack[0] = (struct simt_entry){0, -1, w->live};
+			w->stack[0] = (struct simt_entry){.pc = 0, .reconv = -1, .mask = w->live, .wait_start = NEVER,
+							  .next_waiter = NONE, .blocked_obj = -1};
 			w->depth = 1;
+			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
-			w->wait_start = NEVER;
-			w->next_waiter = NONE;
-			w->blocked_obj = -1;
 			w->regs = calloc(32 * nslots, sizeof *w->regs);
 			if (!w->regs)
 				return -1;
@@ -124,33 +123,50 @@ static void teardown(struct sim *s)
 	evq_free(&s->q);
 }
 
-/* Nothing can move and warps remain: describe every stuck warp. */
+static const char *wait_name(enum wait_kind k)
+{
+	switch (k) {
+	case WAIT_SYNCTHREADS: return "__syncthreads";
+	case WAIT_SYNCWARP: return "__syncwarp";
+	case WAIT_GRID: return "grid.sync";
+	default: return "";
+	}
+}
+
+/* Nothing can move and warps remain: describe every stuck group of every warp. */
 static void report_deadlock(struct sim *s)
 {
 	struct sim_report *r = s->rep;
 	uint32_t exited = 0;
 	for (uint32_t i = 0; i < s->nwarps; i++) {
 		struct warp *w = &s->warps[i];
-		if (w->done || r->nblocked >= SIM_MAX_BLOCKED)
-			continue;
-		struct blocked_warp *bw = &r->blocked[r->nblocked++];
-		const struct insn *in = &s->k->code[simt_pc(w) < s->k->ncode ? simt_pc(w) : s->k->ncode - 1];
-		bw->warp = w->in_block;
-		bw->block = w->block;
-		bw->threads = (uint32_t)__builtin_popcount(simt_mask(w));
-		snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
-		snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
-		if (w->blocked_obj >= 0) {
-			const struct mbar *b = &s->mbars[w->blocked_obj];
-			snprintf(bw->on, sizeof bw->on, "%s", b->what);
-			bw->phase = b->phase;
-			bw->expected = b->expected;
-			bw->arrived = b->expected - b->pending;
-		} else {
-			const struct block *b = &s->blocks[w->block];
-			snprintf(bw->on, sizeof bw->on, "__syncthreads");
-			bw->expected = b->live_threads;
-			bw->arrived = b->bar_arrived;
+		for (int g = 0; !w->done && g < w->depth && r->nblocked < SIM_MAX_BLOCKED; g++) {
+			const struct simt_entry *e = &w->stack[g];
+			if (!e->mask || !e->blocked)
+				continue;
+			struct blocked_warp *bw = &r->blocked[r->nblocked++];
+			const struct insn *in = &s->k->code[e->pc < s->k->ncode ? e->pc : s->k->ncode - 1];
+			bw->warp = w->in_block;
+			bw->block = w->block;
+			bw->threads = (uint32_t)__builtin_popcount(e->mask);
+			snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
+			snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
+			if (e->blocked == WAIT_MBAR && e->blocked_obj >= 0) {
+				const struct mbar *b = &s->mbars[e->blocked_obj];
+				snprintf(bw->on, sizeof bw->on, "%s", b->what);
+				bw->phase = b->phase;
+				bw->expected = b->expected;
+				bw->arrived = b->expected - b->pending;
+			} else if (e->blocked == WAIT_SYNCTHREADS) {
+				const struct block *b = &s->blocks[w->block];
+				snprintf(bw->on, sizeof bw->on, "%s", wait_name(WAIT_SYNCTHREADS));
+				bw->expected = b->live_threads;
+				bw->arrived = b->bar_arrived;
+			} else {
+				snprintf(bw->on, sizeof bw->on, "%s", wait_name((enum wait_kind)e->blocked));
+				bw->expected = __builtin_popcount(w->live);
+				bw->arrived = bw->threads;
+			}
 		}
 	}
 	for (uint32_t b = 0; b < s->nblocks; b++)
@@ -160,8 +176,8 @@ static void report_deadlock(struct sim *s)
 			 "%u thread(s) exited while others still wait on barriers they were counted in", exited);
 	else
 		snprintf(r->hint, sizeof r->hint, "no thread exited; the waits above can never be satisfied");
-	diag_set(s->d, DIAG_DEADLOCK, "%s: deadlock at cycle %llu: %u warp(s) can never proceed", s->k->file,
-		 (unsigned long long)s->now, r->nblocked);
+	diag_set(s->d, DIAG_DEADLOCK, "%s: deadlock at cycle %llu: %u group(s) of threads can never proceed",
+		 s->k->file, (unsigned long long)s->now, r->nblocked);
 }
 
 int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,

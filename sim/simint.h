@@ -28,27 +28,43 @@ enum ev_kind {
 	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count */
 };
 
+/* Why a thread group is not runnable. */
+enum wait_kind { WAIT_NONE, WAIT_MBAR, WAIT_SYNCTHREADS, WAIT_SYNCWARP, WAIT_GRID };
+
+/*
+ * A group of a warp's threads with one pc.  Under post-dominator
+ * reconvergence the entries form a stack and only the top runs; under
+ * independent scheduling each live entry is a group of its own (reconv -1,
+ * never stacked) and the warp's issue slots rotate among them.
+ */
 struct simt_entry {
 	int32_t pc;
-	int32_t reconv; /* pc where this entry rejoins the one below; -1 for the base */
-	uint32_t mask;
+	int32_t reconv;       /* pc where it rejoins the entry below; -1: none */
+	uint32_t mask;        /* 0: a dead slot (independent mode) */
+	uint32_t op_step;     /* warp-instructions issued so far for the op at pc */
+	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
+	uint32_t next_waiter; /* link in the waiter list of a barrier */
+	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
+	uint8_t blocked;      /* enum wait_kind */
 };
 
+/* A waiter is one group of one warp: warp id << 6 | entry. */
+#define WAITER(w) ((w)->id << 6 | (uint32_t)(w)->cur)
+#define WAITER_WARP(id) ((id) >> 6)
+#define WAITER_ENTRY(id) ((int)((id) & 63))
+
 struct warp {
-	uint32_t id;      /* index in the SM */
-	uint32_t block;   /* resident block */
+	uint32_t id;       /* index in the SM */
+	uint32_t block;    /* resident block */
 	uint32_t in_block; /* warp index within its block */
-	uint32_t sp;      /* sub-partition */
-	uint32_t live;    /* threads that have not exited */
+	uint32_t sp;       /* sub-partition */
+	uint32_t live;     /* threads that have not exited */
 	struct simt_entry stack[SIMT_MAX_DEPTH];
-	int depth;
-	uint32_t op_step;  /* warp-instructions issued so far for the op at pc */
+	int depth;         /* entries in use (independent: slots, some may be dead) */
+	int cur;           /* the entry issuing now */
 	uint64_t ready_at; /* first cycle it may issue; NEVER while blocked */
 	enum stall cause;  /* what the time until ready_at is charged to */
 	uint64_t since;    /* stalls are charged up to here */
-	uint64_t wait_start; /* when the current blocking op first blocked; NEVER if not */
-	uint32_t next_waiter; /* list of warps blocked on one object */
-	int32_t blocked_obj;  /* mbarrier waited on, for deadlock reports (-1: none) */
 	bool done;
 	uint64_t done_at;
 	int64_t *regs; /* 32 lanes x nslots */
@@ -73,7 +89,7 @@ struct mbar {
 	int64_t expected;  /* arrivals per phase */
 	int64_t tx;        /* outstanding transaction bytes */
 	uint64_t busy_until; /* arrivals serialize on the barrier */
-	uint32_t waiters;  /* warp list */
+	uint32_t waiters;  /* waiter list */
 	uint32_t block;
 	char what[96];     /* "pipeline.produced[1]", for reports */
 };
@@ -103,7 +119,7 @@ struct block {
 	uint32_t first_warp, nwarps;
 	uint32_t live_threads;
 	uint32_t bar_arrived;  /* threads at __syncthreads now */
-	uint32_t bar_waiters;  /* warp list */
+	uint32_t bar_waiters;  /* waiter list */
 	struct pipe_block *pipes;
 };
 
@@ -139,14 +155,23 @@ struct sim {
 
 /* sched.c */
 void sched_charge(struct warp *w, uint64_t now);
-void sched_wake(struct sim *s, struct warp *w, uint64_t at);
+/* The issuing group blocks; the warp stays ready while another group can run. */
+void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now);
+/* Group `entry` of the warp may issue again at cycle at. */
+void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at);
+void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at);
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
 void sched_tick(struct sim *s, uint32_t sp, uint64_t now);
-void sched_block(struct warp *w, enum stall cause, uint64_t now);
 
 /* simt.c */
-static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->depth - 1].mask; }
-static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->depth - 1].pc; }
+static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
+static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->cur].mask; }
+static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->cur].pc; }
+/* Chooses the group to issue; false when none can. */
+bool simt_pick(const struct sim *s, struct warp *w);
+bool simt_runnable(const struct sim *s, const struct warp *w);
+void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
+void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
 void simt_advance(struct sim *s, struct warp *w);
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in);

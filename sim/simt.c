@@ -1,10 +1,17 @@
 /*
- * simt: a warp's threads, their registers and the SIMT reconvergence stack.
+ * simt: a warp's threads, their registers, and how they diverge and
+ * reconverge.
  *
- * Post-dominator reconvergence: a divergent branch turns the top entry into
- * the reconvergence entry (pc = the branch's reconv, all its threads) and
- * pushes one entry per side; an entry that reaches its reconv pc is popped,
- * so the sides rejoin where the structured if/loop ends.
+ * post_dominator: the entries form the classic SIMT stack.  A divergent
+ * branch turns the top entry into the reconvergence entry (pc = the
+ * branch's reconv, all its threads) and pushes one entry per side; an entry
+ * that reaches its reconv pc is popped, so the sides rejoin where the
+ * structured if/loop ends.
+ *
+ * independent (Volta+ independent thread scheduling): a divergent branch
+ * splits the group into two groups that stay apart after the if; only a
+ * __syncwarp, a block barrier or the end re-converges them.  The warp's
+ * issue slots rotate among its runnable groups.
  */
 #include <stdio.h>
 
@@ -21,37 +28,90 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 	return v;
 }
 
-/* Pops entries that reached their reconvergence point or have no threads left. */
-static void settle(struct warp *w)
+static bool independent(const struct sim *s) { return s->m->reconverge == RECONVERGE_INDEPENDENT; }
+
+static struct simt_entry new_entry(int32_t pc, int32_t reconv, uint32_t mask)
 {
+	return (struct simt_entry){.pc = pc,
+				   .reconv = reconv,
+				   .mask = mask,
+				   .wait_start = NEVER,
+				   .next_waiter = NONE,
+				   .blocked_obj = -1};
+}
+
+/* post_dominator: pops entries that reached their reconvergence point or have no threads left. */
+static void settle(const struct sim *s, struct warp *w)
+{
+	if (independent(s)) {
+		while (w->depth > 0 && w->stack[w->depth - 1].mask == 0)
+			w->depth--;
+		return;
+	}
 	while (w->depth > 0) {
 		struct simt_entry *top = &w->stack[w->depth - 1];
 		if (top->mask != 0 && top->pc != top->reconv)
 			break;
 		w->depth--;
 	}
+	w->cur = w->depth - 1;
+}
+
+bool simt_runnable(const struct sim *s, const struct warp *w)
+{
+	if (!independent(s))
+		return w->depth > 0 && !w->stack[w->depth - 1].blocked;
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask && !w->stack[i].blocked)
+			return true;
+	return false;
+}
+
+bool simt_pick(const struct sim *s, struct warp *w)
+{
+	if (!independent(s)) {
+		w->cur = w->depth - 1;
+		return w->depth > 0 && !w->stack[w->cur].blocked;
+	}
+	/* Round robin from the group after the last one, so no group starves. */
+	for (int n = 1; n <= w->depth; n++) {
+		int i = (w->cur + n) % w->depth;
+		if (w->stack[i].mask && !w->stack[i].blocked) {
+			w->cur = i;
+			return true;
+		}
+	}
+	return false;
 }
 
 void simt_advance(struct sim *s, struct warp *w)
 {
-	(void)s;
-	w->stack[w->depth - 1].pc++;
-	w->op_step = 0;
-	w->wait_start = NEVER;
-	settle(w);
+	struct simt_entry *e = simt_cur(w);
+	e->pc++;
+	e->op_step = 0;
+	e->wait_start = NEVER;
+	settle(s, w);
 }
 
 void simt_jump(struct sim *s, struct warp *w, int32_t target)
 {
-	(void)s;
-	w->stack[w->depth - 1].pc = target;
-	w->op_step = 0;
-	settle(w);
+	struct simt_entry *e = simt_cur(w);
+	e->pc = target;
+	e->op_step = 0;
+	settle(s, w);
+}
+
+static int free_slot(struct warp *w)
+{
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask == 0 && !w->stack[i].blocked)
+			return i;
+	return w->depth < SIMT_MAX_DEPTH ? w->depth++ : -1;
 }
 
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 {
-	struct simt_entry *top = &w->stack[w->depth - 1];
+	struct simt_entry *top = simt_cur(w);
 	uint32_t taken = 0; /* threads whose condition is false: they jump */
 	for (uint32_t m = top->mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
@@ -59,30 +119,110 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 			taken |= 1u << lane;
 	}
 	int32_t pc = top->pc;
-	w->op_step = 0;
+	top->op_step = 0;
 	if (taken == 0) {
 		top->pc = pc + 1;
 	} else if (taken == top->mask) {
 		top->pc = in->target;
+	} else if (independent(s)) {
+		int slot = free_slot(w);
+		if (slot < 0) {
+			sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+			return;
+		}
+		top = simt_cur(w);
+		top->mask &= ~taken;
+		top->pc = pc + 1;
+		w->stack[slot] = new_entry(in->target, -1, taken);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
 			return;
 		}
 		uint32_t fall = top->mask & ~taken;
-		if (top->reconv != in->reconv) {
+		if (top->reconv != in->reconv)
 			top->pc = in->reconv;
-		} else {
-			/* Already the entry that waits at this reconv: reuse it rather than stack a copy. */
-			w->depth--;
-		}
-		w->stack[w->depth++] = (struct simt_entry){in->target, in->reconv, taken};
-		w->stack[w->depth++] = (struct simt_entry){pc + 1, in->reconv, fall};
+		else
+			w->depth--; /* already the entry that waits at this reconv: reuse it, do not stack a copy */
+		w->stack[w->depth++] = new_entry(in->target, in->reconv, taken);
+		w->stack[w->depth++] = new_entry(pc + 1, in->reconv, fall);
 	}
-	settle(w);
+	settle(s, w);
 }
 
-/* The lanes end: they leave every stack entry; the warp is done when none are left. */
+/* independent: groups at the same pc, none of them waiting, become one. */
+void simt_merge(struct sim *s, struct warp *w)
+{
+	if (!independent(s))
+		return;
+	for (int i = 0; i < w->depth; i++) {
+		struct simt_entry *a = &w->stack[i];
+		if (!a->mask || a->blocked)
+			continue;
+		for (int j = i + 1; j < w->depth; j++) {
+			struct simt_entry *b = &w->stack[j];
+			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step) {
+				a->mask |= b->mask;
+				b->mask = 0;
+				if (w->cur == j)
+					w->cur = i;
+			}
+		}
+	}
+	settle(s, w);
+}
+
+/*
+ * __syncwarp.  post_dominator: the warp is already converged at every
+ * structured point, so it only costs its issue slot.  independent: the
+ * group waits until every group of the warp is at a __syncwarp; then all
+ * go on, and groups at the same one become one.
+ */
+void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!independent(s)) {
+		simt_advance(s, w);
+		return;
+	}
+	sched_block(s, w, STALL_SYNCWARP, WAIT_SYNCWARP, now);
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask && w->stack[i].blocked != WAIT_SYNCWARP)
+			return;
+	for (int i = 0; i < w->depth; i++) {
+		struct simt_entry *e = &w->stack[i];
+		if (!e->mask)
+			continue;
+		e->pc++;
+		e->op_step = 0;
+		e->wait_start = NEVER;
+		sched_wake(s, w, i, now + 1);
+	}
+	simt_merge(s, w);
+}
+
+static void release_syncwarp_if_complete(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!independent(s))
+		return;
+	int waiting = -1;
+	for (int i = 0; i < w->depth; i++) {
+		if (!w->stack[i].mask)
+			continue;
+		if (w->stack[i].blocked != WAIT_SYNCWARP)
+			return;
+		waiting = i;
+	}
+	if (waiting < 0)
+		return;
+	int cur = w->cur;
+	w->cur = waiting;
+	w->stack[waiting].blocked = WAIT_NONE;
+	simt_syncwarp(s, w, now);
+	if (w->stack[cur].mask)
+		w->cur = cur;
+}
+
+/* The lanes end: they leave every entry; the warp is done when none are left. */
 void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now)
 {
 	lanes &= w->live;
@@ -91,14 +231,18 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 		w->stack[i].mask &= ~lanes;
 	struct block *b = &s->blocks[w->block];
 	b->live_threads -= (uint32_t)__builtin_popcount(lanes);
-	w->op_step = 0;
-	settle(w);
+	simt_cur(w)->op_step = 0;
+	settle(s, w);
 	if (w->depth == 0 || w->live == 0) {
 		w->depth = 0;
 		w->done = true;
 		w->done_at = now + 1;
 		w->ready_at = NEVER;
 		s->warps_left--;
+	} else {
+		if (w->cur >= w->depth)
+			w->cur = w->depth - 1;
+		release_syncwarp_if_complete(s, w, now);
 	}
 	/* Exited threads no longer count at __syncthreads. */
 	sync_check_release(s, b, now);

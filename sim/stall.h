@@ -18,6 +18,7 @@
 	X(PRODUCER_ACQUIRE, "producer_acquire", "in producer_acquire: all stages full") \
 	X(BARRIER, "barrier", "arriving on or waiting for an mbarrier")                 \
 	X(SYNCTHREADS, "syncthreads", "in __syncthreads / make_pipeline")               \
+	X(SYNCWARP, "syncwarp", "in __syncwarp, waiting for the warp's other groups")   \
 	X(EXITED, "exited", "finished, waiting for the rest of the SM")
 
 enum stall {

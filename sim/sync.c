@@ -17,16 +17,22 @@ void sync_check_release(struct sim *s, struct block *b, uint64_t now)
 	if (b->bar_waiters == NONE || b->bar_arrived < b->live_threads)
 		return;
 	uint64_t at = now + release_latency(s, b);
-	uint32_t wi = b->bar_waiters;
+	uint32_t id = b->bar_waiters;
 	b->bar_waiters = NONE;
 	b->bar_arrived = 0;
-	while (wi != NONE) {
-		struct warp *w = &s->warps[wi];
-		wi = w->next_waiter;
-		w->next_waiter = NONE;
-		simt_advance(s, w);
-		sched_wake(s, w, at);
+	while (id != NONE) {
+		struct warp *w = &s->warps[WAITER_WARP(id)];
+		struct simt_entry *e = &w->stack[WAITER_ENTRY(id)];
+		uint32_t next = e->next_waiter;
+		e->pc++;
+		e->op_step = 0;
+		e->wait_start = NEVER;
+		sched_wake_waiter(s, id, at);
+		id = next;
 	}
+	/* A block barrier re-converges the groups it held (independent scheduling). */
+	for (uint32_t i = 0; i < b->nwarps; i++)
+		simt_merge(s, &s->warps[b->first_warp + i]);
 }
 
 /* The warp's active threads arrive; true when the warp may go on at once (it was the last). */
@@ -34,9 +40,9 @@ bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause)
 {
 	struct block *b = &s->blocks[w->block];
 	b->bar_arrived += (uint32_t)__builtin_popcount(simt_mask(w));
-	sched_block(w, cause, now);
-	w->next_waiter = b->bar_waiters;
-	b->bar_waiters = w->id;
+	sched_block(s, w, cause, WAIT_SYNCTHREADS, now);
+	simt_cur(w)->next_waiter = b->bar_waiters;
+	b->bar_waiters = WAITER(w);
 	sync_check_release(s, b, now);
 	/* Released warps were advanced by sync_check_release; this one stays parked either way. */
 	return false;

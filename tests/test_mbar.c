@@ -36,8 +36,9 @@ static void setup(void)
 	s.sps[0].next_tick = s.sps[0].last_issue = NEVER;
 	s.sps[0].greedy = NONE;
 	for (uint32_t i = 0; i < 4; i++)
-		s.warps[i] = (struct warp){.id = i, .ready_at = NEVER, .cause = STALL_BARRIER, .next_waiter = NONE,
-					   .blocked_obj = -1, .wait_start = NEVER};
+		s.warps[i] = (struct warp){.id = i, .ready_at = NEVER, .cause = STALL_BARRIER, .depth = 1, .live = 1,
+					   .stack = {{.mask = 1, .blocked = WAIT_MBAR, .next_waiter = NONE,
+						      .blocked_obj = -1, .wait_start = NEVER}}};
 }
 
 static void teardown(void)
@@ -115,13 +116,15 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 	s.sps[0].nwarps = 4;
 	mbar_wait_on(&s, &s.warps[1], b);
 	mbar_wait_on(&s, &s.warps[3], b);
-	cr_assert_eq(s.warps[1].blocked_obj, (int32_t)b);
+	cr_assert_eq(s.warps[1].stack[0].blocked_obj, (int32_t)b);
+	cr_assert_eq(s.mbars[b].waiters, (3u << 6), "the last waiter heads the list");
 	mbar_arrive(&s, b, 2, 100);
 	uint64_t want = 100 + (uint64_t)m.mbarrier_wake_latency;
 	cr_assert_eq(s.warps[1].ready_at, want);
 	cr_assert_eq(s.warps[3].ready_at, want);
 	cr_assert_eq(s.warps[0].ready_at, NEVER, "a warp that did not wait stays as it was");
 	cr_assert_eq(s.mbars[b].waiters, NONE);
+	cr_assert_eq(s.warps[3].stack[0].blocked, WAIT_NONE, "the woken group is runnable again");
 	struct event ev;
 	cr_assert(evq_pop(&s.q, &ev), "the sub-partition must get a tick to issue the woken warps");
 	cr_assert_eq(ev.kind, EV_TICK);
