@@ -44,7 +44,11 @@ struct node {
 	int a, b, c; /* children */
 	int64_t value;
 	bool per_thread;
+	uint32_t size; /* nodes once expanded: helper arguments are shared, not copied */
 };
+
+/* Helpers may use an argument many times; the expanded tree must stay small. */
+#define MAX_EXPANDED 100000
 
 #define MAX_NODES 4096
 #define MAX_HELPER_DEPTH 16
@@ -77,10 +81,13 @@ static int fail(struct parser *p, const char *fmt, const char *arg)
 	if (!p->failed) {
 		char what[256];
 		snprintf(what, sizeof what, fmt, arg ? arg : "");
+		/* The explanation first: long sources are shortened, never the reason. */
+		size_t len = strlen(p->src);
 		if (p->where)
-			snprintf(p->err, p->errsz, "in helper %s, column %zu: %s", p->where, p->pos + 1, what);
+			snprintf(p->err, p->errsz, "%s (in helper %s, column %zu)", what, p->where, p->pos + 1);
 		else
-			snprintf(p->err, p->errsz, "column %zu of \"%s\": %s", p->pos + 1, p->src, what);
+			snprintf(p->err, p->errsz, "%s (column %zu of \"%.60s%s\")", what, p->pos + 1, p->src,
+				 len > 60 ? "..." : "");
 	}
 	p->failed = true;
 	return -1;
@@ -140,6 +147,16 @@ static int new_node(struct parser *p, struct node n)
 {
 	if (p->nnodes >= MAX_NODES)
 		return fail(p, "expression too large", NULL);
+	uint64_t size = 1;
+	if (n.kind == N_UNARY || n.kind == N_BINARY || n.kind == N_AND || n.kind == N_OR || n.kind == N_COND)
+		size += p->nodes[n.a].size;
+	if (n.kind == N_BINARY || n.kind == N_AND || n.kind == N_OR || n.kind == N_COND)
+		size += p->nodes[n.b].size;
+	if (n.kind == N_COND)
+		size += p->nodes[n.c].size;
+	if (size > MAX_EXPANDED)
+		return fail(p, "expression too large once its helpers are expanded", NULL);
+	n.size = (uint32_t)size;
 	p->nodes[p->nnodes] = n;
 	return p->nnodes++;
 }
@@ -222,7 +239,9 @@ static bool accept(struct parser *p, const char *tok)
 		return false;
 	/* "<" must not swallow "<<" or "<=", "&" not "&&", and so on. */
 	char next = p->src[p->pos + n];
-	if (n == 1 && strchr("<>&|=!", tok[0]) && (next == '=' || next == tok[0]))
+	if (n == 1 && strchr("<>&|", tok[0]) && (next == '=' || next == tok[0]))
+		return false;
+	if (n == 1 && tok[0] == '!' && next == '=')
 		return false;
 	p->pos += n;
 	return true;
@@ -323,7 +342,9 @@ static int parse_primary(struct parser *p)
 		case EXPR_NAME_CONST: return mk_const(p, v);
 		case EXPR_NAME_SLOT:
 			return new_node(p, (struct node){.kind = N_SLOT, .value = v, .per_thread = per_thread});
-		default: return fail(p, "undefined name '%s'", name);
+		default:
+			p->pos = (size_t)(s - p->src);
+			return fail(p, "undefined name '%s'", name);
 		}
 	}
 	if (!*s)

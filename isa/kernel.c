@@ -256,6 +256,76 @@ static int pipe_field(struct compiler *c, const cJSON *obj, int16_t *out)
 	return 0;
 }
 
+/* "bar" or "bar[index]": a cuda::barrier declared under "barriers". */
+static int barrier_field(struct compiler *c, const cJSON *obj, struct insn *in)
+{
+	const char *text = NULL;
+	int rc = jdoc_string(c->doc, obj, &c->at, "barrier", true, &text, c->d);
+	if (rc)
+		return rc;
+	size_t old = jpath_key(&c->at, "barrier");
+	char name[48];
+	size_t n = 0;
+	while (text[n] && text[n] != '[' && n + 1 < sizeof name) {
+		name[n] = text[n];
+		n++;
+	}
+	name[n] = '\0';
+	in->bar = -1;
+	for (int i = 0; i < c->k->nbars; i++)
+		if (strcmp(c->k->bars[i].name, name) == 0)
+			in->bar = (int16_t)i;
+	if (in->bar < 0) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "unknown barrier \"%s\"; declare it under \"barriers\"", name);
+		goto out;
+	}
+	char idx[1024] = "0";
+	const char *p = text + n;
+	if (*p == '[') {
+		size_t len = strlen(p);
+		if (len < 2 || p[len - 1] != ']' || len - 2 >= sizeof idx) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\" with a closing ']'", name);
+			goto out;
+		}
+		memcpy(idx, p + 1, len - 2);
+		idx[len - 2] = '\0';
+	} else if (*p) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s\" or \"%s[index]\"", name, name);
+		goto out;
+	}
+	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	char err[512];
+	if (expr_compile(&c->k->pool, idx, &names, &in->bar_index, err, sizeof err))
+		rc = jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
+	else if (in->bar_index.is_const &&
+		 (in->bar_index.value < 0 || in->bar_index.value >= c->k->bars[in->bar].count))
+		rc = jdoc_error(c->doc, &c->at, c->d, "index %lld outside %s[%u]", (long long)in->bar_index.value,
+				name, c->k->bars[in->bar].count);
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+/* A variable to assign (declared here if it is new in this scope). */
+static int target_var(struct compiler *c, const cJSON *obj, const char *key, uint16_t *slot)
+{
+	const char *name = NULL;
+	int rc = jdoc_string(c->doc, obj, &c->at, key, true, &name, c->d);
+	if (rc)
+		return rc;
+	int64_t v;
+	bool pt;
+	if (lookup(c, name, &v, &pt) == EXPR_NAME_SLOT && v >= SLOT_BUILTINS) {
+		*slot = (uint16_t)v;
+		return 0;
+	}
+	int s = declare_var(c, name);
+	if (s < 0)
+		return -s;
+	*slot = (uint16_t)s;
+	return 0;
+}
+
 static int compile_stmt(struct compiler *c, const cJSON *st)
 {
 	const char *opname = NULL;
@@ -264,7 +334,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int rc = jdoc_string(c->doc, st, &c->at, "op", true, &opname, c->d);
 	if (rc)
 		return rc;
-	struct insn in = {.obj = -1, .dst = {.buf = -1}, .src = {.buf = -1}};
+	struct insn in = {.obj = -1, .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}};
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
@@ -289,7 +359,10 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		}
 		struct expr cond, step;
 		if (has_to) {
-			/* "to" is sugar for the condition var < (to). */
+			/* "to" is sugar for the condition var < (to); compiled alone first so errors point at it. */
+			struct expr to;
+			if ((rc = compile_field(c, st, "to", true, NULL, &to)))
+				goto out;
 			char tsrc[1024];
 			if ((rc = jdoc_expr_text(c->doc, st, &c->at, "to", true, tsrc, sizeof tsrc, c->d)))
 				goto out;
@@ -408,25 +481,108 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	}
 	case OP_EXIT:
 	case OP_SYNCTHREADS:
-	case OP_SYNCWARP: {
+	case OP_SYNCWARP:
+	case OP_GRID_SYNC:
+	case OP_PIPELINE_COMMIT: {
 		static const char *const keys[] = {"op", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		return emit(c, in);
 	}
-	case OP_MAKE_PIPELINE:
+	case OP_MAKE_PIPELINE: {
+		static const char *const keys[] = {"op", "pipeline", "producers", "role", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = pipe_field(c, st, &in.obj)))
+			return rc;
+		bool count = cJSON_GetObjectItemCaseSensitive(st, "producers") != NULL;
+		bool role = cJSON_GetObjectItemCaseSensitive(st, "role") != NULL;
+		if (count && role)
+			return jdoc_error(c->doc, &c->at, c->d, "give \"producers\" (a count) or \"role\", not both");
+		if (count || role) {
+			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_BLOCK)
+				return jdoc_error(c->doc, &c->at, c->d, "only block-scope pipelines can be partitioned");
+			in.split = count ? SPLIT_COUNT : SPLIT_ROLE;
+			if ((rc = compile_field(c, st, count ? "producers" : "role", true, NULL, &in.e[0])))
+				return rc;
+		}
+		return emit(c, in);
+	}
 	case OP_PRODUCER_ACQUIRE:
 	case OP_PRODUCER_COMMIT:
 	case OP_CONSUMER_WAIT:
-	case OP_CONSUMER_RELEASE: {
+	case OP_CONSUMER_RELEASE:
+	case OP_QUIT: {
 		static const char *const keys[] = {"op", "pipeline", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = pipe_field(c, st, &in.obj)))
 			return rc;
 		return emit(c, in);
 	}
+	case OP_CONSUMER_WAIT_PRIOR:
+	case OP_PIPELINE_WAIT_PRIOR: {
+		static const char *const keys[] = {"op", "pipeline", "n", "comment", NULL};
+		int64_t n;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = const_field(c, st, "n", true, NULL, 0, 1000000, &n)))
+			return rc;
+		in.e[0] = (struct expr){.is_const = true, .value = n};
+		if (op == OP_CONSUMER_WAIT_PRIOR) {
+			if ((rc = pipe_field(c, st, &in.obj)))
+				return rc;
+			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_THREAD)
+				return jdoc_error(c->doc, &c->at, c->d,
+						  "pipeline_consumer_wait_prior<N> needs a thread-scope pipeline");
+		}
+		return emit(c, in);
+	}
+	case OP_BARRIER_INIT:
+	case OP_BARRIER_ARRIVE:
+	case OP_BARRIER_WAIT:
+	case OP_BARRIER_ARRIVE_AND_WAIT:
+	case OP_BARRIER_ARRIVE_AND_DROP: {
+		static const char *const init_keys[] = {"op", "barrier", "count", "comment", NULL};
+		static const char *const tok_keys[] = {"op", "barrier", "token", "comment", NULL};
+		static const char *const keys[] = {"op", "barrier", "comment", NULL};
+		bool tok = op == OP_BARRIER_ARRIVE || op == OP_BARRIER_WAIT;
+		const char *const *k = op == OP_BARRIER_INIT ? init_keys : tok ? tok_keys : keys;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, k, c->d)) || (rc = barrier_field(c, st, &in)))
+			return rc;
+		if (op == OP_BARRIER_INIT && (rc = compile_field(c, st, "count", true, NULL, &in.e[0])))
+			return rc;
+		if (op == OP_BARRIER_ARRIVE && (rc = target_var(c, st, "token", &in.slot)))
+			return rc;
+		if (op == OP_BARRIER_WAIT && (rc = compile_field(c, st, "token", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_SHFL: {
+		static const char *const keys[] = {"op", "n", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_field(c, st, "n", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_PIPELINE_MEMCPY_ASYNC: {
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "comment", NULL};
+		int64_t bytes;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
+		    (rc = const_field(c, st, "bytes", true, NULL, 4, 16, &bytes)))
+			return rc;
+		if (bytes != 4 && bytes != 8 && bytes != 16) {
+			size_t old = jpath_key(&c->at, "bytes");
+			rc = jdoc_error(c->doc, &c->at, c->d, "__pipeline_memcpy_async copies 4, 8 or 16 bytes, not %lld",
+					(long long)bytes);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.group = GROUP_THREAD;
+		in.align = (uint32_t)bytes;
+		in.e[0] = (struct expr){.is_const = true, .value = bytes};
+		return emit(c, in);
+	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "comment", NULL};
+						   "barrier", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		const char *group = "thread";
@@ -444,7 +600,14 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		}
 		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
 		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
-		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])) || (rc = pipe_field(c, st, &in.obj)))
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		bool has_pipe = cJSON_GetObjectItemCaseSensitive(st, "pipeline") != NULL;
+		bool has_bar = cJSON_GetObjectItemCaseSensitive(st, "barrier") != NULL;
+		if (has_pipe == has_bar)
+			return jdoc_error(c->doc, &c->at, c->d,
+					  "memcpy_async completes on exactly one of \"pipeline\" or \"barrier\"");
+		if ((has_pipe && (rc = pipe_field(c, st, &in.obj))) || (has_bar && (rc = barrier_field(c, st, &in))))
 			return rc;
 		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
 					   ? c->k->bufs[in.dst.buf].elem_bytes
@@ -688,17 +851,46 @@ static int load_pipelines(struct compiler *c, const cJSON *root)
 			struct pipeline_decl *pd = &c->k->pipes[c->k->npipes];
 			snprintf(pd->name, sizeof pd->name, "%s", p->string);
 			pd->stages = (uint32_t)stages;
-			if (strcmp(scope, "block") == 0) {
-				pd->scope = PIPE_SCOPE_BLOCK;
+			if (strcmp(scope, "block") == 0 || strcmp(scope, "thread") == 0) {
+				pd->scope = scope[0] == 'b' ? PIPE_SCOPE_BLOCK : PIPE_SCOPE_THREAD;
 				c->k->npipes++;
 			} else {
 				size_t o3 = jpath_key(&c->at, "scope");
-				rc = jdoc_error(c->doc, &c->at, c->d,
-						"expected \"block\" (thread-scope pipelines arrive with the semantics "
-						"issue), got \"%s\"",
+				rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"",
 						scope);
 				jpath_pop(&c->at, o3);
 			}
+		}
+		jpath_pop(&c->at, o2);
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+static int load_barriers(struct compiler *c, const cJSON *root)
+{
+	const cJSON *bs = cJSON_GetObjectItemCaseSensitive(root, "barriers");
+	if (!bs)
+		return 0;
+	size_t old = jpath_key(&c->at, "barriers");
+	int rc = 0;
+	if (!cJSON_IsObject(bs)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of barriers");
+		goto out;
+	}
+	c->k->bars = calloc((size_t)cJSON_GetArraySize(bs) + 1, sizeof *c->k->bars);
+	for (const cJSON *b = bs->child; b && !rc; b = b->next) {
+		size_t o2 = jpath_key(&c->at, b->string);
+		static const char *const keys[] = {"count", "comment", NULL};
+		int64_t count = 1;
+		if (c->k->nbars >= 16 || strlen(b->string) >= sizeof c->k->bars[0].name)
+			rc = jdoc_error(c->doc, &c->at, c->d, "too many barrier declarations or name too long");
+		else if (!(rc = jdoc_check_keys(c->doc, b, &c->at, keys, c->d)) &&
+			 !(rc = const_field(c, b, "count", false, "1", 1, 1024, &count))) {
+			struct barrier_decl *bd = &c->k->bars[c->k->nbars++];
+			snprintf(bd->name, sizeof bd->name, "%s", b->string);
+			bd->count = (uint32_t)count;
 		}
 		jpath_pop(&c->at, o2);
 	}
@@ -737,8 +929,8 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 	}
 	k.nslots = c->nvars = SLOT_BUILTINS;
 
-	static const char *const keys[] = {"kernel",  "source",    "notes", "params", "helpers",
-					   "shared",  "global",    "pipelines", "body", "comment", NULL};
+	static const char *const keys[] = {"kernel", "source",	  "notes",    "params", "helpers", "shared",
+					   "global", "pipelines", "barriers", "body",   "comment", NULL};
 	const char *name = NULL, *source = "";
 	if ((rc = jdoc_check_keys(&doc, doc.root, &c->at, keys, d)) ||
 	    (rc = jdoc_string(&doc, doc.root, &c->at, "kernel", true, &name, d)) ||
@@ -746,6 +938,7 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 	    (rc = load_params(c, doc.root, ov, nov)) || (rc = load_helpers(c, doc.root)) ||
 	    (rc = load_buffers(c, doc.root, "shared", SPACE_SHARED)) ||
 	    (rc = load_buffers(c, doc.root, "global", SPACE_GLOBAL)) || (rc = load_pipelines(c, doc.root)) ||
+	    (rc = load_barriers(c, doc.root)) ||
 	    (rc = compile_block(c, doc.root, "body")))
 		goto out;
 	snprintf(k.name, sizeof k.name, "%s", name);
@@ -768,6 +961,7 @@ void kernel_free(struct kernel *k)
 	free(k->params);
 	free(k->bufs);
 	free(k->pipes);
+	free(k->bars);
 	free(k->code);
 	free(k->slot_names);
 	for (int i = 0; k->paths && i < k->npaths; i++)

@@ -39,6 +39,12 @@ struct pipeline_decl {
 	uint32_t stages;
 };
 
+/* cuda::barrier<thread_scope_block> objects in shared memory: name[count]. */
+struct barrier_decl {
+	char name[48];
+	uint32_t count;
+};
+
 /* buf[index]: an element of a named buffer; index counts elements. */
 struct memref {
 	int16_t buf; /* -1: none */
@@ -47,6 +53,9 @@ struct memref {
 
 enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 
+/* How make_pipeline splits the group: all both, the first P produce, or a role per thread. */
+enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
+
 struct insn {
 	enum op op;
 	uint32_t where;  /* index into kernel.paths: the JSON path, for messages */
@@ -54,9 +63,12 @@ struct insn {
 	int32_t reconv;  /* BRZ: where the split paths meet again */
 	uint16_t slot;   /* LET/SET: variable */
 	int16_t obj;     /* pipeline index (-1: none) */
+	int16_t bar;     /* barrier index (-1: none); element bar_index */
 	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
+	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
-	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element */
+	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count */
+	struct expr bar_index;
 	struct memref dst, src;
 };
 
@@ -74,6 +86,8 @@ struct kernel {
 	int nbufs;
 	struct pipeline_decl *pipes;
 	int npipes;
+	struct barrier_decl *bars;
+	int nbars;
 	struct insn *code;
 	int ncode;
 	int nslots;              /* builtins + variables */

@@ -26,21 +26,33 @@ enum op_class {
 	X(SET, "set", OPCLASS_CONTROL, "assign a per-thread variable")                                   \
 	X(BRZ, "", OPCLASS_CONTROL, "branch where cond == 0 (from if/for/while), may diverge")          \
 	X(JMP, "", OPCLASS_FREE, "loop back-edge")                                                       \
-	X(EXIT, "exit", OPCLASS_CONTROL, "the executing threads end")                                    \
+	X(EXIT, "exit", OPCLASS_CONTROL, "the executing threads end (return)")                           \
 	X(SYNCTHREADS, "syncthreads", OPCLASS_SYNC, "__syncthreads() / block.sync()")                    \
 	X(SYNCWARP, "syncwarp", OPCLASS_SYNC, "__syncwarp(): re-converge the warp")                      \
-	X(MAKE_PIPELINE, "make_pipeline", OPCLASS_SYNC, "cuda::make_pipeline(group, &state[, P])")       \
+	X(GRID_SYNC, "grid_sync", OPCLASS_SYNC, "cg::sync(grid): every thread of the co-resident grid")  \
+	X(MAKE_PIPELINE, "make_pipeline", OPCLASS_SYNC, "cuda::make_pipeline(group, &state[, P|role])") \
 	X(PRODUCER_ACQUIRE, "producer_acquire", OPCLASS_PIPE, "pipeline.producer_acquire()")             \
 	X(PRODUCER_COMMIT, "producer_commit", OPCLASS_PIPE, "pipeline.producer_commit()")                \
 	X(CONSUMER_WAIT, "consumer_wait", OPCLASS_PIPE, "pipeline.consumer_wait()")                      \
+	X(CONSUMER_WAIT_PRIOR, "consumer_wait_prior", OPCLASS_PIPE, "cuda::pipeline_consumer_wait_prior<N>") \
 	X(CONSUMER_RELEASE, "consumer_release", OPCLASS_PIPE, "pipeline.consumer_release()")             \
-	X(MEMCPY_ASYNC, "memcpy_async", OPCLASS_COPY, "cuda::memcpy_async(group, dst, src, bytes, pipe)") \
+	X(QUIT, "quit", OPCLASS_PIPE, "pipeline.quit(): leave the pipeline early")                       \
+	X(MEMCPY_ASYNC, "memcpy_async", OPCLASS_COPY, "cuda::memcpy_async(group, dst, src, bytes, pipe|bar)") \
+	X(PIPELINE_MEMCPY_ASYNC, "pipeline_memcpy_async", OPCLASS_COPY, "__pipeline_memcpy_async(dst, src, 4|8|16)") \
+	X(PIPELINE_COMMIT, "pipeline_commit", OPCLASS_PIPE, "__pipeline_commit()")                       \
+	X(PIPELINE_WAIT_PRIOR, "pipeline_wait_prior", OPCLASS_PIPE, "__pipeline_wait_prior(N)")         \
+	X(BARRIER_INIT, "barrier_init", OPCLASS_PIPE, "init(&bar, count)")                              \
+	X(BARRIER_ARRIVE, "barrier_arrive", OPCLASS_PIPE, "token = bar.arrive()")                        \
+	X(BARRIER_WAIT, "barrier_wait", OPCLASS_PIPE, "bar.wait(std::move(token))")                      \
+	X(BARRIER_ARRIVE_AND_WAIT, "barrier_arrive_and_wait", OPCLASS_PIPE, "bar.arrive_and_wait()")    \
+	X(BARRIER_ARRIVE_AND_DROP, "barrier_arrive_and_drop", OPCLASS_PIPE, "bar.arrive_and_drop()")    \
 	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \
 	X(FMA, "fma", OPCLASS_ALU, "a chain of n dependent FMAs")                                        \
-	X(SHARED_LOAD, "shared_load", OPCLASS_MEM, "a 4-byte shared-memory load per thread")             \
-	X(SHARED_STORE, "shared_store", OPCLASS_MEM, "a 4-byte shared-memory store per thread")          \
-	X(GLOBAL_LOAD, "global_load", OPCLASS_MEM, "a 4-byte global load per thread")                   \
-	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a 4-byte global store per thread")
+	X(SHFL, "shfl", OPCLASS_ALU, "n dependent shfl_down + add steps (a warp reduction)")             \
+	X(SHARED_LOAD, "shared_load", OPCLASS_MEM, "a shared-memory load per thread")                    \
+	X(SHARED_STORE, "shared_store", OPCLASS_MEM, "a shared-memory store per thread")                 \
+	X(GLOBAL_LOAD, "global_load", OPCLASS_MEM, "a global load per thread")                          \
+	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a global store per thread")
 
 enum op {
 #define OP_ENUM(e, name, cls, doc) OP_##e,

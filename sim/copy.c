@@ -1,14 +1,22 @@
 /*
- * copy: memcpy_async through the LDGSTS copy engine.
+ * copy: memcpy_async and __pipeline_memcpy_async through the copy engines.
  *
- * A group copy is split among the group's threads as libcudacxx does:
- * chunks of c = min(align, 16) bytes, thread r copying offsets r*c,
+ * LDGSTS: a group copy is split among the group's threads as libcudacxx
+ * does: chunks of c = min(align, 16) bytes, thread r copying offsets r*c,
  * r*c + |g|*c, ... below bytes.  Each chunk is one cp.async by that thread;
- * one warp-instruction issues the chunks of all its active lanes at the
- * same round.  A chunk reads global memory (sectors, latency, bandwidth),
- * crosses the engine's fill port into shared memory (bank wavefronts) and
- * lands; its landing cycle is known when it issues, and the pipeline the
- * copy belongs to records it in the thread's open batch.
+ * one warp-instruction issues one round of chunks for its lanes.  A chunk
+ * reads global memory (sectors, latency, bandwidth), crosses the engine's
+ * fill port into shared memory (bank wavefronts) and lands; the landing
+ * cycle is known when it issues.  Where the copy completes:
+ *   pipeline (block or thread scope), primitives: the thread's open
+ *     cp.async batch, closed by the next commit;
+ *   cuda::barrier: the barrier's pending count grows now and shrinks when
+ *     the thread's copies land (cp.async.mbarrier.arrive, net zero).
+ * Bulk (TMA): with a barrier and 16-byte alignment Hopper elects one thread
+ * of the group to issue one cp.async.bulk of all the bytes, with
+ * expect_tx now and complete_tx at landing.  Pipelines never take it.
+ * Alignment below 4 bytes: no async copy at all — the threads load and
+ * store, waiting for memory (the report warns about it).
  */
 #include "smem.h"
 #include "simint.h"
@@ -24,20 +32,97 @@ static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
 	return (bytes - first + n * c - 1) / (n * c);
 }
 
+static bool bulk_path(const struct insn *in) { return in->bar >= 0 && in->align >= 16; }
+
+/* What completes a copy by this lane, for the dataflow checks. */
+static void completion(struct sim *s, struct warp *w, const struct insn *in, int lane, uint32_t bar_elem,
+		       enum flow_kind *kind, int *obj, uint32_t *seq)
+{
+	if (in->align < 4) {
+		*kind = FLOW_PLAIN;
+		*obj = -1;
+		*seq = s->blocks[w->block].sync_gen;
+	} else if (in->bar >= 0) {
+		*kind = FLOW_BAR;
+		*obj = (int)bar_elem;
+		*seq = 0;
+	} else if (in->obj >= 0 && s->k->pipes[in->obj].scope == PIPE_SCOPE_BLOCK) {
+		*kind = FLOW_PIPE;
+		*obj = in->obj;
+		*seq = pipe_copy_seq(s, w, in->obj, lane);
+	} else {
+		*kind = FLOW_GROUP;
+		*obj = -1;
+		*seq = cpa_epoch(s, w, lane);
+	}
+}
+
+static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	uint32_t mask = simt_mask(w);
+	uint32_t elem = 0;
+	int64_t id = cbar_resolve(s, w, in, &elem);
+	if (id < 0)
+		return true;
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+		/* The group elects its rank-0 thread; a thread-sized group is its own. */
+		if (in->group == GROUP_BLOCK && tid != 0)
+			continue;
+		int64_t bytes = simt_eval(s, w, lane, &in->e[0]);
+		int64_t di = simt_eval(s, w, lane, &in->dst.index), si = simt_eval(s, w, lane, &in->src.index);
+		uint64_t dbyte = (uint64_t)di * dst->elem_bytes, sbyte = (uint64_t)si * src->elem_bytes;
+		if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
+		    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "bulk copy of %lld bytes from %s[%lld] to %s[%lld]: needs a positive multiple of 16 "
+				 "inside both buffers",
+				 (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
+			return true;
+		}
+		uint32_t nsec = (uint32_t)((bytes + 31) / 32);
+		/* The bulk engine streams the whole request through the DRAM (or L2) queue at once. */
+		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
+				  (uint64_t)s->m->bulk_extra_latency;
+		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
+		if (land > s->mem.copies_land)
+			s->mem.copies_land = land;
+		mbar_expect_tx(s, (uint32_t)id, bytes, now);
+		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
+		s->rep->bulk_copies++;
+		s->rep->bulk_bytes += (uint64_t)bytes;
+		stats_copy(s, 1, (uint32_t)bytes, now, land);
+		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
+			  s->mbars[id].phase);
+	}
+	return true;
+}
+
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	const struct machine *m = s->m;
-	if ((int64_t)simt_cur(w)->op_step < m->copy_setup_instructions) {
-		simt_cur(w)->op_step++;
+	struct simt_entry *e = simt_cur(w);
+	int64_t setup = in->op == OP_PIPELINE_MEMCPY_ASYNC ? 0 : m->copy_setup_instructions;
+	if ((int64_t)e->op_step < setup) {
+		e->op_step++;
 		return false;
 	}
+	if (bulk_path(in))
+		return bulk_issue(s, w, in, now);
 	uint32_t mask = simt_mask(w);
-	uint32_t round = simt_cur(w)->op_step - (uint32_t)m->copy_setup_instructions;
+	uint32_t round = e->op_step - (uint32_t)setup;
 	int64_t group = in->group == GROUP_BLOCK ? s->launch.block_size : 1;
 	int64_t c = in->align < 16 ? in->align : 16;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	uint32_t bar_elem = 0;
+	int64_t bar = -1;
+	if (in->bar >= 0 && (bar = cbar_resolve(s, w, in, &bar_elem)) < 0)
+		return true;
 
 	uint64_t gaddr[32], saddr[32];
+	int64_t sidx[32];
 	uint32_t lanes = 0;
 	int64_t rounds = 0;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
@@ -67,34 +152,65 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		}
 		gaddr[lane] = src->base + sbyte;
 		saddr[lane] = dst->base + dbyte;
+		sidx[lane] = (int64_t)(sbyte / src->elem_bytes);
 		lanes |= 1u << lane;
 	}
 	if (lanes) {
 		uint64_t sectors[64];
 		uint32_t nsec = gmem_sectors(gaddr, lanes, (uint32_t)c, sectors);
-		uint64_t arrive = gmem_read(s, now, sectors, nsec) + (uint64_t)m->cp_async_extra_latency;
-		uint32_t bytes = (uint32_t)__builtin_popcount(lanes) * (uint32_t)c;
+		uint64_t arrive = gmem_read(s, now, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
+		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
+		uint32_t bytes = nl * (uint32_t)c;
 		struct smem_cost sc = smem_access_cost(saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
+		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
-		s->rep->bank_conflicts += sc.wavefronts > (uint32_t)((bytes + 127) / 128)
-						  ? sc.wavefronts - (uint32_t)((bytes + 127) / 128)
-						  : 0;
+		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
 		uint64_t land = gmem_fill(s, arrive, bytes) + (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		stats_copy(s, (uint32_t)__builtin_popcount(lanes), (uint32_t)c, now, land);
+		stats_copy(s, nl, (uint32_t)c, now, land);
 		if (c < 4) {
 			/*
 			 * Under 4-byte alignment libcudacxx gives up on cp.async: the
 			 * threads load into registers and store, waiting for memory.
 			 */
-			s->rep->sync_copies += (uint32_t)__builtin_popcount(lanes);
+			s->rep->sync_copies += nl;
 			w->ready_at = land;
 			w->cause = STALL_MEMORY;
 		}
-		for (uint32_t mm = lanes; mm; mm &= mm - 1)
-			pipe_copy_issued(s, w, in->obj, __builtin_ctz(mm), now, land);
+		for (uint32_t mm = lanes; mm; mm &= mm - 1) {
+			int lane = __builtin_ctz(mm);
+			enum flow_kind kind;
+			int obj;
+			uint32_t seq;
+			completion(s, w, in, lane, bar_elem, &kind, &obj, &seq);
+			if (kind == FLOW_BAR)
+				seq = s->mbars[bar].phase;
+			flow_copy(s, w, lane, saddr[lane], (uint32_t)c, in->src.buf, sidx[lane], land, kind, obj, seq);
+			if (c >= 4)
+				cpa_copy(s, w, lane, now, land);
+		}
 	}
-	simt_cur(w)->op_step++;
-	return (int64_t)round + 1 >= rounds;
+	e->op_step++;
+	bool done = (int64_t)round + 1 >= rounds;
+	if (done && bar >= 0 && in->align >= 4) {
+		/* cp.async.mbarrier.arrive per thread: tracks all its copies so far; grouped by landing cycle. */
+		uint64_t at[32];
+		uint32_t count[32];
+		int n = 0;
+		for (uint32_t mm = mask; mm; mm &= mm - 1) {
+			uint64_t land = cpa_last_land(s, w, __builtin_ctz(mm));
+			int i = 0;
+			while (i < n && at[i] != land)
+				i++;
+			if (i == n) {
+				at[n] = land;
+				count[n++] = 0;
+			}
+			count[i]++;
+		}
+		for (int i = 0; i < n; i++)
+			mbar_track_copies(s, (uint32_t)bar, count[i], at[i] > now ? at[i] : now);
+	}
+	return done;
 }

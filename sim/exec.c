@@ -135,6 +135,12 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 	if (simt_cur(w)->op_step == 0) {
 		uint64_t addr[32];
 		smem_lane_addrs(s, w, &in->src, &in->e[1], mask, addr);
+		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			const struct flow_word *fw = flow_read(s, w, lane, addr[lane], now);
+			flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
+					simt_eval(s, w, lane, &in->dst.index));
+		}
 		uint64_t back = smem_access(s, addr, mask, now);
 		w->ready_at = back;
 		w->cause = STALL_SMEM;
@@ -151,6 +157,18 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
 	return true;
+}
+
+/* n dependent steps of shfl_down + add: a warp reduction's tree. */
+static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
+{
+	int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
+		return true;
+	w->ready_at = now + (uint64_t)s->m->shfl_latency;
+	w->cause = STALL_ALU;
+	simt_cur(w)->op_step++;
+	return false;
 }
 
 static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
@@ -196,6 +214,7 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		case OP_EXIT: simt_exit_lanes(s, w, mask, now); return;
 		case OP_SYNCTHREADS: done = sync_threads(s, w, now, STALL_SYNCTHREADS); break;
 		case OP_SYNCWARP: simt_syncwarp(s, w, now); return;
+		case OP_GRID_SYNC: done = sync_grid(s, w, now); break;
 		case OP_MAKE_PIPELINE: done = pipe_make(s, w, in, now); break;
 		case OP_PRODUCER_ACQUIRE:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_acquire(s, w, in, now);
@@ -209,13 +228,36 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		case OP_CONSUMER_RELEASE:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_release(s, w, in, now);
 			break;
-		case OP_MEMCPY_ASYNC: done = copy_issue(s, w, in, now); break;
+		case OP_CONSUMER_WAIT_PRIOR:
+		case OP_PIPELINE_WAIT_PRIOR:
+			done = overhead_done(w, 1) && pipe_wait_prior(s, w, in, now);
+			break;
+		case OP_QUIT: done = overhead_done(w, s->m->pipe_call_instructions) && pipe_quit(s, w, in, now); break;
+		case OP_PIPELINE_COMMIT: cpa_commit(s, w, mask); break;
+		case OP_BARRIER_INIT:
+		case OP_BARRIER_ARRIVE:
+		case OP_BARRIER_WAIT:
+		case OP_BARRIER_ARRIVE_AND_WAIT:
+		case OP_BARRIER_ARRIVE_AND_DROP:
+			done = overhead_done(w, s->m->pipe_call_instructions) && cbar_exec(s, w, in, now);
+			break;
+		case OP_SHFL: done = exec_shfl(s, w, in, mask, now); break;
+		case OP_MEMCPY_ASYNC:
+		case OP_PIPELINE_MEMCPY_ASYNC: done = copy_issue(s, w, in, now); break;
 		case OP_COMPUTE: done = exec_compute(s, w, in, mask, now); break;
 		case OP_FMA: done = exec_fma(s, w, in, mask, now); break;
 		case OP_SHARED_LOAD:
 		case OP_SHARED_STORE: {
 			uint64_t addr[32];
 			smem_lane_addrs(s, w, &in->src, NULL, mask, addr);
+			for (uint32_t m = mask; s->checks && m; m &= m - 1) {
+				int lane = __builtin_ctz(m);
+				if (in->op == OP_SHARED_LOAD)
+					flow_read(s, w, lane, addr[lane], now);
+				else
+					flow_copy(s, w, lane, addr[lane], 4, -1, -1, now, FLOW_PLAIN, -1,
+						  s->blocks[w->block].sync_gen);
+			}
 			uint64_t back = smem_access(s, addr, mask, now);
 			if (in->op == OP_SHARED_LOAD) {
 				w->ready_at = back;

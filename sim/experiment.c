@@ -198,6 +198,12 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 					name);
 		return 0;
 	}
+	if (strcmp(name, "check.dataflow") == 0) {
+		if (strcmp(st->value, "0") && strcmp(st->value, "1"))
+			return diag_set(d, DIAG_INPUT, "--set check.dataflow=%s: expected 0 or 1", st->value);
+		e->limits.no_checks = st->value[0] == '0';
+		return 0;
+	}
 	if (strncmp(name, "launch.", 7) == 0)
 		name += 7;
 	if (parse_int(st->value, &v))
@@ -218,7 +224,7 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 {
 	*e = (struct experiment){0};
 	snprintf(e->file, sizeof e->file, "%s", file);
-	e->limits = (struct sim_limits){SIM_DEFAULT_MAX_CYCLES, SIM_DEFAULT_MAX_EVENTS};
+	e->limits = (struct sim_limits){.max_cycles = SIM_DEFAULT_MAX_CYCLES, .max_events = SIM_DEFAULT_MAX_EVENTS};
 	int rc = load_file(file, e, d);
 	if (rc)
 		return rc;

@@ -80,3 +80,23 @@ uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
 {
 	return queue(&s->mem.fill_free, arrive, 0, bytes, s->m->l2_bytes_per_cycle);
 }
+
+uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, first_sector + i);
+	uint32_t misses = nsectors - hits;
+	uint64_t done = now;
+	if (hits) {
+		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
+		done = t > done ? t : done;
+	}
+	if (misses) {
+		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency, 32ull * misses,
+				   s->m->dram_bytes_per_cycle);
+		done = t > done ? t : done;
+		s->rep->dram_bytes += 32ull * misses;
+	}
+	return done;
+}

@@ -36,6 +36,9 @@
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \
 	X(l2_bytes_per_cycle, F, 115, 0.01, 100000, "bytes per cycle, L2 to this SM")    \
 	X(cp_async_extra_latency, I, 42, 0, 10000, "cycles a cp.async adds over a load") \
+	X(bulk_extra_latency, I, 61, 0, 10000, "cycles a bulk (TMA) copy adds over a load") \
+	X(shfl_latency, I, 27, 1, 1000, "cycles, dependent shfl_down + add")             \
+	X(grid_sync_latency, I, 2000, 0, 1000000, "cycles, grid.sync release after the last arrival") \
 	X(mbarrier_arrive_latency, I, 20, 0, 10000, "cycles, arrive to counted")         \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to waiter issue") \

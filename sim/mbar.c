@@ -22,6 +22,7 @@ uint32_t mbar_new(struct sim *s, uint32_t block, const char *what)
 
 void mbar_init(struct mbar *b, int64_t expected)
 {
+	b->initialized = true;
 	b->phase = 0;
 	b->pending = b->expected = expected;
 	b->tx = 0;
@@ -40,9 +41,16 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 	}
 }
 
-void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now)
+void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_t now)
 {
 	struct mbar *b = &s->mbars[bar];
+	if (!b->initialized) {
+		sim_fail(s, DIAG_INPUT, NULL, "program error: arrival on %s (block %u) before it was initialised",
+			 b->what, b->block);
+		return;
+	}
+	if (drop)
+		b->expected -= count; /* arrive_drop: this phase counts it, later phases no longer expect it */
 	if ((int64_t)count > b->pending) {
 		sim_fail(s, DIAG_INPUT, NULL,
 			 "program error: %u arrivals on %s (block %u) in phase %u, which expects only %lld more of %lld",
@@ -54,13 +62,13 @@ void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now)
 		complete_phase(s, b, now);
 }
 
-void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count)
+void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop)
 {
 	struct mbar *b = &s->mbars[bar];
 	if (at < b->busy_until)
 		at = b->busy_until;
 	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
-	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, count))
+	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, (uint64_t)count | (drop ? 1ull << 32 : 0)))
 		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
@@ -77,6 +85,20 @@ void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
 {
 	(void)now;
 	s->mbars[bar].tx += bytes;
+}
+
+/* A non-bulk memcpy_async completing on a barrier: the pending count grows now, shrinks at landing. */
+void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land)
+{
+	s->mbars[bar].pending += count;
+	if (evq_push(&s->q, land, EV_MBAR_ARRIVE, bar, count))
+		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
+}
+
+void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t bytes)
+{
+	if (evq_push(&s->q, at, EV_MBAR_TX, bar, (uint64_t)bytes))
+		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
 /* tx may go negative for a while (bytes landing before expect_tx), as PTX allows. */

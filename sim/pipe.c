@@ -1,20 +1,29 @@
 /*
- * pipe: cuda::pipeline<thread_scope_block> over pipeline_shared_state<S>.
+ * pipe: cuda::pipeline, block scope (pipeline_shared_state<S>) and thread
+ * scope.
  *
- * Per stage two mbarriers, produced[s] and consumed[s]; per thread a head
- * and a tail (commits and releases so far: stage = count % S, lap =
- * count / S), as libcudacxx keeps them.
+ * Block scope: per stage two mbarriers, produced[s] and consumed[s]; per
+ * thread a head and a tail (commits and releases so far: stage = count % S,
+ * lap = count / S), as libcudacxx keeps them.
  *   producer_acquire: wait until consumed[head % S] completed lap head/S - 1
  *                     (first lap: at once) — the back-pressure of S stages;
  *   producer_commit:  arrive on produced[head % S] once the thread's copies
  *                     of the open batch have landed, then head++;
  *   consumer_wait:    wait until produced[tail % S] completed lap tail/S;
  *   consumer_release: arrive on consumed[tail % S], then tail++.
- * Unified pipelines expect |group| arrivals on both barriers.
+ * Unified pipelines expect |group| arrivals on both; partitioned ones P on
+ * produced and |group| - P on consumed.
  *
- * It also keeps, per consumed batch, the first copy issue, the last
- * landing and how long consumers were blocked on it: the latency-hiding
- * metrics of the report.
+ * Thread scope has no shared state: commits and waits are cp.async groups
+ * (cpasync.c): consumer_wait = wait_prior(head - tail - 1).
+ *
+ * quit(): "guide" drops the thread out of every stage barrier it is counted
+ * in, as the Programming Guide promises; "libcudacxx" only decrements the
+ * reference count, as the library's code does, so the barriers keep
+ * expecting the thread.
+ *
+ * It also keeps, per consumed batch, the first copy issue, the last landing
+ * and how long consumers were blocked on it: the latency-hiding metrics.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,17 +41,19 @@ int pipe_setup(struct sim *s, struct block *b)
 		struct pipe_block *pb = &b->pipes[i];
 		const struct pipeline_decl *pd = &k->pipes[i];
 		pb->decl = pd;
+		pb->role = calloc(n, 1);
+		pb->quit = calloc(n, 1);
+		pb->waiting = calloc(n, 1);
 		pb->head = calloc(n, sizeof *pb->head);
 		pb->tail = calloc(n, sizeof *pb->tail);
-		pb->open_first = malloc(n * sizeof *pb->open_first);
-		pb->open_land = calloc(n, sizeof *pb->open_land);
+		pb->seen = calloc(n, sizeof *pb->seen);
 		pb->ring = malloc(pd->stages * sizeof *pb->ring);
-		if (!pb->head || !pb->tail || !pb->open_first || !pb->open_land || !pb->ring)
+		if (!pb->role || !pb->quit || !pb->waiting || !pb->head || !pb->tail || !pb->seen || !pb->ring)
 			return -1;
-		for (size_t t = 0; t < n; t++)
-			pb->open_first[t] = NEVER;
 		for (uint32_t st = 0; st < pd->stages; st++)
 			pb->ring[st] = (struct batch_rec){.seq = NEVER};
+		if (pd->scope != PIPE_SCOPE_BLOCK)
+			continue;
 		char what[96];
 		for (uint32_t st = 0; st < pd->stages; st++) {
 			snprintf(what, sizeof what, "%s.produced[%u]", pd->name, st);
@@ -64,10 +75,12 @@ void pipe_free(struct sim *s, struct block *b)
 {
 	for (int i = 0; b->pipes && i < s->k->npipes; i++) {
 		struct pipe_block *pb = &b->pipes[i];
+		free(pb->role);
+		free(pb->quit);
+		free(pb->waiting);
 		free(pb->head);
 		free(pb->tail);
-		free(pb->open_first);
-		free(pb->open_land);
+		free(pb->seen);
 		free(pb->ring);
 	}
 	free(b->pipes);
@@ -81,37 +94,91 @@ static struct pipe_block *pipe_of(struct sim *s, const struct warp *w, int pipe)
 
 static uint32_t tid_of(const struct warp *w, int lane) { return w->in_block * 32 + (uint32_t)lane; }
 
-static bool check_ready(struct sim *s, struct warp *w, const struct pipe_block *pb)
+static bool block_scope(const struct pipe_block *pb) { return pb->decl->scope == PIPE_SCOPE_BLOCK; }
+
+/* The barriers are set up by the first call after make_pipeline's group sync. */
+static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 {
-	if (!pb->ready)
-		sim_fail(s, DIAG_INPUT, w, "program error: pipeline \"%s\" used before make_pipeline",
-			 pb->decl->name);
-	return pb->ready;
+	if (pb->ready)
+		return true;
+	if (!pb->made) {
+		sim_fail(s, DIAG_INPUT, w, "program error: pipeline \"%s\" used before make_pipeline", pb->decl->name);
+		return false;
+	}
+	for (uint32_t st = 0; block_scope(pb) && st < pb->decl->stages; st++) {
+		struct mbar *p = &s->mbars[pb->produced + st], *c = &s->mbars[pb->consumed + st];
+		mbar_init(p, pb->producers);
+		mbar_init(c, pb->consumers);
+	}
+	pb->refcount = pb->members;
+	pb->ready = true;
+	return true;
+}
+
+/* Program errors: a thread using the half of a partitioned pipeline that is not its role. */
+static bool check_role(struct sim *s, struct warp *w, struct pipe_block *pb, uint8_t need, const char *call)
+{
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		if (pb->quit[t]) {
+			sim_fail(s, DIAG_INPUT, w, "program error: thread %u calls %s after quit()", t, call);
+			return false;
+		}
+		if (!(pb->role[t] & need)) {
+			sim_fail(s, DIAG_INPUT, w, "program error: thread %u is a %s of pipeline \"%s\" and calls %s", t,
+				 pb->role[t] & ROLE_PRODUCER ? "producer" : pb->role[t] ? "consumer" : "non-member",
+				 pb->decl->name, call);
+			return false;
+		}
+	}
+	return true;
 }
 
 bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
-	if (!pb->ready) {
-		/* Thread 0 of the group initialises the barriers before the group syncs. */
-		int64_t group = s->launch.block_size;
-		for (uint32_t st = 0; st < pb->decl->stages; st++) {
-			mbar_init(&s->mbars[pb->produced + st], group);
-			mbar_init(&s->mbars[pb->consumed + st], group);
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
+		bool producer = true;
+		if (in->split == SPLIT_COUNT)
+			producer = (int64_t)t < simt_eval(s, w, lane, &in->e[0]);
+		else if (in->split == SPLIT_ROLE)
+			producer = simt_eval(s, w, lane, &in->e[0]) != 0;
+		uint8_t role = in->split == SPLIT_UNIFIED ? ROLE_PRODUCER | ROLE_CONSUMER
+							  : producer ? ROLE_PRODUCER : ROLE_CONSUMER;
+		if (!pb->role[t]) {
+			pb->members++;
+			pb->producers += (role & ROLE_PRODUCER) != 0;
+			pb->consumers += (role & ROLE_CONSUMER) != 0;
 		}
-		pb->ready = true;
+		pb->role[t] = role;
 	}
+	pb->made = true;
+	if (!block_scope(pb))
+		return true; /* cuda::make_pipeline() of a thread is free: no shared state */
+	/* libcudacxx: thread 0 initialises the stage barriers, then the group syncs. */
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
-	if (!check_ready(s, w, pb))
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_PRODUCER, "producer_acquire"))
+		return true;
+	if (!block_scope(pb))
 		return true;
 	uint32_t S = pb->decl->stages;
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
-		uint32_t h = pb->head[tid_of(w, __builtin_ctz(m))];
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		uint32_t h = pb->head[t];
+		if ((pb->role[t] & ROLE_CONSUMER) && h - pb->tail[t] >= S) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u acquires a stage while it holds all %u stages of \"%s\" "
+				 "(%u committed, %u released): it would wait for itself",
+				 t, S, pb->decl->name, h, pb->tail[t]);
+			return true;
+		}
 		uint32_t lap = h / S;
 		uint32_t bar = pb->consumed + h % S;
 		if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
@@ -146,7 +213,7 @@ static void add_arrival(struct arrivals *a, uint32_t bar, uint64_t at)
 static void send_arrivals(struct sim *s, const struct arrivals *a)
 {
 	for (int i = 0; i < a->n; i++)
-		mbar_arrive_later(s, a->bar[i], a->at[i], a->count[i]);
+		mbar_arrive_later(s, a->bar[i], a->at[i], a->count[i], false);
 }
 
 static struct batch_rec *batch_for(struct sim *s, struct pipe_block *pb, uint64_t seq)
@@ -163,36 +230,96 @@ static struct batch_rec *batch_for(struct sim *s, struct pipe_block *pb, uint64_
 bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
-	if (!check_ready(s, w, pb))
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_PRODUCER, "producer_commit"))
 		return true;
+	uint32_t mask = simt_mask(w);
 	uint32_t S = pb->decl->stages;
+	if (!block_scope(pb)) {
+		for (uint32_t m = mask; m; m &= m - 1) {
+			uint32_t t = tid_of(w, __builtin_ctz(m));
+			uint64_t first = NEVER, land = 0;
+			struct cpa_thread *ct = &s->blocks[w->block].cpa[t];
+			first = ct->open_first;
+			land = ct->open_land;
+			struct batch_rec *r = batch_for(s, pb, pb->head[t]++);
+			if (first < r->first_issue)
+				r->first_issue = first;
+			if (land > r->last_land)
+				r->last_land = land;
+		}
+		cpa_commit(s, w, mask);
+		return true;
+	}
 	struct arrivals a = {.n = 0};
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
-	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
-		uint32_t t = tid_of(w, __builtin_ctz(m));
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
 		uint32_t h = pb->head[t]++;
+		uint64_t first, land;
+		cpa_take_open(s, w, lane, &first, &land);
 		/* cp.async.mbarrier.arrive: the arrival happens when the thread's copies have landed. */
-		uint64_t at = pb->open_land[t] > soonest ? pb->open_land[t] : soonest;
-		add_arrival(&a, pb->produced + h % S, at);
+		add_arrival(&a, pb->produced + h % S, land > soonest ? land : soonest);
 		struct batch_rec *r = batch_for(s, pb, h);
-		if (pb->open_first[t] < r->first_issue)
-			r->first_issue = pb->open_first[t];
-		if (pb->open_land[t] > r->last_land)
-			r->last_land = pb->open_land[t];
-		pb->open_first[t] = NEVER;
-		pb->open_land[t] = 0;
+		if (first < r->first_issue)
+			r->first_issue = first;
+		if (land > r->last_land)
+			r->last_land = land;
 	}
 	send_arrivals(s, &a);
+	return true;
+}
+
+static void record_exposure(struct sim *s, struct warp *w, struct pipe_block *pb, uint32_t seq, uint64_t now)
+{
+	struct simt_entry *e = simt_cur(w);
+	if (e->wait_start == NEVER)
+		return;
+	struct batch_rec *r = batch_for(s, pb, seq);
+	uint64_t blocked = now - e->wait_start;
+	if (blocked > r->exposed)
+		r->exposed = blocked;
+}
+
+/* Thread scope: wait_prior(n) over the warp's cp.async batches; the wait is timed. */
+static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, uint32_t n, bool set_tail,
+			uint64_t now)
+{
+	uint32_t mask = simt_mask(w);
+	struct simt_entry *e = simt_cur(w);
+	if (e->wait_start == NEVER) {
+		uint64_t release = cpa_wait_prior(s, w, mask, n, now);
+		if (release > now) {
+			e->wait_start = now;
+			w->ready_at = release;
+			w->cause = STALL_CONSUMER_WAIT;
+			return false; /* issue again at release, when the batches have landed */
+		}
+	}
+	uint32_t first = tid_of(w, __builtin_ctz(mask));
+	if (pb)
+		record_exposure(s, w, pb, pb->tail[first], now);
+	for (uint32_t m = mask; pb && m; m &= m - 1) {
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		if (set_tail)
+			pb->tail[t] = pb->head[t] > n ? pb->head[t] - n : 0;
+		pb->waiting[t] = 1;
+	}
 	return true;
 }
 
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
-	if (!check_ready(s, w, pb))
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait"))
 		return true;
 	uint32_t S = pb->decl->stages;
 	uint32_t m = simt_mask(w);
+	if (!block_scope(pb)) {
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		uint32_t pending = pb->head[t] - pb->tail[t];
+		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
+	}
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
 		uint32_t bar = pb->produced + t % S;
@@ -202,42 +329,127 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			return false;
 		}
 	}
-	if (simt_cur(w)->wait_start != NEVER && m) {
-		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(m))];
-		struct batch_rec *r = batch_for(s, pb, t);
-		uint64_t blocked = now - simt_cur(w)->wait_start;
-		if (blocked > r->exposed)
-			r->exposed = blocked;
+	record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(m))], now);
+	for (uint32_t mm = m; mm; mm &= mm - 1) {
+		uint32_t t = tid_of(w, __builtin_ctz(mm));
+		pb->waiting[t] = 1;
+		if (pb->tail[t] + 1 > pb->seen[t])
+			pb->seen[t] = pb->tail[t] + 1;
 	}
 	return true;
+}
+
+bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	uint32_t n = (uint32_t)in->e[0].value;
+	if (in->op == OP_PIPELINE_WAIT_PRIOR)
+		return thread_wait(s, w, NULL, n, false, now);
+	struct pipe_block *pb = pipe_of(s, w, in->obj);
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait_prior"))
+		return true;
+	return thread_wait(s, w, pb, n, true, now);
 }
 
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
-	if (!check_ready(s, w, pb))
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_release"))
 		return true;
 	uint32_t S = pb->decl->stages;
 	struct arrivals a = {.n = 0};
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
-		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(m))]++;
-		add_arrival(&a, pb->consumed + t % S, at);
+		uint32_t tid = tid_of(w, __builtin_ctz(m));
+		if (!pb->waiting[tid]) {
+			sim_fail(s, DIAG_INPUT, w, "program error: thread %u calls consumer_release without a consumer_wait",
+				 tid);
+			return true;
+		}
+		pb->waiting[tid] = 0;
+		uint32_t t = pb->tail[tid]++;
+		if (block_scope(pb))
+			add_arrival(&a, pb->consumed + t % S, at);
 	}
 	send_arrivals(s, &a);
 	return true;
 }
 
-void pipe_copy_issued(struct sim *s, struct warp *w, int pipe, int lane, uint64_t now, uint64_t land)
+/* Arrivals a thread has made on stage s's barrier after `count` calls (commits or releases). */
+static uint32_t arrivals_on(uint32_t count, uint32_t stage, uint32_t S)
 {
-	if (pipe < 0)
+	return count > stage ? (count - stage - 1) / S + 1 : 0;
+}
+
+/* The thread leaves one barrier: from the next phase on, or from this one if it has not arrived yet. */
+static void drop_from(struct sim *s, uint32_t bar, uint32_t arrived, uint64_t now)
+{
+	struct mbar *b = &s->mbars[bar];
+	if (arrived > b->phase) {
+		b->expected--;
 		return;
-	struct pipe_block *pb = pipe_of(s, w, pipe);
-	uint32_t t = tid_of(w, lane);
-	if (now < pb->open_first[t])
-		pb->open_first[t] = now;
-	if (land > pb->open_land[t])
-		pb->open_land[t] = land;
+	}
+	mbar_arrive_later(s, bar, now + (uint64_t)s->m->mbarrier_arrive_latency, 1, true);
+}
+
+bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	struct pipe_block *pb = pipe_of(s, w, in->obj);
+	if (!ensure_ready(s, w, pb))
+		return true;
+	uint32_t S = pb->decl->stages;
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		if (pb->quit[t]) {
+			sim_fail(s, DIAG_INPUT, w, "program error: thread %u calls quit() twice", t);
+			return true;
+		}
+		pb->quit[t] = 1;
+		pb->refcount--;
+		s->rep->quits++;
+		if (!block_scope(pb) || s->m->quit == QUIT_LIBCUDACXX)
+			continue; /* libcudacxx: only the reference count drops */
+		for (uint32_t st = 0; st < S; st++) {
+			if (pb->role[t] & ROLE_PRODUCER)
+				drop_from(s, pb->produced + st, arrivals_on(pb->head[t], st, S), now);
+			if (pb->role[t] & ROLE_CONSUMER)
+				drop_from(s, pb->consumed + st, arrivals_on(pb->tail[t], st, S), now);
+		}
+	}
+	return true;
+}
+
+void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
+{
+	struct block *b = &s->blocks[w->block];
+	for (int i = 0; i < s->k->npipes; i++) {
+		struct pipe_block *pb = &b->pipes[i];
+		if (!block_scope(pb) || !pb->made)
+			continue;
+		for (uint32_t m = lanes; m; m &= m - 1) {
+			uint32_t t = tid_of(w, __builtin_ctz(m));
+			if (pb->role[t] && !pb->quit[t])
+				b->exited_in_pipe[t] = 1;
+		}
+	}
+}
+
+uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane)
+{
+	return s->blocks[w->block].pipes[pipe].head[tid_of(w, lane)];
+}
+
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq)
+{
+	return s->blocks[block].pipes[pipe].seen[tid] > seq;
+}
+
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
+{
+	const struct pipe_block *pb = &s->blocks[block].pipes[pipe];
+	if (!block_scope(pb) || !pb->ready)
+		return true;
+	uint32_t S = pb->decl->stages;
+	return mbar_phase_done(&s->mbars[pb->consumed + seq % S], seq / S);
 }
 
 void pipe_finish_stats(struct sim *s)

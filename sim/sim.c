@@ -56,6 +56,8 @@ static int setup(struct sim *s)
 	uint32_t nbars = 0;
 	for (int i = 0; i < s->k->npipes; i++)
 		nbars += 2 * s->k->pipes[i].stages;
+	for (int i = 0; i < s->k->nbars; i++)
+		nbars += s->k->bars[i].count;
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
 	if (!s->warps || !s->blocks || !s->sps || !s->mbars)
 		return -1;
@@ -74,8 +76,12 @@ static int setup(struct sim *s)
 		blk->nwarps = per_block;
 		blk->live_threads = (uint32_t)l->block_size;
 		blk->bar_waiters = NONE;
-		if (pipe_setup(s, blk))
+		blk->cpa = calloc((size_t)l->block_size, sizeof *blk->cpa);
+		blk->exited_in_pipe = calloc((size_t)l->block_size, 1);
+		if (!blk->cpa || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk))
 			return -1;
+		for (int64_t t = 0; t < l->block_size; t++)
+			blk->cpa[t].open_first = NEVER;
 		for (uint32_t i = 0; i < per_block; i++) {
 			uint32_t id = b * per_block + i;
 			struct warp *w = &s->warps[id];
@@ -112,8 +118,13 @@ static void teardown(struct sim *s)
 {
 	for (uint32_t i = 0; s->warps && i < s->nwarps; i++)
 		free(s->warps[i].regs);
-	for (uint32_t b = 0; s->blocks && b < s->nblocks; b++)
+	for (uint32_t b = 0; s->blocks && b < s->nblocks; b++) {
 		pipe_free(s, &s->blocks[b]);
+		cbar_free(&s->blocks[b]);
+		flow_free(&s->blocks[b]);
+		free(s->blocks[b].cpa);
+		free(s->blocks[b].exited_in_pipe);
+	}
 	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++)
 		free(s->sps[p].warps);
 	free(s->warps);
@@ -169,9 +180,26 @@ static void report_deadlock(struct sim *s)
 			}
 		}
 	}
-	for (uint32_t b = 0; b < s->nblocks; b++)
+	uint32_t no_quit = 0, first_no_quit = 0, first_block = 0;
+	for (uint32_t b = 0; b < s->nblocks; b++) {
 		exited += (uint32_t)s->launch.block_size - s->blocks[b].live_threads;
-	if (exited)
+		for (int64_t t = 0; t < s->launch.block_size; t++)
+			if (s->blocks[b].exited_in_pipe[t] && no_quit++ == 0) {
+				first_no_quit = (uint32_t)t;
+				first_block = b;
+			}
+	}
+	if (no_quit)
+		snprintf(r->hint, sizeof r->hint,
+			 "thread %u of block %u%s exited without quit(): the stage barriers still count %s",
+			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "",
+			 no_quit > 1 ? "them" : "it");
+	else if (r->quits && s->m->quit == QUIT_LIBCUDACXX)
+		snprintf(r->hint, sizeof r->hint,
+			 "%llu thread(s) called quit(); under the libcudacxx model quit() only drops a reference "
+			 "count, so the stage barriers still expect them (the guide model would let the others on)",
+			 (unsigned long long)r->quits);
+	else if (exited)
 		snprintf(r->hint, sizeof r->hint,
 			 "%u thread(s) exited while others still wait on barriers they were counted in", exited);
 	else
@@ -191,7 +219,17 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	int rc = check_launch(k, m, launch, d);
 	if (rc)
 		return rc;
-	struct sim s = {.m = m, .k = k, .launch = *launch, .limits = *limits, .rep = rep, .d = d};
+	struct sim s = {.m = m,
+			.k = k,
+			.launch = *launch,
+			.limits = *limits,
+			.rep = rep,
+			.d = d,
+			.checks = !limits->no_checks,
+			.grid_waiters = NONE};
+	rep->checks = s.checks;
+	snprintf(rep->quit_model, sizeof rep->quit_model, "%s", machine_quit_name(m->quit));
+	snprintf(rep->reconverge, sizeof rep->reconverge, "%s", machine_reconverge_name(m->reconverge));
 	evq_init(&s.q);
 	if (setup(&s)) {
 		teardown(&s);
@@ -225,7 +263,10 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 			if (s.sps[ev.owner].next_tick == ev.cycle)
 				sched_tick(&s, ev.owner, ev.cycle);
 			break;
-		case EV_MBAR_ARRIVE: mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, ev.cycle); break;
+		case EV_MBAR_ARRIVE:
+			mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, (ev.arg >> 32) != 0, ev.cycle);
+			break;
+		case EV_MBAR_TX: mbar_complete_tx(&s, ev.owner, (int64_t)ev.arg, ev.cycle); break;
 		}
 	}
 	if (!s.error && s.warps_left)

@@ -20,6 +20,7 @@
 struct sim_limits {
 	uint64_t max_cycles;
 	uint64_t max_events;
+	bool no_checks; /* turn the dataflow checks off (speed) */
 };
 
 #define SIM_DEFAULT_MAX_CYCLES 10000000000ull
@@ -59,6 +60,21 @@ struct sim_report {
 	uint64_t memory_bound;      /* cycles: DRAM bytes / bandwidth */
 	uint64_t lower_bound;
 	double efficiency;
+
+	uint64_t cp_async_batches;    /* actual batches committed (warp sequences) */
+	uint64_t cp_async_commits;    /* thread commits (perceived batches) */
+	uint64_t overwait_waits, overwait_cycles, overwait_extra_batches;
+	uint64_t overwait_worst_cycles;
+	uint32_t overwait_worst_block, overwait_worst_thread;
+
+	uint64_t hazards, provenance_mismatches;
+	char hazard_text[8][256];
+	char provenance_text[8][256];
+	uint64_t quits;
+	uint64_t bulk_copies, bulk_bytes;
+	char quit_model[16];
+	char reconverge[16];
+	bool checks;
 
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
 	uint64_t dram_bytes;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "../isa/kernel.h"
+#include "cpasync.h"
+#include "flow.h"
 #include "evq.h"
 #include "machine.h"
 #include "sim.h"
@@ -25,7 +27,8 @@
 /* Event kinds. */
 enum ev_kind {
 	EV_TICK,        /* owner: sub-partition; it may issue */
-	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count */
+	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count, bit 32: arrive_drop */
+	EV_MBAR_TX,     /* owner: mbarrier; arg: bytes of a bulk copy that landed */
 };
 
 /* Why a thread group is not runnable. */
@@ -46,6 +49,7 @@ struct simt_entry {
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
 	uint8_t blocked;      /* enum wait_kind */
+	uint32_t token;       /* arrive_and_wait: the phase it arrived in */
 };
 
 /* A waiter is one group of one warp: warp id << 6 | entry. */
@@ -71,6 +75,7 @@ struct warp {
 	uint64_t stalls[STALL_COUNT];
 	uint64_t insts;
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+	struct cpa_warp cpa;
 };
 
 struct subpart {
@@ -92,6 +97,7 @@ struct mbar {
 	uint32_t waiters;  /* waiter list */
 	uint32_t block;
 	char what[96];     /* "pipeline.produced[1]", for reports */
+	bool initialized;
 };
 
 /* Latency bookkeeping for one consumed batch (stage instance) of a block pipeline. */
@@ -102,15 +108,25 @@ struct batch_rec {
 	uint64_t exposed;    /* longest a consumer warp was blocked on it */
 };
 
+/* Pipeline roles of a thread (bits). */
+enum { ROLE_PRODUCER = 1, ROLE_CONSUMER = 2 };
+
 struct pipe_block {
 	const struct pipeline_decl *decl;
-	uint32_t produced; /* first of S mbarriers */
-	uint32_t consumed; /* first of S mbarriers */
-	bool ready;        /* make_pipeline has completed */
-	uint32_t *head;    /* per thread: commits so far */
-	uint32_t *tail;    /* per thread: releases so far */
-	uint64_t *open_first; /* per thread: first copy issue of the open batch, NEVER if none */
-	uint64_t *open_land;  /* per thread: last landing of the open batch */
+	uint32_t produced; /* first of S mbarriers (block scope) */
+	uint32_t consumed; /* first of S mbarriers (block scope) */
+	bool made;         /* some thread ran make_pipeline */
+	bool ready;        /* the barriers are initialised */
+	uint32_t producers;  /* threads that produce (partitioned: P) */
+	uint32_t consumers;  /* threads that consume (partitioned: |group| - P) */
+	uint32_t members;    /* threads that ran make_pipeline */
+	int64_t refcount;    /* libcudacxx: threads still in the pipeline */
+	uint8_t *role;       /* per thread: ROLE_* bits; 0 before make_pipeline */
+	uint8_t *quit;       /* per thread: left with quit() */
+	uint8_t *waiting;    /* per thread: a consumer_wait completed, not yet released */
+	uint32_t *head;      /* per thread: commits so far */
+	uint32_t *tail;      /* per thread: releases so far */
+	uint32_t *seen;      /* per thread: stage sequences below this are visible (waited) */
 	struct batch_rec *ring; /* S records, seq % S */
 };
 
@@ -121,6 +137,14 @@ struct block {
 	uint32_t bar_arrived;  /* threads at __syncthreads now */
 	uint32_t bar_waiters;  /* waiter list */
 	struct pipe_block *pipes;
+	struct cpa_thread *cpa; /* per thread */
+	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
+	uint32_t nbar_elems;    /* cuda::barrier objects in all */
+	uint32_t *bar_seen;     /* [element][thread]: phases below this it has waited for */
+	uint8_t *exited_in_pipe; /* per thread: exited while in a block pipeline, without quit() */
+	struct flow_word *flow;  /* shadow of shared memory, a word per 4 bytes */
+	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
+	uint32_t sync_gen;       /* __syncthreads completed */
 };
 
 struct gmem {
@@ -150,6 +174,8 @@ struct sim {
 	struct sim_report *rep;
 	struct diag *d;
 	int error; /* first error raised during the run (diag code) */
+	bool checks; /* dataflow checks on */
+	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
 	uint64_t l2_hash_seed;
 };
 
@@ -191,12 +217,17 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
+/* A bulk (TMA) read of nsectors consecutive sectors. */
+uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors);
 
 /* mbar.c */
 uint32_t mbar_new(struct sim *s, uint32_t block, const char *what);
 void mbar_init(struct mbar *b, int64_t expected);
-void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count);
-void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, uint64_t now);
+/* Arrivals (drop: arrive_drop) counted at cycle at, serialized on the barrier. */
+void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop);
+void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_t now);
+void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land);
+void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t bytes);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
 static inline bool mbar_phase_done(const struct mbar *b, uint32_t phase) { return b->phase > phase; }
 /* PTX try_wait.parity: true once the phase of this parity has completed (the current one has the other). */
@@ -212,8 +243,31 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
-void pipe_copy_issued(struct sim *s, struct warp *w, int pipe, int lane, uint64_t now, uint64_t land);
+bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes);
+/* The stage sequence a copy by this thread joins (its head), for the dataflow checks. */
+uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane);
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq);
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq);
 void pipe_finish_stats(struct sim *s);
+
+/* cpasync.c */
+void cpa_copy(struct sim *s, struct warp *w, int lane, uint64_t issue, uint64_t land);
+uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
+void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land);
+uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
+void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);
+/* The cycle the warp's threads in mask may go on; records each thread's over-wait. */
+uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now);
+
+/* barrier.c: cuda::barrier<thread_scope_block> */
+int cbar_setup(struct sim *s, struct block *b);
+void cbar_free(struct block *b);
+/* The mbarrier (and element index within the block) named by the op, or -1 after a program error. */
+int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint32_t *elem);
+bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, uint32_t phase);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
@@ -223,6 +277,18 @@ uint64_t copy_latest_land(const struct sim *s);
 /* sync.c */
 bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);
 void sync_check_release(struct sim *s, struct block *b, uint64_t now);
+bool sync_grid(struct sim *s, struct warp *w, uint64_t now);
+void sync_grid_check_release(struct sim *s, uint64_t now);
+
+/* flow.c */
+int flow_setup(struct sim *s, struct block *b);
+void flow_free(struct block *b);
+void flow_sync(struct sim *s, struct block *b);
+void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
+	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
+const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
+void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
+		     int out_buf, int64_t out_index);
 
 /* stats.c */
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);

@@ -226,6 +226,7 @@ static void release_syncwarp_if_complete(struct sim *s, struct warp *w, uint64_t
 void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now)
 {
 	lanes &= w->live;
+	pipe_thread_exits(s, w, lanes);
 	w->live &= ~lanes;
 	for (int i = 0; i < w->depth; i++)
 		w->stack[i].mask &= ~lanes;
@@ -244,6 +245,7 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 			w->cur = w->depth - 1;
 		release_syncwarp_if_complete(s, w, now);
 	}
-	/* Exited threads no longer count at __syncthreads. */
+	/* Exited threads no longer count at __syncthreads or grid.sync. */
 	sync_check_release(s, b, now);
+	sync_grid_check_release(s, now);
 }

@@ -30,6 +30,7 @@ void sync_check_release(struct sim *s, struct block *b, uint64_t now)
 		sched_wake_waiter(s, id, at);
 		id = next;
 	}
+	flow_sync(s, b);
 	/* A block barrier re-converges the groups it held (independent scheduling). */
 	for (uint32_t i = 0; i < b->nwarps; i++)
 		simt_merge(s, &s->warps[b->first_warp + i]);
@@ -45,5 +46,48 @@ bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause)
 	b->bar_waiters = WAITER(w);
 	sync_check_release(s, b, now);
 	/* Released warps were advanced by sync_check_release; this one stays parked either way. */
+	return false;
+}
+
+/*
+ * grid.sync() for the co-resident grid: every live thread of every
+ * resident block arrives; blocks of the grid on other SMs are taken to
+ * arrive no later (the simulated SM is representative).
+ */
+void sync_grid_check_release(struct sim *s, uint64_t now)
+{
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		live += s->blocks[i].live_threads;
+	if (s->grid_waiters == NONE || s->grid_arrived < live)
+		return;
+	uint64_t at = now + (uint64_t)s->m->grid_sync_latency;
+	uint32_t id = s->grid_waiters;
+	s->grid_waiters = NONE;
+	s->grid_arrived = 0;
+	while (id != NONE) {
+		struct warp *w = &s->warps[WAITER_WARP(id)];
+		struct simt_entry *e = &w->stack[WAITER_ENTRY(id)];
+		uint32_t next = e->next_waiter;
+		e->pc++;
+		e->op_step = 0;
+		e->wait_start = NEVER;
+		sched_wake_waiter(s, id, at);
+		id = next;
+	}
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		flow_sync(s, &s->blocks[i]);
+		for (uint32_t j = 0; j < s->blocks[i].nwarps; j++)
+			simt_merge(s, &s->warps[s->blocks[i].first_warp + j]);
+	}
+}
+
+bool sync_grid(struct sim *s, struct warp *w, uint64_t now)
+{
+	s->grid_arrived += (uint32_t)__builtin_popcount(simt_mask(w));
+	sched_block(s, w, STALL_SYNCTHREADS, WAIT_GRID, now);
+	simt_cur(w)->next_waiter = s->grid_waiters;
+	s->grid_waiters = WAITER(w);
+	sync_grid_check_release(s, now);
 	return false;
 }

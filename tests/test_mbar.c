@@ -56,13 +56,13 @@ Test(mbar, phase_completes_when_all_expected_arrive)
 	uint32_t b = mbar_new(&s, 0, "bar");
 	mbar_init(&s.mbars[b], 3);
 	cr_assert_eq(s.mbars[b].phase, 0);
-	mbar_arrive(&s, b, 2, 10);
+	mbar_arrive(&s, b, 2, false, 10);
 	cr_assert_eq(s.mbars[b].phase, 0, "two of three arrivals must not complete the phase");
 	cr_assert_eq(s.mbars[b].pending, 1);
-	mbar_arrive(&s, b, 1, 11);
+	mbar_arrive(&s, b, 1, false, 11);
 	cr_assert_eq(s.mbars[b].phase, 1);
 	cr_assert_eq(s.mbars[b].pending, 3, "pending resets to expected for the next phase");
-	mbar_arrive(&s, b, 3, 12);
+	mbar_arrive(&s, b, 3, false, 12);
 	cr_assert_eq(s.mbars[b].phase, 2);
 }
 
@@ -73,10 +73,10 @@ Test(mbar, parity_waits)
 	/* A fresh barrier is in phase 0: waiting on parity 1 (the phase "before") returns at once. */
 	cr_assert(mbar_parity_done(&s.mbars[b], 1));
 	cr_assert_not(mbar_parity_done(&s.mbars[b], 0));
-	mbar_arrive(&s, b, 1, 5);
+	mbar_arrive(&s, b, 1, false, 5);
 	cr_assert(mbar_parity_done(&s.mbars[b], 0));
 	cr_assert_not(mbar_parity_done(&s.mbars[b], 1));
-	mbar_arrive(&s, b, 1, 6);
+	mbar_arrive(&s, b, 1, false, 6);
 	cr_assert(mbar_parity_done(&s.mbars[b], 1));
 	cr_assert(mbar_phase_done(&s.mbars[b], 1));
 	cr_assert_not(mbar_phase_done(&s.mbars[b], 2));
@@ -87,7 +87,7 @@ Test(mbar, tx_count_holds_the_phase_until_bytes_land)
 	uint32_t b = mbar_new(&s, 0, "bar");
 	mbar_init(&s.mbars[b], 1);
 	mbar_expect_tx(&s, b, 4096, 0);
-	mbar_arrive(&s, b, 1, 1);
+	mbar_arrive(&s, b, 1, false, 1);
 	cr_assert_eq(s.mbars[b].phase, 0, "arrivals alone must not complete while tx bytes are outstanding");
 	mbar_complete_tx(&s, b, 4000, 50);
 	cr_assert_eq(s.mbars[b].phase, 0);
@@ -103,7 +103,7 @@ Test(mbar, tx_may_go_negative_before_expect)
 	mbar_complete_tx(&s, b, 64, 3);
 	cr_assert_eq(s.mbars[b].tx, -64);
 	mbar_expect_tx(&s, b, 64, 4);
-	mbar_arrive(&s, b, 1, 5);
+	mbar_arrive(&s, b, 1, false, 5);
 	cr_assert_eq(s.mbars[b].phase, 1);
 }
 
@@ -118,7 +118,7 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 	mbar_wait_on(&s, &s.warps[3], b);
 	cr_assert_eq(s.warps[1].stack[0].blocked_obj, (int32_t)b);
 	cr_assert_eq(s.mbars[b].waiters, (3u << 6), "the last waiter heads the list");
-	mbar_arrive(&s, b, 2, 100);
+	mbar_arrive(&s, b, 2, false, 100);
 	uint64_t want = 100 + (uint64_t)m.mbarrier_wake_latency;
 	cr_assert_eq(s.warps[1].ready_at, want);
 	cr_assert_eq(s.warps[3].ready_at, want);
@@ -135,8 +135,8 @@ Test(mbar, arrivals_past_expected_are_a_program_error)
 {
 	uint32_t b = mbar_new(&s, 0, "pipeline.consumed[1]");
 	mbar_init(&s.mbars[b], 4);
-	mbar_arrive(&s, b, 3, 1);
-	mbar_arrive(&s, b, 2, 2);
+	mbar_arrive(&s, b, 3, false, 1);
+	mbar_arrive(&s, b, 2, false, 2);
 	cr_assert_eq(s.error, DIAG_INPUT);
 	cr_assert(strstr(d.msg, "program error") && strstr(d.msg, "pipeline.consumed[1]"), "got: %s", d.msg);
 	cr_assert_eq(s.mbars[b].phase, 0, "the bad arrival must not be absorbed into a completed phase");
@@ -146,9 +146,9 @@ Test(mbar, delayed_arrivals_serialize_on_the_barrier)
 {
 	uint32_t b = mbar_new(&s, 0, "bar");
 	mbar_init(&s.mbars[b], 3);
-	mbar_arrive_later(&s, b, 10, 1);
-	mbar_arrive_later(&s, b, 10, 1);
-	mbar_arrive_later(&s, b, 10, 1);
+	mbar_arrive_later(&s, b, 10, 1, false);
+	mbar_arrive_later(&s, b, 10, 1, false);
+	mbar_arrive_later(&s, b, 10, 1, false);
 	struct event ev;
 	uint64_t want = 10;
 	for (int i = 0; i < 3; i++) {
@@ -158,4 +158,24 @@ Test(mbar, delayed_arrivals_serialize_on_the_barrier)
 			     (unsigned long long)want);
 		want += (uint64_t)m.mbarrier_arrive_interval;
 	}
+}
+
+Test(mbar, arrive_drop_counts_now_and_shrinks_later_phases)
+{
+	uint32_t b = mbar_new(&s, 0, "bar");
+	mbar_init(&s.mbars[b], 3);
+	mbar_arrive(&s, b, 1, true, 1);
+	mbar_arrive(&s, b, 2, false, 2);
+	cr_assert_eq(s.mbars[b].phase, 1, "the drop counted as an arrival of this phase");
+	cr_assert_eq(s.mbars[b].pending, 2, "the next phase expects one thread fewer");
+	mbar_arrive(&s, b, 2, false, 3);
+	cr_assert_eq(s.mbars[b].phase, 2);
+}
+
+Test(mbar, arrival_before_init_is_a_program_error)
+{
+	uint32_t b = mbar_new(&s, 0, "bar[0]");
+	mbar_arrive(&s, b, 1, false, 1);
+	cr_assert_eq(s.error, DIAG_INPUT);
+	cr_assert(strstr(d.msg, "before it was initialised"), "%s", d.msg);
 }

@@ -27,16 +27,47 @@ static struct diag d;
 
 Test(pipeline, acquire_blocks_once_all_stages_are_in_flight)
 {
-	const char *text = HEADER(2) "\"body\": [" MAKE ACQ COPY(0, 0) COMMIT ACQ COPY(1, 1) COMMIT ACQ END;
+	/* Warp 0 produces three batches into two stages; warp 1 consumes them after a 600-FMA delay. */
+	const char *text = HEADER(2) "\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"pipe\", \"producers\": 32},"
+		"{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": [" ACQ COPY(0, 0) COMMIT ACQ COPY(1, 1) COMMIT
+		"{\"op\": \"producer_acquire\", \"pipeline\": \"pipe\"}" "],"
+		"\"else\": [{\"op\": \"fma\", \"n\": 600}," WAIT RELEASE "{\"op\": \"syncwarp\"}]}," END;
+	int rc = run_kernel_text(text, 64, 1, NULL, &r, &d);
+	cr_assert_eq(rc, 0, "rc %d: %s", rc, d.msg);
+	/* The third acquire waits for the consumer's release, which comes after its 2400-cycle chain. */
+	cr_assert_gt(r.stalls[STALL_PRODUCER_ACQUIRE], 1500, "producer_acquire stall %llu",
+		     (unsigned long long)r.stalls[STALL_PRODUCER_ACQUIRE]);
+	cr_assert_gt(r.cycles, 600 * 4);
+}
+
+Test(pipeline, acquire_without_release_blocks_forever_and_is_reported)
+{
+	const char *text = HEADER(2) "\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"pipe\", \"producers\": 32},"
+		"{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": [" ACQ COPY(0, 0) COMMIT ACQ COPY(1, 1) COMMIT
+		"{\"op\": \"producer_acquire\", \"pipeline\": \"pipe\"}]}," END;
 	int rc = run_kernel_text(text, 64, 1, NULL, &r, &d);
 	cr_assert_eq(rc, DIAG_DEADLOCK, "rc %d: %s", rc, d.msg);
-	cr_assert_eq(r.nblocked, 2, "both warps stay in the third acquire");
-	for (uint32_t i = 0; i < r.nblocked; i++) {
-		cr_assert_str_eq(r.blocked[i].op, "producer_acquire");
-		cr_assert_str_eq(r.blocked[i].on, "pipe.consumed[0]");
-		cr_assert_eq(r.blocked[i].expected, 64);
-		cr_assert_eq(r.blocked[i].arrived, 0);
-	}
+	cr_assert_eq(r.nblocked, 1, "only the producer warp is stuck; the consumer warp finished");
+	cr_assert_str_eq(r.blocked[0].op, "producer_acquire");
+	cr_assert_str_eq(r.blocked[0].on, "pipe.consumed[0]");
+	cr_assert_eq(r.blocked[0].expected, 32, "consumed expects the 32 consumer threads");
+	cr_assert_eq(r.blocked[0].arrived, 0);
+}
+
+Test(pipeline, unified_thread_acquiring_more_than_s_stages_is_a_program_error)
+{
+	const char *text = HEADER(2) "\"body\": [" MAKE ACQ COPY(0, 0) COMMIT ACQ COPY(1, 1) COMMIT ACQ END;
+	int rc = run_kernel_text(text, 64, 1, NULL, &r, &d);
+	cr_assert_eq(rc, DIAG_INPUT, "rc %d: %s", rc, d.msg);
+	cr_assert(strstr(d.msg, "holds all 2 stages") && strstr(d.msg, "$.body[7]"), "%s", d.msg);
+}
+
+Test(pipeline, release_without_wait_is_a_program_error)
+{
+	const char *text = HEADER(2) "\"body\": [" MAKE ACQ COPY(0, 0) COMMIT RELEASE END;
+	int rc = run_kernel_text(text, 32, 1, NULL, &r, &d);
+	cr_assert_eq(rc, DIAG_INPUT, "rc %d: %s", rc, d.msg);
+	cr_assert(strstr(d.msg, "consumer_release without a consumer_wait"), "%s", d.msg);
 }
 
 Test(pipeline, release_lets_the_blocked_acquire_go)

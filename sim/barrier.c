@@ -1,0 +1,166 @@
+/*
+ * barrier: cuda::barrier<thread_scope_block> over an mbarrier (seed 004).
+ *
+ * init(&bar, n) sets the expected count; token = bar.arrive() never blocks
+ * and its token is the phase it arrived in; bar.wait(token) blocks until
+ * that phase has completed — at once if it already has.  arrive_and_wait
+ * is both; arrive_and_drop also removes the thread from later phases.
+ * Arrivals and waits on a barrier nobody initialised are program errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "simint.h"
+
+int cbar_setup(struct sim *s, struct block *b)
+{
+	const struct kernel *k = s->k;
+	b->bars = calloc((size_t)k->nbars + 1, sizeof *b->bars);
+	if (!b->bars)
+		return -1;
+	uint32_t elems = 0;
+	for (int i = 0; i < k->nbars; i++) {
+		b->bars[i] = s->nmbars;
+		for (uint32_t e = 0; e < k->bars[i].count; e++) {
+			char what[96];
+			if (k->bars[i].count == 1)
+				snprintf(what, sizeof what, "%s", k->bars[i].name);
+			else
+				snprintf(what, sizeof what, "%s[%u]", k->bars[i].name, e);
+			mbar_new(s, b->id, what);
+		}
+		elems += k->bars[i].count;
+	}
+	b->nbar_elems = elems;
+	b->bar_seen = calloc((size_t)elems * (size_t)s->launch.block_size + 1, sizeof *b->bar_seen);
+	return b->bar_seen ? 0 : -1;
+}
+
+void cbar_free(struct block *b)
+{
+	free(b->bars);
+	free(b->bar_seen);
+	b->bars = NULL;
+	b->bar_seen = NULL;
+}
+
+int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint32_t *elem)
+{
+	const struct barrier_decl *bd = &s->k->bars[in->bar];
+	uint32_t mask = simt_mask(w);
+	int64_t idx = simt_eval(s, w, __builtin_ctz(mask), &in->bar_index);
+	for (uint32_t m = mask & (mask - 1); m && !in->bar_index.is_const; m &= m - 1)
+		if (simt_eval(s, w, __builtin_ctz(m), &in->bar_index) != idx) {
+			sim_fail(s, DIAG_INPUT, w, "threads of one warp name different elements of %s in one call",
+				 bd->name);
+			return -1;
+		}
+	if (idx < 0 || idx >= bd->count) {
+		sim_fail(s, DIAG_INPUT, w, "program error: %s[%lld] is outside its %u barriers", bd->name,
+			 (long long)idx, bd->count);
+		return -1;
+	}
+	struct block *b = &s->blocks[w->block];
+	*elem = b->bars[in->bar] - b->bars[0] + (uint32_t)idx;
+	return (int64_t)(b->bars[in->bar] + (uint32_t)idx);
+}
+
+static bool check_init(struct sim *s, struct warp *w, const struct mbar *b, const char *call)
+{
+	if (!b->initialized)
+		sim_fail(s, DIAG_INPUT, w, "program error: %s on %s, which no thread has initialised (init(&bar, n))",
+			 call, b->what);
+	return b->initialized;
+}
+
+static void mark_seen(struct sim *s, struct warp *w, uint32_t elem, uint32_t phase)
+{
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		uint32_t *seen = &b->bar_seen[(size_t)elem * (size_t)s->launch.block_size + t];
+		if (phase > *seen)
+			*seen = phase;
+	}
+}
+
+/* Blocks the group until phase `token` of the barrier has completed; true when it has. */
+static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem, uint32_t token, uint64_t now)
+{
+	struct mbar *b = &s->mbars[bar];
+	if (b->phase > token) {
+		mark_seen(s, w, elem, token + 1);
+		return true;
+	}
+	sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
+	mbar_wait_on(s, w, bar);
+	return false;
+}
+
+bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	uint32_t elem;
+	int64_t id = cbar_resolve(s, w, in, &elem);
+	if (id < 0)
+		return true;
+	uint32_t bar = (uint32_t)id;
+	struct mbar *b = &s->mbars[bar];
+	uint32_t mask = simt_mask(w);
+	uint32_t count = (uint32_t)__builtin_popcount(mask);
+	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	struct simt_entry *e = simt_cur(w);
+	switch (in->op) {
+	case OP_BARRIER_INIT: {
+		int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+		if (n < 1 || n > (int64_t)s->launch.block_size * s->launch.grid_blocks) {
+			sim_fail(s, DIAG_INPUT, w, "program error: init(&%s, %lld): expected count 1..%lld", b->what,
+				 (long long)n, (long long)s->launch.block_size);
+			return true;
+		}
+		mbar_init(b, n);
+		return true;
+	}
+	case OP_BARRIER_ARRIVE:
+		if (!check_init(s, w, b, "arrive"))
+			return true;
+		for (uint32_t m = mask; m; m &= m - 1)
+			simt_regs(s, w, __builtin_ctz(m))[in->slot] = b->phase;
+		mbar_arrive_later(s, bar, at, count, false);
+		return true;
+	case OP_BARRIER_WAIT: {
+		if (!check_init(s, w, b, "wait"))
+			return true;
+		int64_t token = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+		for (uint32_t m = mask & (mask - 1); m; m &= m - 1)
+			if (simt_eval(s, w, __builtin_ctz(m), &in->e[0]) > token)
+				token = simt_eval(s, w, __builtin_ctz(m), &in->e[0]);
+		if (token < 0 || token > (int64_t)b->phase) {
+			sim_fail(s, DIAG_INPUT, w, "program error: wait on %s with token %lld, which no arrive returned",
+				 b->what, (long long)token);
+			return true;
+		}
+		return wait_phase(s, w, bar, elem, (uint32_t)token, now);
+	}
+	case OP_BARRIER_ARRIVE_AND_WAIT:
+		if (!check_init(s, w, b, "arrive_and_wait"))
+			return true;
+		if (e->wait_start == NEVER && e->op_step < 1000000) {
+			e->token = b->phase;
+			mbar_arrive_later(s, bar, at, count, false);
+			e->op_step = 1000000; /* arrived; retries only wait */
+		}
+		return wait_phase(s, w, bar, elem, e->token, now);
+	case OP_BARRIER_ARRIVE_AND_DROP:
+		if (!check_init(s, w, b, "arrive_and_drop"))
+			return true;
+		mbar_arrive_later(s, bar, at, count, true);
+		return true;
+	default: return true;
+	}
+}
+
+bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, uint32_t phase)
+{
+	const struct block *b = &s->blocks[block];
+	return b->bar_seen[(size_t)elem * (size_t)s->launch.block_size + tid] > phase;
+}

@@ -1,0 +1,98 @@
+#include "cpasync.h"
+
+#include "simint.h"
+
+static struct cpa_thread *thread_of(struct sim *s, const struct warp *w, int lane)
+{
+	return &s->blocks[w->block].cpa[w->in_block * 32 + (uint32_t)lane];
+}
+
+void cpa_copy(struct sim *s, struct warp *w, int lane, uint64_t issue, uint64_t land)
+{
+	struct cpa_thread *t = thread_of(s, w, lane);
+	if (issue < t->open_first)
+		t->open_first = issue;
+	if (land > t->open_land)
+		t->open_land = land;
+	if (land > t->last_land)
+		t->last_land = land;
+}
+
+uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
+
+void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land)
+{
+	struct cpa_thread *t = thread_of(s, w, lane);
+	*first = t->open_first;
+	*land = t->open_land;
+	t->open_first = NEVER;
+	t->open_land = 0;
+}
+
+uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->last_land; }
+
+void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
+{
+	uint32_t m = w->cpa.batches++;
+	uint64_t land = 0;
+	for (uint32_t mm = mask; mm; mm &= mm - 1) {
+		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
+		if (t->open_land > land)
+			land = t->open_land;
+	}
+	if (m > 0 && w->cpa.land[(m - 1) % CPA_RING] > land)
+		land = w->cpa.land[(m - 1) % CPA_RING];
+	w->cpa.land[m % CPA_RING] = land;
+	for (uint32_t mm = mask; mm; mm &= mm - 1) {
+		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
+		uint32_t n = t->commits++;
+		uint64_t own = t->open_land;
+		if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)
+			own = t->own_land[(n - 1) % CPA_RING];
+		t->own_land[n % CPA_RING] = own;
+		t->actual[n % CPA_RING] = m;
+		t->open_first = NEVER;
+		t->open_land = 0;
+	}
+	s->rep->cp_async_batches++;
+	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);
+}
+
+uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now)
+{
+	if (n > CPA_MAX_PRIOR)
+		n = CPA_MAX_PRIOR; /* the hardware's wait_group takes at most 8 */
+	int64_t pl = (int64_t)w->cpa.batches - 1;
+	int64_t need_actual = pl - (int64_t)n;
+	uint64_t release = now;
+	if (need_actual >= 0 && w->cpa.land[need_actual % CPA_RING] > release)
+		release = w->cpa.land[need_actual % CPA_RING];
+	struct sim_report *r = s->rep;
+	for (uint32_t mm = mask; mm; mm &= mm - 1) {
+		int lane = __builtin_ctz(mm);
+		struct cpa_thread *t = thread_of(s, w, lane);
+		int64_t own = (int64_t)t->commits - 1 - (int64_t)n; /* its own batch TL - N */
+		uint64_t own_ready = now;
+		uint64_t extra;
+		if (own >= 0) {
+			if (t->own_land[own % CPA_RING] > own_ready)
+				own_ready = t->own_land[own % CPA_RING];
+			extra = need_actual > (int64_t)t->actual[own % CPA_RING]
+					? (uint64_t)(need_actual - (int64_t)t->actual[own % CPA_RING])
+					: 0;
+			t->waited = (uint32_t)own + 1;
+		} else {
+			extra = need_actual >= 0 ? (uint64_t)need_actual + 1 : 0;
+		}
+		uint64_t over = release > own_ready ? release - own_ready : 0;
+		r->overwait_waits++;
+		r->overwait_cycles += over;
+		r->overwait_extra_batches += extra;
+		if (over > r->overwait_worst_cycles) {
+			r->overwait_worst_cycles = over;
+			r->overwait_worst_block = w->block;
+			r->overwait_worst_thread = w->in_block * 32 + (uint32_t)lane;
+		}
+	}
+	return release;
+}

@@ -1,0 +1,37 @@
+/*
+ * cpasync: cp.async groups — what the hardware keeps per warp, and what each
+ * thread believes (DESIGN.md §3, "commit coalescing").
+ *
+ * Each thread has an open batch of copies it issued since its last commit.
+ * A commit by the converged threads of one group closes their open batches
+ * into ONE new batch of the warp's actual sequence (PB, latest PL); each
+ * committing thread's perceived sequence (TB, latest TL) grows by one.
+ * wait_prior(N) releases once every actual batch up to PL - N has landed;
+ * a thread that only needed its own batches up to TL - N over-waits.
+ * Landing cycles are known when copies issue, so waits are timed, and
+ * only the last CPA_RING batches need remembering (N is capped at 8).
+ */
+#ifndef SMSIM_CPASYNC_H
+#define SMSIM_CPASYNC_H
+
+#include <stdint.h>
+
+#define CPA_RING 16
+#define CPA_MAX_PRIOR 8
+
+struct cpa_thread {
+	uint64_t open_first; /* first issue of the open batch; NEVER if empty */
+	uint64_t open_land;  /* last landing in the open batch */
+	uint64_t last_land;  /* last landing of any copy it issued */
+	uint32_t commits;    /* perceived batches committed (TL + 1) */
+	uint32_t waited;     /* own batches known landed: epochs below this are visible to it */
+	uint64_t own_land[CPA_RING]; /* landing of own batches 0..n, prefix max, by n % ring */
+	uint32_t actual[CPA_RING];   /* the actual batch each perceived batch went into */
+};
+
+struct cpa_warp {
+	uint32_t batches;          /* PL + 1 */
+	uint64_t land[CPA_RING];   /* landing of actual batches 0..m, prefix max, by m % ring */
+};
+
+#endif

@@ -1,0 +1,143 @@
+#include "flow.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "simint.h"
+
+int flow_setup(struct sim *s, struct block *b)
+{
+	size_t words = (size_t)(s->k->shared_bytes + 3) / 4;
+	b->flow = malloc((words + 1) * sizeof *b->flow);
+	b->vis = calloc((size_t)s->launch.block_size, sizeof *b->vis);
+	if (!b->flow || !b->vis)
+		return -1;
+	for (size_t i = 0; i <= words; i++)
+		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
+	return 0;
+}
+
+void flow_free(struct block *b)
+{
+	free(b->flow);
+	free(b->vis);
+	b->flow = NULL;
+	b->vis = NULL;
+}
+
+/* __syncthreads released: what each thread had waited for becomes visible to all. */
+void flow_sync(struct sim *s, struct block *b)
+{
+	b->sync_gen++;
+	for (int64_t t = 0; s->checks && t < s->launch.block_size; t++)
+		b->vis[t] = b->cpa[t].waited;
+}
+
+static void note(struct sim *s, char (*list)[256], uint64_t count, const char *fmt, ...) DIAG_PRINTF(4, 5);
+
+static void note(struct sim *s, char (*list)[256], uint64_t count, const char *fmt, ...)
+{
+	(void)s;
+	if (count > FLOW_MAX_SHOWN)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(list[count - 1], 256, fmt, ap);
+	va_end(ap);
+}
+
+static const char *where(const struct sim *s, const struct warp *w)
+{
+	return s->k->paths[s->k->code[simt_pc(w)].where];
+}
+
+void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
+	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+	uint32_t src_bytes = src_buf >= 0 ? s->k->bufs[src_buf].elem_bytes : 4;
+	for (uint64_t a = saddr & ~3ull; a < saddr + bytes; a += 4) {
+		struct flow_word *fw = &b->flow[a / 4];
+		if (fw->kind == FLOW_PIPE && kind == FLOW_PIPE && fw->seq != seq &&
+		    !pipe_released(s, w->block, fw->obj, fw->seq)) {
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			note(s, r->hazard_text, r->hazards,
+			     "block %u thread %u: %s at %s overwrites shared byte %llu, still holding stage batch %u "
+			     "that a consumer has not released (cycle %llu)",
+			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name, where(s, w),
+			     (unsigned long long)a, fw->seq, (unsigned long long)s->now);
+		}
+		*fw = (struct flow_word){
+			.src = src_buf >= 0 ? src_elem + (int64_t)((a - saddr) / src_bytes) : -1,
+			.src_buf = (int16_t)src_buf,
+			.kind = (uint8_t)kind,
+			.obj = (int16_t)obj,
+			.writer = (uint16_t)tid,
+			.seq = seq,
+			.land = land,
+		};
+	}
+}
+
+static bool visible(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid)
+{
+	switch (fw->kind) {
+	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, tid, fw->seq);
+	case FLOW_GROUP:
+		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq;
+	case FLOW_BAR: return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq);
+	case FLOW_PLAIN: return tid == fw->writer || b->sync_gen > fw->seq;
+	default: return false;
+	}
+}
+
+const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now)
+{
+	if (!s->checks)
+		return NULL;
+	struct block *b = &s->blocks[w->block];
+	const struct flow_word *fw = &b->flow[saddr / 4];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+	const char *why = NULL;
+	char buf[96];
+	if (fw->kind == FLOW_NONE) {
+		why = "that nothing has written";
+	} else if (fw->land > now) {
+		snprintf(buf, sizeof buf, "whose copy by thread %u lands only at cycle %llu", fw->writer,
+			 (unsigned long long)fw->land);
+		why = buf;
+	} else if (!visible(s, b, fw, w->block, tid)) {
+		snprintf(buf, sizeof buf, "copied by thread %u, without waiting for it or a barrier after its wait",
+			 fw->writer);
+		why = buf;
+	}
+	if (why) {
+		struct sim_report *r = s->rep;
+		r->hazards++;
+		note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s reads shared byte %llu %s (cycle %llu)",
+		     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name, where(s, w), (unsigned long long)saddr,
+		     why, (unsigned long long)now);
+	}
+	return fw;
+}
+
+void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
+		     int out_buf, int64_t out_index)
+{
+	if (!fw || fw->src_buf < 0)
+		return;
+	int64_t batch = fw->src - elem;
+	if (batch == out_index)
+		return;
+	struct sim_report *r = s->rep;
+	r->provenance_mismatches++;
+	note(s, r->provenance_text, r->provenance_mismatches,
+	     "block %u thread %u: compute at %s reads the batch at %s[%lld] but writes %s[%lld]", w->block,
+	     w->in_block * 32 + (uint32_t)lane, where(s, w), s->k->bufs[fw->src_buf].name, (long long)batch,
+	     s->k->bufs[out_buf].name, (long long)out_index);
+}

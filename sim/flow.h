@@ -1,0 +1,39 @@
+/*
+ * flow: dataflow checks — smsim knows which copy wrote each shared word and
+ * when it landed, so it can say a pipeline is wrong, not only slow.
+ *
+ * Every 4-byte shared word remembers its source (global buffer and
+ * element), the thread that copied it, when it landed, and what completes
+ * it for a reader: a block-pipeline stage, the writer's cp.async batch, a
+ * cuda::barrier phase, or (plain stores, synchronous copies) nothing but a
+ * __syncthreads.  A shared read is a hazard when the word has not landed
+ * or the reader has not synchronised with its completion; a copy into a
+ * stage buffer a consumer has not released is a hazard too.  compute()
+ * checks provenance: the output it writes must belong to the batch it read.
+ */
+#ifndef SMSIM_FLOW_H
+#define SMSIM_FLOW_H
+
+#include <stdint.h>
+
+enum flow_kind {
+	FLOW_NONE,  /* never written */
+	FLOW_PIPE,  /* a block-pipeline stage: seq */
+	FLOW_GROUP, /* the writer's cp.async batch (thread-scope pipeline, primitives): seq = epoch */
+	FLOW_BAR,   /* a cuda::barrier phase: obj = element, seq = phase */
+	FLOW_PLAIN, /* a plain store or synchronous copy: seq = the block's sync generation */
+};
+
+struct flow_word {
+	int64_t src;     /* element of the global buffer it came from; -1: not from global memory */
+	int16_t src_buf; /* -1: none */
+	uint8_t kind;    /* enum flow_kind */
+	int16_t obj;     /* pipeline index or barrier element */
+	uint16_t writer; /* thread rank in the block */
+	uint32_t seq;
+	uint64_t land;
+};
+
+#define FLOW_MAX_SHOWN 8
+
+#endif

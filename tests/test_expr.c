@@ -1,0 +1,571 @@
+/*
+ * expr: parsing with C precedence, helper inlining, folding, evaluation, errors.
+ */
+#include <criterion/criterion.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/expr.h"
+
+#define BLOCK_SIZE 256
+#define GRID_SIZE (256 * 132)
+
+enum { SLOT_TID_, SLOT_X, SLOT_Y, NSLOTS };
+
+static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool *per_thread)
+{
+	(void)ctx;
+	if (strcmp(name, "block_size") == 0) {
+		*v = BLOCK_SIZE;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "grid_size") == 0) {
+		*v = GRID_SIZE;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "stages") == 0) {
+		*v = 3;
+		return EXPR_NAME_CONST;
+	}
+	if (strcmp(name, "tid") == 0) {
+		*v = SLOT_TID_;
+		*per_thread = true;
+		return EXPR_NAME_SLOT;
+	}
+	if (strcmp(name, "x") == 0) {
+		*v = SLOT_X;
+		*per_thread = false;
+		return EXPR_NAME_SLOT;
+	}
+	if (strcmp(name, "y") == 0) {
+		*v = SLOT_Y;
+		*per_thread = false;
+		return EXPR_NAME_SLOT;
+	}
+	return EXPR_NAME_UNKNOWN;
+}
+
+static const struct expr_helper helpers[] = {
+	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b"},
+	{"twice", {"v"}, 1, "v * 2"},
+	{"bb2", {"b"}, 1, "twice(block_batch(b))"}, /* a helper calling helpers */
+	{"pair", {"a", "b"}, 2, "a - b"},
+	{"shadow", {"x"}, 1, "x * 10"}, /* the parameter hides the slot x */
+	{"uses_slot", {0}, 0, "tid + 1"},
+	{"dbl", {"v"}, 1, "v + v"},
+	{"h", {"x"}, 1, "h(x)+1"}, /* recursive */
+	{"ping", {"a"}, 1, "pong(a)"},
+	{"pong", {"a"}, 1, "ping(a) + 1"},
+	{"bad_body", {0}, 0, "1 +"},
+	{"undef_body", {0}, 0, "nowhere * 2"},
+};
+
+static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0]};
+
+static struct expr_pool pool;
+
+static void pool_fini(void) { expr_pool_free(&pool); }
+
+TestSuite(expr, .fini = pool_fini);
+
+/* Compiles src, which must succeed. */
+static struct expr compile_ok(const char *src)
+{
+	struct expr e;
+	char err[512] = "";
+	int rc = expr_compile(&pool, src, &names, &e, err, sizeof err);
+	cr_assert_eq(rc, 0, "\"%s\" failed to compile: %s", src, err);
+	return e;
+}
+
+/* Compiles src, which must fail; returns the message (room for long sources). */
+static const char *compile_err(const char *src)
+{
+	static char err[8192];
+	struct expr e;
+	strcpy(err, "<no message>");
+	int rc = expr_compile(&pool, src, &names, &e, err, sizeof err);
+	cr_assert_eq(rc, -1, "\"%.80s\" compiled but should not", src);
+	cr_assert_neq(strcmp(err, "<no message>"), 0, "\"%.80s\": no message", src);
+	return err;
+}
+
+static int64_t eval_with(const struct expr *e, int64_t tid, int64_t x, int64_t y, enum expr_fault *fault)
+{
+	int64_t slots[NSLOTS] = {tid, x, y};
+	*fault = EXPR_OK;
+	return expr_eval(&pool, e, slots, fault);
+}
+
+/* Evaluates src with slots; no fault allowed. */
+static int64_t eval_src(const char *src, int64_t tid, int64_t x, int64_t y)
+{
+	struct expr e = compile_ok(src);
+	enum expr_fault f;
+	int64_t v = eval_with(&e, tid, x, y, &f);
+	cr_assert_eq(f, EXPR_OK, "\"%s\" (tid %lld, x %lld, y %lld) faulted: %s", src, (long long)tid, (long long)x,
+		     (long long)y, expr_fault_name(f));
+	return v;
+}
+
+struct case_ {
+	const char *src;
+	int64_t want;
+};
+
+static void check_consts(const struct case_ *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct expr e = compile_ok(cases[i].src);
+		cr_assert(e.is_const, "\"%s\" should fold to a constant", cases[i].src);
+		cr_assert_eq(e.len, 0, "\"%s\": constant with code", cases[i].src);
+		cr_assert_eq(e.value, cases[i].want, "\"%s\" = %lld, expected %lld", cases[i].src, (long long)e.value,
+			     (long long)cases[i].want);
+	}
+}
+
+Test(expr, precedence_and_associativity)
+{
+	static const struct case_ cases[] = {
+		{"1+2*3", 7},
+		{"(1+2)*3", 9},
+		{"2 * 3 + 4 * 5", 26},
+		{"10-3-2", 5},
+		{"100/10/5", 2},
+		{"2*3%4", 2},
+		{"64 >> 2 >> 1", 8},
+		{"1<<3+1", 16},
+		{"1 << 2 < 3", 0},
+		{"7&3|8", 11},
+		{"6^3&1", 7},
+		{"1|2^3", 1},
+		{"5 & 3 == 3", 1},
+		{"1 ? 2 : 3 ? 4 : 5", 2},
+		{"0 ? 2 : 3 ? 4 : 5", 4},
+		{"0 ? 2 : 0 ? 4 : 5", 5},
+		{"1 + 1 ? 2 : 3", 2},
+		{"0 ? 2 : 3 + 4", 7},
+		{"1 ? 0 ? 6 : 7 : 8", 7},
+		{"1 < 2", 1},
+		{"2 < 2", 0},
+		{"2 <= 2", 1},
+		{"3 > 4", 0},
+		{"4 > 3", 1},
+		{"4 >= 5", 0},
+		{"5 >= 5", 1},
+		{"3 == 3", 1},
+		{"3 != 3", 0},
+		{"3 != 4", 1},
+		{"1 < 2 == 1", 1},
+		{"2 == 2 < 1", 0},
+		{"1 + 2 < 4", 1},
+		{"1 || 0 && 0", 1},
+		{"0 && 1 || 1", 1},
+		{"2 && 3", 1},
+		{"0 || 7", 1},
+		{"0 || 0", 0},
+		{"  1 +\t2\n", 3},
+		{"9223372036854775807", INT64_MAX},
+	};
+	check_consts(cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(expr, unary_numbers_and_functions)
+{
+	static const struct case_ cases[] = {
+		{"-3 * -3", 9},
+		{"-2 - -2", 0},
+		{"- - 3", 3},
+		{"-(3 + 4)", -7},
+		{"+5", 5},
+		{"1 + +2", 3},
+		{"!0", 1},
+		{"!5", 0},
+		{"!!5", 1},
+		{"! !5", 1},
+		{"~0", -1},
+		{"~5", -6},
+		{"~-1", 0},
+		{"-~0", 1},
+		{"0x10", 16},
+		{"0xff + 1", 256},
+		{"0X1F", 31},
+		{"0xFFFFFFFF", 4294967295LL},
+		{"min(3, 7)", 3},
+		{"max(3, 7)", 7},
+		{"min(-1, 2) * max(4, 5)", -5},
+		{"max(min(10, 20), 15)", 15},
+		{"min(1 ? 2 : 3, 4)", 2},
+		{"-7 / 2", -3},
+		{"-7 % 2", -1},
+		{"7 % -2", 1},
+		{"-16 >> 2", -4},
+		{"1 << 62", (int64_t)1 << 62},
+	};
+	check_consts(cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(expr, names_and_helpers_fold)
+{
+	static const struct case_ cases[] = {
+		{"block_size", BLOCK_SIZE},
+		{"block_size * 2", 512},
+		{"grid_size", GRID_SIZE},
+		{"stages * block_size", 768},
+		{"block_batch(0)", 768},
+		{"block_batch(2)", 768 + 2 * GRID_SIZE},
+		{"block_batch(1 + 1) - block_batch(1)", GRID_SIZE},
+		{"bb2(1)", 2 * (768 + GRID_SIZE)},
+		{"twice(twice(twice(1)))", 8},
+		{"pair(10, 3)", 7},
+		{"pair(3, 10)", -7},
+		{"shadow(4)", 40},
+		{"block_batch (2)", 768 + 2 * GRID_SIZE},
+		{"0 && tid", 0},
+		{"1 || tid", 1},
+		{"1 ? 5 : tid", 5},
+	};
+	check_consts(cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(expr, slots_are_not_constant)
+{
+	struct expr e;
+	e = compile_ok("x + 1");
+	cr_assert_not(e.is_const);
+	cr_assert_gt(e.len, 0);
+	cr_assert_not(e.per_thread, "x is uniform across threads");
+	e = compile_ok("tid + 1");
+	cr_assert_not(e.is_const);
+	cr_assert(e.per_thread);
+	e = compile_ok("x * block_size + tid");
+	cr_assert(e.per_thread);
+	e = compile_ok("x * y");
+	cr_assert_not(e.per_thread);
+	e = compile_ok("min(tid, 5)");
+	cr_assert(e.per_thread);
+	cr_assert_not(e.is_const);
+	e = compile_ok("-tid");
+	cr_assert(e.per_thread);
+	e = compile_ok("1 ? x : tid");
+	cr_assert_not(e.is_const);
+	cr_assert_not(e.per_thread, "the folded ?: keeps only x");
+	e = compile_ok("0 ? x : tid");
+	cr_assert(e.per_thread);
+	e = compile_ok("x ? 1 : tid");
+	cr_assert(e.per_thread);
+	e = compile_ok("x && tid");
+	cr_assert(e.per_thread);
+	e = compile_ok("uses_slot()");
+	cr_assert_not(e.is_const);
+	cr_assert(e.per_thread);
+	e = compile_ok("block_batch(tid)");
+	cr_assert(e.per_thread);
+	e = compile_ok("block_batch(x)");
+	cr_assert_not(e.per_thread);
+	cr_assert_not(e.is_const);
+}
+
+Test(expr, evaluates_with_slots)
+{
+	struct expr e = compile_ok("tid * 4 + x");
+	for (int64_t tid = 0; tid < 32; tid++) {
+		enum expr_fault f;
+		cr_assert_eq(eval_with(&e, tid, 100, 0, &f), tid * 4 + 100);
+		cr_assert_eq(f, EXPR_OK);
+	}
+	cr_assert_eq(eval_src("block_batch(tid)", 5, 0, 0), 768 + 5 * GRID_SIZE);
+	cr_assert_eq(eval_src("bb2(x)", 0, 2, 0), 2 * (768 + 2 * GRID_SIZE));
+	cr_assert_eq(eval_src("shadow(2) + x", 0, 7, 0), 27);
+	cr_assert_eq(eval_src("pair(x, y)", 0, 3, 10), -7);
+	cr_assert_eq(eval_src("uses_slot() * 2", 20, 0, 0), 42);
+	cr_assert_eq(eval_src("x ? 10 : 20", 0, 0, 0), 20);
+	cr_assert_eq(eval_src("x ? 10 : 20", 0, -1, 0), 10);
+	cr_assert_eq(eval_src("x ? y ? 1 : 2 : 3", 0, 1, 0), 2);
+	cr_assert_eq(eval_src("x ? y ? 1 : 2 : 3", 0, 1, 1), 1);
+	cr_assert_eq(eval_src("x ? y ? 1 : 2 : 3", 0, 0, 1), 3);
+	cr_assert_eq(eval_src("-x", 0, 5, 0), -5);
+	cr_assert_eq(eval_src("!x", 0, 5, 0), 0);
+	cr_assert_eq(eval_src("!x", 0, 0, 0), 1);
+	cr_assert_eq(eval_src("~x", 0, 5, 0), -6);
+	cr_assert_eq(eval_src("x >> 1", 0, -16, 0), -8);
+	cr_assert_eq(eval_src("x >> 63", 0, -1, 0), -1);
+	cr_assert_eq(eval_src("x << 63", 0, 1, 0), INT64_MIN);
+	cr_assert_eq(eval_src("x % 7", 0, 23, 0), 2);
+	cr_assert_eq(eval_src("x / y", 0, -23, 5), -4);
+	cr_assert_eq(eval_src("min(x, tid)", 3, 9, 0), 3);
+	cr_assert_eq(eval_src("max(x, tid)", 3, 9, 0), 9);
+	cr_assert_eq(eval_src("x < 5 && tid > 2", 3, 4, 0), 1);
+	cr_assert_eq(eval_src("x < 5 && tid > 2", 2, 4, 0), 0);
+	cr_assert_eq(eval_src("x && y", 0, 7, 9), 1, "&& yields 0 or 1");
+	cr_assert_eq(eval_src("x || y", 0, 0, 9), 1, "|| yields 0 or 1");
+	cr_assert_eq(eval_src("x || y", 0, 0, 0), 0);
+	cr_assert_eq(eval_src("1 && x", 0, 0, 5), 0);
+	cr_assert_eq(eval_src("1 && x", 0, 6, 5), 1, "folded 1 && x still yields 0 or 1");
+	cr_assert_eq(eval_src("(x && tid) ? (tid || x) : !x", 1, 1, 0), 1);
+	cr_assert_eq(eval_src("(x && tid) ? (tid || x) : !x", 0, 1, 0), 0);
+	cr_assert_eq(eval_src("x < y", 0, -1, 0), 1, "comparisons are signed");
+	cr_assert_eq(eval_src("x >= y == (y <= x)", 0, 4, 4), 1);
+	cr_assert_eq(eval_src("x != y", 0, 4, 4), 0);
+}
+
+Test(expr, short_circuit_at_run_time)
+{
+	/* The right side would fault; a zero in a slot keeps it from running. */
+	cr_assert_eq(eval_src("x && (100 / x)", 0, 0, 0), 0);
+	cr_assert_eq(eval_src("x && (100 / x)", 0, 4, 0), 1);
+	cr_assert_eq(eval_src("x == 0 || 100 / x > 10", 0, 0, 0), 1);
+	cr_assert_eq(eval_src("x == 0 || 100 / x > 10", 0, 5, 0), 1);
+	cr_assert_eq(eval_src("x == 0 || 100 / x > 10", 0, 20, 0), 0);
+	cr_assert_eq(eval_src("x ? 100 / x : -1", 0, 0, 0), -1);
+	cr_assert_eq(eval_src("x ? 100 / x : -1", 0, 25, 0), 4);
+	cr_assert_eq(eval_src("y != 0 && x / y > 1", 0, 9, 0), 0);
+	cr_assert_eq(eval_src("y != 0 && x / y > 1", 0, 9, 3), 1);
+	/* And the other side does run. */
+	struct expr e = compile_ok("x || (100 / y)");
+	enum expr_fault f;
+	eval_with(&e, 0, 0, 0, &f);
+	cr_assert_eq(f, EXPR_DIV_ZERO, "x == 0: the right side runs and divides by y == 0");
+	cr_assert_eq(eval_with(&e, 0, 1, 0, &f), 1);
+	cr_assert_eq(f, EXPR_OK);
+}
+
+static void check_fault(const char *src, int64_t x, int64_t y, enum expr_fault want)
+{
+	struct expr e = compile_ok(src);
+	cr_assert_not(e.is_const, "\"%s\" must not fold", src);
+	enum expr_fault f;
+	int64_t v = eval_with(&e, 0, x, y, &f);
+	cr_assert_eq(f, want, "\"%s\" with x=%lld y=%lld: fault %d (%s), expected %d (%s)", src, (long long)x,
+		     (long long)y, f, expr_fault_name(f), want, expr_fault_name(want));
+	cr_assert_eq(v, 0, "a fault returns 0");
+}
+
+Test(expr, runtime_faults)
+{
+	check_fault("x / 0 + 1", 5, 0, EXPR_DIV_ZERO);
+	check_fault("100 / x", 0, 0, EXPR_DIV_ZERO);
+	check_fault("100 % x", 0, 0, EXPR_DIV_ZERO);
+	check_fault("x / y", 7, 0, EXPR_DIV_ZERO);
+	check_fault("x << 64", 1, 0, EXPR_BAD_SHIFT);
+	check_fault("1 << x", 64, 0, EXPR_BAD_SHIFT);
+	check_fault("1 << x", -1, 0, EXPR_BAD_SHIFT);
+	check_fault("x >> 64", 1, 0, EXPR_BAD_SHIFT);
+	check_fault("x >> y", 1, 100, EXPR_BAD_SHIFT);
+	check_fault("x / -1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x % -1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x / y", INT64_MIN, -1, EXPR_OVERFLOW);
+	/* The same expressions are fine with other values. */
+	cr_assert_eq(eval_src("x / -1", 0, INT64_MIN + 1, 0), INT64_MAX);
+	cr_assert_eq(eval_src("1 << x", 0, 63, 0), INT64_MIN);
+	cr_assert_eq(eval_src("x / y", 0, INT64_MIN, 1), INT64_MIN);
+	cr_assert(strstr(expr_fault_name(EXPR_DIV_ZERO), "division by zero"));
+	cr_assert(strstr(expr_fault_name(EXPR_BAD_SHIFT), "shift"));
+	cr_assert(strstr(expr_fault_name(EXPR_OVERFLOW), "overflow"));
+}
+
+#define ASSERT_ERR(src, fragment)                                                                         \
+	do {                                                                                              \
+		const char *msg_ = compile_err(src);                                                     \
+		cr_assert(strstr(msg_, fragment), "\"%.60s\": message \"%s\" lacks \"%s\"", src, msg_, fragment); \
+	} while (0)
+
+Test(expr, compile_errors)
+{
+	ASSERT_ERR("foo + 1", "foo");
+	ASSERT_ERR("foo + 1", "undefined name");
+	ASSERT_ERR("1 + block_sise", "block_sise");
+	ASSERT_ERR("1 + bar(2)", "unknown function 'bar'");
+	ASSERT_ERR("tid(1)", "unknown function 'tid'");
+	ASSERT_ERR("block_batch(1, 2)", "block_batch takes 1 argument");
+	ASSERT_ERR("block_batch()", "block_batch takes 1 argument");
+	ASSERT_ERR("pair(1)", "pair takes 2 arguments");
+	ASSERT_ERR("min(1)", "min takes 2 arguments");
+	ASSERT_ERR("max(1, 2, 3)", "max takes 2 arguments");
+	ASSERT_ERR("min(1, 2", "expected ')'");
+	ASSERT_ERR("(1 + 2", "expected ')'");
+	ASSERT_ERR("((x)", "expected ')'");
+	ASSERT_ERR("1 + 2)", "unexpected ')'");
+	ASSERT_ERR("1 2", "unexpected '2'");
+	ASSERT_ERR("x y", "unexpected 'y'");
+	ASSERT_ERR("1, 2", "unexpected ', 2'");
+	ASSERT_ERR("x = 1", "unexpected '= 1'");
+	ASSERT_ERR("1 +", "unexpected end of expression");
+	ASSERT_ERR("", "unexpected end of expression");
+	ASSERT_ERR("()", "unexpected ')'");
+	ASSERT_ERR("1 ? 2", "expected ':'");
+	ASSERT_ERR("4 / 0", "division by zero");
+	ASSERT_ERR("4 % (2 - 2)", "division by zero");
+	ASSERT_ERR("block_size / (stages - 3)", "division by zero");
+	ASSERT_ERR("1 << 64", "shift");
+	ASSERT_ERR("(-9223372036854775807 - 1) / -1", "overflow");
+	ASSERT_ERR("99999999999999999999", "out of range");
+	ASSERT_ERR("9223372036854775808", "out of range");
+	ASSERT_ERR("0x", "bad number");
+	ASSERT_ERR("12abc", "bad number");
+	ASSERT_ERR("bad_body()", "bad_body");
+	ASSERT_ERR("undef_body()", "nowhere");
+	/* Messages say where: the column, counted from 1. */
+	ASSERT_ERR("1 + 2)", "column 6");
+	ASSERT_ERR("1 + foo", "column");
+}
+
+Test(expr, deep_parentheses_fail_cleanly)
+{
+	char src[4096];
+	size_t n = 0;
+	for (int i = 0; i < 500; i++)
+		src[n++] = '(';
+	src[n++] = '1';
+	for (int i = 0; i < 500; i++)
+		src[n++] = ')';
+	src[n] = '\0';
+	ASSERT_ERR(src, "deep");
+	src[500] = 'x';
+	ASSERT_ERR(src, "deep");
+	/* Unclosed as well. */
+	src[501] = '\0';
+	compile_err(src);
+	/* 500 unary minus signs. */
+	n = 0;
+	for (int i = 0; i < 500; i++)
+		src[n++] = '-';
+	src[n++] = '1';
+	src[n] = '\0';
+	ASSERT_ERR(src, "deep");
+	/* 500 nested calls. */
+	n = 0;
+	for (int i = 0; i < 500; i++) {
+		memcpy(src + n, "min(", 4);
+		n += 4;
+	}
+	src[n++] = '1';
+	for (int i = 0; i < 500; i++) {
+		memcpy(src + n, ",1)", 3);
+		n += 3;
+	}
+	src[n] = '\0';
+	cr_assert_lt(n, sizeof src);
+	ASSERT_ERR(src, "deep");
+}
+
+Test(expr, moderate_nesting_works)
+{
+	/* 40 levels of parentheses around an addition chain that needs a deep stack. */
+	char src[1024];
+	size_t n = 0;
+	for (int i = 0; i < 40; i++) {
+		memcpy(src + n, "x+(", 3);
+		n += 3;
+	}
+	src[n++] = 'x';
+	for (int i = 0; i < 40; i++)
+		src[n++] = ')';
+	src[n] = '\0';
+	cr_assert_eq(eval_src(src, 0, 3, 0), 41 * 3);
+	/* A constant nested 150 deep folds. */
+	n = 0;
+	for (int i = 0; i < 150; i++)
+		src[n++] = '(';
+	src[n++] = '7';
+	for (int i = 0; i < 150; i++)
+		src[n++] = ')';
+	src[n] = '\0';
+	struct expr e = compile_ok(src);
+	cr_assert(e.is_const);
+	cr_assert_eq(e.value, 7);
+}
+
+Test(expr, too_deep_for_the_eval_stack_fails_cleanly)
+{
+	/* x+(x+(...)) 100 deep: parses, but the evaluator would need 101 stack entries. */
+	char src[1024];
+	size_t n = 0;
+	for (int i = 0; i < 100; i++) {
+		memcpy(src + n, "x+(", 3);
+		n += 3;
+	}
+	src[n++] = 'x';
+	for (int i = 0; i < 100; i++)
+		src[n++] = ')';
+	src[n] = '\0';
+	ASSERT_ERR(src, "nested");
+}
+
+Test(expr, recursive_helpers_fail_cleanly)
+{
+	ASSERT_ERR("h(1)", "recursive");
+	ASSERT_ERR("h(x)", "h");
+	ASSERT_ERR("1 + ping(2)", "recursive");
+	/* The pool stays usable after a failure. */
+	cr_assert_eq(eval_src("twice(x)", 0, 21, 0), 42);
+}
+
+Test(expr, long_source_keeps_the_explanation)
+{
+	/*
+	 * The kernel loader passes a 512-byte buffer and allows 1023-character
+	 * expressions: the explanation must survive a long source text.
+	 */
+	char src[1024];
+	size_t n = 0;
+	while (n < 900) {
+		memcpy(src + n, "x + 1 + ", 8);
+		n += 8;
+	}
+	strcpy(src + n, "nowhere");
+	struct expr e;
+	char err[512] = "";
+	cr_assert_eq(expr_compile(&pool, src, &names, &e, err, sizeof err), -1);
+	cr_assert(strstr(err, "undefined name 'nowhere'"), "message lost its explanation: \"%s\"", err);
+}
+
+Test(expr, helper_argument_reuse_stays_small, .timeout = 10)
+{
+	/*
+	 * dbl(v) = v + v uses its argument twice.  Nested 40 deep over a slot the
+	 * expansion is 2^40 leaves; the compiler must refuse (or share), not hang.
+	 */
+	char src[1024];
+	size_t n = 0;
+	for (int i = 0; i < 40; i++) {
+		memcpy(src + n, "dbl(", 4);
+		n += 4;
+	}
+	src[n++] = 'x';
+	for (int i = 0; i < 40; i++)
+		src[n++] = ')';
+	src[n] = '\0';
+	struct expr e;
+	char err[512] = "";
+	if (expr_compile(&pool, src, &names, &e, err, sizeof err) == 0) {
+		enum expr_fault f;
+		cr_assert_eq(eval_with(&e, 0, 1, 0, &f), (int64_t)1 << 40);
+	} else {
+		cr_assert_neq(err[0], '\0');
+	}
+	/* 8 deep is fine and exact. */
+	cr_assert_eq(eval_src("dbl(dbl(dbl(dbl(dbl(dbl(dbl(dbl(x))))))))", 0, 3, 0), 3 * 256);
+}
+
+Test(expr, pool_holds_many_expressions)
+{
+	struct expr es[200];
+	char src[64];
+	for (int i = 0; i < 200; i++) {
+		snprintf(src, sizeof src, "x * %d + tid", i);
+		es[i] = compile_ok(src);
+	}
+	for (int i = 0; i < 200; i++) {
+		enum expr_fault f;
+		cr_assert_eq(eval_with(&es[i], 5, 3, 0, &f), 3 * i + 5, "expression %d", i);
+		cr_assert_eq(f, EXPR_OK);
+	}
+	expr_pool_free(&pool);
+	cr_assert_null(pool.words);
+	cr_assert_eq(pool.len, 0);
+	expr_pool_free(NULL);
+}
