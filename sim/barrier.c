@@ -90,6 +90,15 @@ static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t ele
 	struct mbar *b = &s->mbars[bar];
 	if (b->phase > token) {
 		mark_seen(s, w, elem, token + 1);
+		struct simt_entry *e = simt_cur(w);
+		if (e->wait_start != NEVER && b->filled.seq == token && now - e->wait_start > b->filled.exposed)
+			b->filled.exposed = now - e->wait_start;
+		struct block *blk = &s->blocks[w->block];
+		for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+			uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+			if (b->completed_at > blk->bar_sync[t])
+				blk->bar_sync[t] = b->completed_at;
+		}
 		return true;
 	}
 	sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);

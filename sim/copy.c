@@ -90,6 +90,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		mbar_expect_tx(s, (uint32_t)id, bytes, now);
+		mbar_note_copy(s, (uint32_t)id, now, land);
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
 		s->rep->bulk_copies++;
 		s->rep->bulk_bytes += (uint64_t)bytes;
@@ -209,8 +210,10 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			}
 			count[i]++;
 		}
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			mbar_track_copies(s, (uint32_t)bar, count[i], at[i] > now ? at[i] : now);
+			mbar_note_copy(s, (uint32_t)bar, now, at[i]);
+		}
 	}
 	return done;
 }

@@ -40,9 +40,9 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		if (t->open_land > land)
 			land = t->open_land;
 	}
-	if (m > 0 && w->cpa.land[(m - 1) % CPA_RING] > land)
-		land = w->cpa.land[(m - 1) % CPA_RING];
-	w->cpa.land[m % CPA_RING] = land;
+	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
+		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
+	w->cpa.land[m % CPA_WARP_RING] = land;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
 		uint32_t n = t->commits++;
@@ -65,8 +65,8 @@ uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n
 	int64_t pl = (int64_t)w->cpa.batches - 1;
 	int64_t need_actual = pl - (int64_t)n;
 	uint64_t release = now;
-	if (need_actual >= 0 && w->cpa.land[need_actual % CPA_RING] > release)
-		release = w->cpa.land[need_actual % CPA_RING];
+	if (need_actual >= 0 && w->cpa.land[need_actual % CPA_WARP_RING] > release)
+		release = w->cpa.land[need_actual % CPA_WARP_RING];
 	struct sim_report *r = s->rep;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
@@ -75,11 +75,12 @@ uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n
 		uint64_t own_ready = now;
 		uint64_t extra;
 		if (own >= 0) {
-			if (t->own_land[own % CPA_RING] > own_ready)
-				own_ready = t->own_land[own % CPA_RING];
-			extra = need_actual > (int64_t)t->actual[own % CPA_RING]
-					? (uint64_t)(need_actual - (int64_t)t->actual[own % CPA_RING])
-					: 0;
+			/* It needed the actual batches up to the one its own batch TL - N went into. */
+			int64_t mine = (int64_t)t->actual[own % CPA_RING];
+			uint64_t mine_land = need_actual - mine < CPA_WARP_RING ? w->cpa.land[mine % CPA_WARP_RING] : 0;
+			if (mine_land > own_ready)
+				own_ready = mine_land;
+			extra = need_actual > mine ? (uint64_t)(need_actual - mine) : 0;
 			t->waited = (uint32_t)own + 1;
 		} else {
 			extra = need_actual >= 0 ? (uint64_t)need_actual + 1 : 0;

@@ -7,7 +7,9 @@
  * into ONE new batch of the warp's actual sequence (PB, latest PL); each
  * committing thread's perceived sequence (TB, latest TL) grows by one.
  * wait_prior(N) releases once every actual batch up to PL - N has landed;
- * a thread that only needed its own batches up to TL - N over-waits.
+ * a thread needed only the actual batch its perceived batch TL - N went
+ * into; the extra batches and the cycles between that batch's landing and
+ * the release are its over-wait (zero when the warp committed converged).
  * Landing cycles are known when copies issue, so waits are timed, and
  * only the last CPA_RING batches need remembering (N is capped at 8).
  */
@@ -16,7 +18,8 @@
 
 #include <stdint.h>
 
-#define CPA_RING 16
+#define CPA_RING 16        /* a thread's perceived batches remembered (N <= 8) */
+#define CPA_WARP_RING 1024 /* a warp's actual batches remembered: a diverged warp adds up to 32 a round */
 #define CPA_MAX_PRIOR 8
 
 struct cpa_thread {
@@ -31,7 +34,7 @@ struct cpa_thread {
 
 struct cpa_warp {
 	uint32_t batches;          /* PL + 1 */
-	uint64_t land[CPA_RING];   /* landing of actual batches 0..m, prefix max, by m % ring */
+	uint64_t *land;            /* landing of actual batches 0..m, prefix max, by m % CPA_WARP_RING */
 };
 
 #endif

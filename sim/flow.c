@@ -11,7 +11,8 @@ int flow_setup(struct sim *s, struct block *b)
 	size_t words = (size_t)(s->k->shared_bytes + 3) / 4;
 	b->flow = malloc((words + 1) * sizeof *b->flow);
 	b->vis = calloc((size_t)s->launch.block_size, sizeof *b->vis);
-	if (!b->flow || !b->vis)
+	b->bar_sync = calloc((size_t)s->launch.block_size, sizeof *b->bar_sync);
+	if (!b->flow || !b->vis || !b->bar_sync)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -22,8 +23,10 @@ void flow_free(struct block *b)
 {
 	free(b->flow);
 	free(b->vis);
+	free(b->bar_sync);
 	b->flow = NULL;
 	b->vis = NULL;
+	b->bar_sync = NULL;
 }
 
 /* __syncthreads released: what each thread had waited for becomes visible to all. */
@@ -91,7 +94,9 @@ static bool visible(struct sim *s, const struct block *b, const struct flow_word
 	case FLOW_GROUP:
 		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq;
 	case FLOW_BAR: return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq);
-	case FLOW_PLAIN: return tid == fw->writer || b->sync_gen > fw->seq;
+	case FLOW_PLAIN:
+		/* A barrier phase that completed after the store orders it before the reader's wait. */
+		return tid == fw->writer || b->sync_gen > fw->seq || b->bar_sync[tid] > fw->land;
 	default: return false;
 	}
 }

@@ -15,7 +15,10 @@
 uint32_t mbar_new(struct sim *s, uint32_t block, const char *what)
 {
 	struct mbar *b = &s->mbars[s->nmbars];
-	*b = (struct mbar){.waiters = NONE, .block = block};
+	*b = (struct mbar){.waiters = NONE,
+			   .block = block,
+			   .filling = {.seq = NEVER, .first_issue = NEVER},
+			   .filled = {.seq = NEVER, .first_issue = NEVER}};
 	snprintf(b->what, sizeof b->what, "%s", what);
 	return s->nmbars++;
 }
@@ -30,6 +33,13 @@ void mbar_init(struct mbar *b, int64_t expected)
 
 static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 {
+	if (b->filled.seq != NEVER)
+		stats_batch(s, &b->filled);
+	b->filled = b->filling;
+	if (b->filled.first_issue != NEVER)
+		b->filled.seq = b->phase;
+	b->filling = (struct batch_rec){.seq = NEVER, .first_issue = NEVER};
+	b->completed_at = now;
 	b->phase++;
 	b->pending = b->expected;
 	uint32_t id = b->waiters;
@@ -108,4 +118,22 @@ void mbar_complete_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
 	b->tx -= bytes;
 	if (b->pending == 0 && b->tx == 0)
 		complete_phase(s, b, now);
+}
+
+void mbar_note_copy(struct sim *s, uint32_t bar, uint64_t issue, uint64_t land)
+{
+	struct batch_rec *r = &s->mbars[bar].filling;
+	if (issue < r->first_issue)
+		r->first_issue = issue;
+	if (land > r->last_land)
+		r->last_land = land;
+}
+
+void mbar_finish_stats(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->nmbars; i++)
+		if (s->mbars[i].filled.seq != NEVER) {
+			stats_batch(s, &s->mbars[i].filled);
+			s->mbars[i].filled.seq = NEVER;
+		}
 }

@@ -50,6 +50,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(copies, "mean_latency", round6(mean_latency(r)));
 	cJSON_AddNumberToObject(copies, "max_latency", (double)r->copy_latency_max);
 	cJSON_AddNumberToObject(copies, "sync_fallback", (double)r->sync_copies);
+	cJSON_AddNumberToObject(copies, "bulk", (double)r->bulk_copies);
+	cJSON_AddNumberToObject(copies, "bulk_bytes", (double)r->bulk_bytes);
 
 	cJSON *lh = cJSON_AddObjectToObject(o, "latency_hiding");
 	cJSON_AddNumberToObject(lh, "batches", (double)r->batches);
@@ -64,6 +66,35 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(bounds, "memory_cycles", (double)r->memory_bound);
 	cJSON_AddNumberToObject(bounds, "lower_bound", (double)r->lower_bound);
 	cJSON_AddNumberToObject(bounds, "efficiency", round6(r->efficiency));
+
+	cJSON *cpa = cJSON_AddObjectToObject(o, "cp_async");
+	cJSON_AddNumberToObject(cpa, "actual_batches", (double)r->cp_async_batches);
+	cJSON_AddNumberToObject(cpa, "thread_commits", (double)r->cp_async_commits);
+
+	cJSON *ow = cJSON_AddObjectToObject(o, "overwait");
+	cJSON_AddNumberToObject(ow, "waits", (double)r->overwait_waits);
+	cJSON_AddNumberToObject(ow, "cycles", (double)r->overwait_cycles);
+	cJSON_AddNumberToObject(ow, "extra_batches", (double)r->overwait_extra_batches);
+	cJSON_AddNumberToObject(ow, "mean_cycles_per_wait",
+				round6(r->overwait_waits ? (double)r->overwait_cycles / (double)r->overwait_waits : 0));
+	cJSON *worst = cJSON_AddObjectToObject(ow, "worst_thread");
+	cJSON_AddNumberToObject(worst, "block", r->overwait_worst_block);
+	cJSON_AddNumberToObject(worst, "thread", r->overwait_worst_thread);
+	cJSON_AddNumberToObject(worst, "cycles", (double)r->overwait_worst_cycles);
+
+	cJSON_AddBoolToObject(o, "checks", r->checks);
+	cJSON *hz = cJSON_AddObjectToObject(o, "hazards");
+	cJSON_AddNumberToObject(hz, "count", (double)r->hazards);
+	cJSON *hzf = cJSON_AddArrayToObject(hz, "first");
+	for (uint64_t i = 0; i < r->hazards && i < 8; i++)
+		cJSON_AddItemToArray(hzf, cJSON_CreateString(r->hazard_text[i]));
+	cJSON *pv = cJSON_AddObjectToObject(o, "provenance");
+	cJSON_AddNumberToObject(pv, "mismatches", (double)r->provenance_mismatches);
+	cJSON *pvf = cJSON_AddArrayToObject(pv, "first");
+	for (uint64_t i = 0; i < r->provenance_mismatches && i < 8; i++)
+		cJSON_AddItemToArray(pvf, cJSON_CreateString(r->provenance_text[i]));
+	cJSON_AddStringToObject(o, "quit_model", r->quit_model);
+	cJSON_AddStringToObject(o, "reconverge", r->reconverge);
 
 	cJSON *smem = cJSON_AddObjectToObject(o, "smem");
 	cJSON_AddNumberToObject(smem, "accesses", (double)r->smem_accesses);
@@ -114,6 +145,8 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		fprintf(out, " %s=%lld", e->kernel.params[i].name, (long long)e->kernel.params[i].value);
 	fprintf(out, "\n  launch: %lld block(s) of %lld threads resident (%u warps), grid of %lld blocks\n",
 		(long long)e->launch.blocks, (long long)e->launch.block_size, r->warps, (long long)e->launch.grid_blocks);
+	fprintf(out, "  model: reconverge=%s, quit=%s, dataflow checks %s\n", r->reconverge, r->quit_model,
+		r->checks ? "on" : "off");
 	if (status)
 		fprintf(out, "  status: %s\n", status_name(status));
 
@@ -139,6 +172,19 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 	if (r->sync_copies)
 		fprintf(out, "\n  WARNING: %llu chunk(s) fell back to synchronous copies (alignment < 4 bytes)",
 			(unsigned long long)r->sync_copies);
+	if (r->bulk_copies)
+		fprintf(out, "\n  bulk (TMA)       %llu copies, %llu bytes", (unsigned long long)r->bulk_copies,
+			(unsigned long long)r->bulk_bytes);
+	if (r->cp_async_batches)
+		fprintf(out, "\ncp.async groups  %llu actual batches (per warp) for %llu thread commits",
+			(unsigned long long)r->cp_async_batches, (unsigned long long)r->cp_async_commits);
+	if (r->overwait_waits)
+		fprintf(out,
+			"\nover-wait        %llu cycles and %llu extra batches over %llu waits (mean %.1f cycles); "
+			"worst: block %u thread %u, %llu cycles",
+			(unsigned long long)r->overwait_cycles, (unsigned long long)r->overwait_extra_batches,
+			(unsigned long long)r->overwait_waits, (double)r->overwait_cycles / (double)r->overwait_waits,
+			r->overwait_worst_block, r->overwait_worst_thread, (unsigned long long)r->overwait_worst_cycles);
 	fprintf(out, "\nshared memory    %llu accesses, %llu wavefronts, %llu bank-conflict wavefronts\n",
 		(unsigned long long)r->smem_accesses, (unsigned long long)r->smem_wavefronts,
 		(unsigned long long)r->bank_conflicts);
@@ -159,6 +205,15 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		for (int i = 0; i < bar; i++)
 			fputc('#', out);
 		fputc('\n', out);
+	}
+
+	if (r->checks) {
+		fprintf(out, "\ndataflow         %llu hazard(s), %llu provenance mismatch(es)\n",
+			(unsigned long long)r->hazards, (unsigned long long)r->provenance_mismatches);
+		for (uint64_t i = 0; i < r->hazards && i < 8; i++)
+			fprintf(out, "  hazard: %s\n", r->hazard_text[i]);
+		for (uint64_t i = 0; i < r->provenance_mismatches && i < 8; i++)
+			fprintf(out, "  provenance: %s\n", r->provenance_text[i]);
 	}
 
 	if (status == 3) {

@@ -97,7 +97,8 @@ static int setup(struct sim *s)
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->regs = calloc(32 * nslots, sizeof *w->regs);
-			if (!w->regs)
+			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
+			if (!w->regs || !w->cpa.land)
 				return -1;
 			for (int lane = 0; lane < 32; lane++) {
 				int64_t *r = w->regs + (size_t)lane * nslots;
@@ -116,8 +117,10 @@ static int setup(struct sim *s)
 
 static void teardown(struct sim *s)
 {
-	for (uint32_t i = 0; s->warps && i < s->nwarps; i++)
+	for (uint32_t i = 0; s->warps && i < s->nwarps; i++) {
 		free(s->warps[i].regs);
+		free(s->warps[i].cpa.land);
+	}
 	for (uint32_t b = 0; s->blocks && b < s->nblocks; b++) {
 		pipe_free(s, &s->blocks[b]);
 		cbar_free(&s->blocks[b]);

@@ -88,6 +88,14 @@ struct subpart {
 	uint64_t issued;
 };
 
+/* Latency bookkeeping for one consumed batch (stage instance) of a block pipeline. */
+struct batch_rec {
+	uint64_t seq;        /* NEVER: empty */
+	uint64_t first_issue;
+	uint64_t last_land;
+	uint64_t exposed;    /* longest a consumer warp was blocked on it */
+};
+
 struct mbar {
 	uint32_t phase;    /* completed phases */
 	int64_t pending;   /* arrivals still needed in the current phase */
@@ -98,14 +106,9 @@ struct mbar {
 	uint32_t block;
 	char what[96];     /* "pipeline.produced[1]", for reports */
 	bool initialized;
-};
-
-/* Latency bookkeeping for one consumed batch (stage instance) of a block pipeline. */
-struct batch_rec {
-	uint64_t seq;        /* NEVER: empty */
-	uint64_t first_issue;
-	uint64_t last_land;
-	uint64_t exposed;    /* longest a consumer warp was blocked on it */
+	uint64_t completed_at; /* cycle its last phase completed */
+	struct batch_rec filling; /* copies completing the current phase (cuda::barrier) */
+	struct batch_rec filled;  /* ... and the last completed phase, while waiters may still be blocked on it */
 };
 
 /* Pipeline roles of a thread (bits). */
@@ -145,6 +148,7 @@ struct block {
 	struct flow_word *flow;  /* shadow of shared memory, a word per 4 bytes */
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
 	uint32_t sync_gen;       /* __syncthreads completed */
+	uint64_t *bar_sync;      /* per thread: completion cycle of the latest barrier phase it waited for */
 };
 
 struct gmem {
@@ -228,6 +232,9 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count,
 void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_t now);
 void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land);
 void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t bytes);
+/* A copy that completes this barrier's current phase, for the latency-hiding metrics. */
+void mbar_note_copy(struct sim *s, uint32_t bar, uint64_t issue, uint64_t land);
+void mbar_finish_stats(struct sim *s);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
 static inline bool mbar_phase_done(const struct mbar *b, uint32_t phase) { return b->phase > phase; }
 /* PTX try_wait.parity: true once the phase of this parity has completed (the current one has the other). */

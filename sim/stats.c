@@ -31,6 +31,7 @@ void stats_finish(struct sim *s)
 {
 	struct sim_report *r = s->rep;
 	pipe_finish_stats(s);
+	mbar_finish_stats(s);
 	uint64_t end = 0;
 	for (uint32_t i = 0; i < s->nwarps; i++)
 		if (s->warps[i].done && s->warps[i].done_at > end)
