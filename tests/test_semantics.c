@@ -1,0 +1,271 @@
+/*
+ * The documented behaviours (issue "all of the documented pipeline and
+ * barrier semantics"), each pinned on the shipped kernels or a small one.
+ * Numbers come from the model's rules, so a broken rule breaks a test.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/experiment.h"
+#include "support/run_kernel.h"
+
+static struct sim_report r;
+static struct diag d;
+
+/* Runs configs/experiments/NAME.json with --set NAME=VALUE pairs ("k=1", ...). */
+static int run_exp(const char *name, const char *const *sets, int nsets)
+{
+	char file[256];
+	snprintf(file, sizeof file, "configs/experiments/%s.json", name);
+	struct setting st[16];
+	char buf[16][64];
+	for (int i = 0; i < nsets; i++) {
+		snprintf(buf[i], sizeof buf[i], "%s", sets[i]);
+		char *eq = strchr(buf[i], '=');
+		*eq = '\0';
+		st[i] = (struct setting){buf[i], eq + 1};
+	}
+	struct experiment *e = calloc(1, sizeof *e);
+	int rc = experiment_load(file, st, nsets, e, &d);
+	if (rc == 0)
+		rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d);
+	experiment_free(e);
+	free(e);
+	return rc;
+}
+
+#define RUN(name, ...)                                                                                  \
+	run_exp(name, (const char *const[]){__VA_ARGS__},                                              \
+		(int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
+
+/* 4. Commit coalescing: a converged warp adds one batch, D groups add D, a fully diverged warp 32. */
+Test(semantics, commit_adds_one_batch_per_converged_group)
+{
+	int rounds = 32; /* batch_sz; plus one empty round while the last batch drains */
+	int warps = 4;   /* 128 threads */
+	int ds[] = {1, 2, 8, 32};
+	for (int i = 0; i < 4; i++) {
+		char dset[32];
+		snprintf(dset, sizeof dset, "divergence=%d", ds[i]);
+		int rc = RUN("diverged_commit", dset, "syncwarp=0");
+		cr_assert_eq(rc, 0, "%s", d.msg);
+		cr_assert_eq(r.cp_async_batches, (uint64_t)(warps * (rounds * ds[i] + 1)), "D=%d: %llu actual batches",
+			     ds[i], (unsigned long long)r.cp_async_batches);
+		cr_assert_eq(r.cp_async_commits, (uint64_t)(128 * (rounds + 1)), "every thread perceives one per round");
+		rc = RUN("diverged_commit", dset, "syncwarp=1");
+		cr_assert_eq(rc, 0, "%s", d.msg);
+		cr_assert_eq(r.cp_async_batches, (uint64_t)(warps * (rounds + 1)), "syncwarp first: one batch a round");
+	}
+}
+
+/* Under post-dominator reconvergence the groups rejoin before the commit: nothing to see. */
+Test(semantics, post_dominator_reconvergence_rejoins_before_the_commit)
+{
+	int rc = RUN("diverged_commit", "divergence=32", "syncwarp=0", "machine.reconverge=post_dominator");
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_eq(r.cp_async_batches, 4 * 33);
+	cr_assert_eq(r.overwait_cycles, 0);
+}
+
+/* 6. A fully diverged warp's threads wait for the other groups' batches; __syncwarp first removes it. */
+Test(semantics, diverged_commit_over_waits_and_syncwarp_removes_it)
+{
+	int rc = RUN("diverged_commit", "divergence=32", "syncwarp=0");
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_gt(r.overwait_cycles, 0);
+	double extra = (double)r.overwait_extra_batches / (double)r.overwait_waits;
+	cr_assert_geq(extra, 31.0, "a thread waits on at least the 31 other groups' batches, got %.1f", extra);
+	uint64_t slow = r.cycles;
+	rc = RUN("diverged_commit", "divergence=32", "syncwarp=1");
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_eq(r.overwait_cycles, 0);
+	cr_assert_eq(r.overwait_extra_batches, 0);
+	cr_assert_lt(r.cycles, slow, "over-wait exposes the copy latency: re-converged is faster");
+}
+
+Test(semantics, over_wait_rises_with_divergence)
+{
+	double prev = -1;
+	int ds[] = {1, 2, 4, 8, 16, 32};
+	for (int i = 0; i < 6; i++) {
+		char dset[32];
+		snprintf(dset, sizeof dset, "divergence=%d", ds[i]);
+		cr_assert_eq(RUN("diverged_commit", dset, "syncwarp=0"), 0, "%s", d.msg);
+		double per_wait = (double)r.overwait_cycles / (double)r.overwait_waits;
+		cr_assert_gt(per_wait, prev, "D=%d: %.1f cycles per wait, not above %.1f", ds[i], per_wait, prev);
+		prev = per_wait;
+	}
+}
+
+/* 5. wait_prior(N) releases once all but the last N actual batches have landed. */
+Test(semantics, wait_prior_leaves_the_last_n_batches_in_flight)
+{
+#define PRIM_KERNEL(first_wait)                                                                               \
+	"{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": \"2 * block_size\"}},"  \
+	"\"global\": {\"g\": {\"elems\": \"2 * block_size\"}}, \"body\": ["                                \
+	"{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[tid]\", \"src\": \"g[tid]\", \"bytes\": 4},"      \
+	"{\"op\": \"pipeline_commit\"}, {\"op\": \"fma\", \"n\": 500},"                                    \
+	"{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[block_size + tid]\", \"src\": \"g[block_size + tid]\", \"bytes\": 4}," \
+	"{\"op\": \"pipeline_commit\"},"                                                                   \
+	"{\"op\": \"pipeline_wait_prior\", \"n\": " #first_wait "}]}"
+	cr_assert_eq(run_kernel_text(PRIM_KERNEL(1), 32, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.stalls[STALL_CONSUMER_WAIT], 0, "batch 0 landed during the FMAs; batch 1 may stay in flight");
+	uint64_t fast = r.cycles;
+	cr_assert_eq(run_kernel_text(PRIM_KERNEL(0), 32, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_gt(r.stalls[STALL_CONSUMER_WAIT], 600, "wait_prior(0) waits for batch 1's DRAM round trip");
+	cr_assert_gt(r.cycles, fast + 600);
+}
+
+/* 2. example_kernel: three stages, three waits, consumed in order. */
+Test(semantics, example_kernel_consumes_its_three_stages_in_order)
+{
+	cr_assert_eq(run_exp("example_kernel", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.batches, 3, "stages of 1, 2 and 1 copies");
+	cr_assert_eq(r.copies, 4 * 128, "four 4-byte copies per thread");
+	cr_assert_eq(r.cp_async_batches, 3 * 4, "each converged warp commits three batches");
+	cr_assert_eq(run_exp("example_kernel_primitives", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.cp_async_batches, 3 * 4);
+	cr_assert_eq(r.overwait_cycles, 0, "converged commits: no over-wait");
+}
+
+/* 7. Early exit under both quit models. */
+Test(semantics, early_exit_with_quit_completes_under_the_guide_model)
+{
+	int rc = RUN("early_exit", "quit=1");
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_str_eq(r.quit_model, "guide");
+	cr_assert_eq(r.quits, 32);
+	cr_assert_eq(r.batches, 16, "the remaining threads consume every batch");
+}
+
+Test(semantics, early_exit_without_quit_deadlocks_naming_the_exited_threads)
+{
+	int rc = RUN("early_exit", "quit=0");
+	cr_assert_eq(rc, DIAG_DEADLOCK, "%s", d.msg);
+	cr_assert_eq(r.nblocked, 7, "the seven warps that stayed");
+	cr_assert(strstr(r.hint, "thread 224 of block 0") && strstr(r.hint, "exited without quit()"), "%s", r.hint);
+	cr_assert_eq(r.blocked[0].expected - r.blocked[0].arrived, 32, "the barrier still expects the 32 leavers");
+}
+
+Test(semantics, early_exit_with_quit_deadlocks_under_the_libcudacxx_model)
+{
+	int rc = RUN("early_exit", "quit=1", "machine.quit=libcudacxx");
+	cr_assert_eq(rc, DIAG_DEADLOCK, "%s", d.msg);
+	cr_assert_str_eq(r.quit_model, "libcudacxx");
+	cr_assert(strstr(r.hint, "libcudacxx") && strstr(r.hint, "reference count"), "%s", r.hint);
+}
+
+/* 8. cuda::barrier tokens: waiting on a phase that already completed returns at once. */
+Test(semantics, barrier_wait_on_a_completed_phase_returns_at_once)
+{
+#define BAR_KERNEL(work)                                                                                   \
+	"{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["              \
+	"{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"block_size\"}]}," \
+	"{\"op\": \"syncthreads\"},"                                                                      \
+	"{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"},"                           \
+	"{\"op\": \"fma\", \"n\": " #work "},"                                                            \
+	"{\"op\": \"barrier_wait\", \"barrier\": \"bar\", \"token\": \"t\"}]}"
+	cr_assert_eq(run_kernel_text(BAR_KERNEL(200), 256, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.stalls[STALL_BARRIER], 0, "the phase completed during the FMAs: no wait at all");
+	cr_assert_eq(run_kernel_text(BAR_KERNEL(1), 256, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_gt(r.stalls[STALL_BARRIER], 0, "with no work in between the wait blocks");
+	cr_assert_eq(run_exp("split_arrive_wait", NULL, 0), 0, "%s", d.msg);
+}
+
+Test(semantics, wait_on_an_uninitialised_barrier_is_a_program_error)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			   "{\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"bar\"}]}";
+	cr_assert_eq(run_kernel_text(text, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "no thread has initialised"), "%s", d.msg);
+}
+
+/* 9. The documented with_staging writes the wrong output batch; the corrected one does not. */
+Test(semantics, documented_with_staging_writes_the_wrong_output_batch)
+{
+	cr_assert_eq(RUN("with_staging", "corrected=0"), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 63 * 256, "every in-loop compute of every thread (63 of 64 batches)");
+	cr_assert(strstr(r.provenance_text[0], "reads the batch at global_in[0] but writes global_out[33792]"), "%s",
+		  r.provenance_text[0]);
+	cr_assert_eq(RUN("with_staging", "corrected=1"), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 0);
+	cr_assert_eq(r.hazards, 0);
+}
+
+/* 10. with_staging_scope_thread needs its block.sync(). */
+Test(semantics, scope_thread_staging_without_sync_is_a_hazard)
+{
+	cr_assert_eq(RUN("with_staging_scope_thread", "sync=1"), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(RUN("with_staging_scope_thread", "sync=0"), 0, "%s", d.msg);
+	cr_assert_gt(r.hazards, 0);
+	cr_assert(strstr(r.hazard_text[0], "compute") && strstr(r.hazard_text[0], "copy by thread"), "%s",
+		  r.hazard_text[0]);
+}
+
+/* 11. The partitioned examples finish; producers never consume and consumers never produce. */
+Test(semantics, partitioned_examples_finish_with_roles_kept)
+{
+	cr_assert_eq(run_exp("with_specialized_staging_unified", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.batches, 64);
+	cr_assert_eq(r.hazards + r.provenance_mismatches, 0);
+	cr_assert_gt(r.hidden_fraction, 0.9);
+	cr_assert_eq(run_exp("producer_consumer_pattern", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.batches, 64);
+	cr_assert_eq(r.hazards + r.provenance_mismatches, 0);
+}
+
+Test(semantics, a_producer_calling_consumer_wait_is_a_program_error)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": 2}},"
+			   "\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"p\", \"producers\": 32},"
+			   "{\"op\": \"consumer_wait\", \"pipeline\": \"p\"}]}";
+	cr_assert_eq(run_kernel_text(text, 64, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 0 is a producer") && strstr(d.msg, "consumer_wait"), "%s", d.msg);
+}
+
+/* Bulk copies: one elected thread per stage with the barrier path; pipelines never take it. */
+Test(semantics, bulk_copies_come_from_one_elected_thread)
+{
+	cr_assert_eq(run_exp("bulk_staging", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.bulk_copies, 64, "one cp.async.bulk per batch");
+	cr_assert_eq(r.bulk_bytes, 64 * 1024);
+	cr_assert_eq(r.copies, 64, "no per-thread LDGSTS");
+	cr_assert_gt(r.hidden_fraction, 0.7);
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(RUN("with_staging_unified", "stages=2"), 0, "%s", d.msg);
+	cr_assert_eq(r.bulk_copies, 0);
+}
+
+/* memcpy_async under 4-byte alignment falls back to synchronous copies, and it costs. */
+Test(semantics, misaligned_memcpy_async_falls_back_to_a_synchronous_copy)
+{
+#define COPY_KERNEL(align)                                                                                     \
+	"{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": \"block_size\"}},"          \
+	"\"global\": {\"g\": {\"elems\": \"block_size\"}}, \"pipelines\": {\"p\": {\"scope\": \"thread\", \"stages\": 1}}," \
+	"\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"p\"},"                                         \
+	"{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": ["                                \
+	"{\"op\": \"memcpy_async\", \"group\": \"block\", \"dst\": \"s[0]\", \"src\": \"g[0]\", \"bytes\": \"4 * block_size\", " \
+	"\"align\": " #align ", \"pipeline\": \"p\"}]},"                                                       \
+	"{\"op\": \"producer_commit\", \"pipeline\": \"p\"}, {\"op\": \"consumer_wait\", \"pipeline\": \"p\"}]}"
+	cr_assert_eq(run_kernel_text(COPY_KERNEL(4), 128, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.sync_copies, 0);
+	uint64_t async_cycles = r.cycles;
+	cr_assert_eq(run_kernel_text(COPY_KERNEL(2), 128, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.sync_copies, 8 * 256, "2-byte chunks: 256 per copy, all synchronous");
+	cr_assert_gt(r.stalls[STALL_MEMORY], 0);
+	cr_assert_gt(r.cycles, 4 * async_cycles, "eight serial round trips instead of one overlapped batch");
+}
+
+/* Grid sync over co-resident blocks, warp shuffles and a block barrier (simpleAWBarrier). */
+Test(semantics, norm_vec_by_dot_product_syncs_the_grid)
+{
+	cr_assert_eq(run_exp("norm_vec_by_dot_product", NULL, 0), 0, "%s", d.msg);
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_gt(r.cycles, 2 * (uint64_t)m.grid_sync_latency, "two grid syncs");
+	cr_assert_eq(r.hazards, 0, "tmp[] is read only after the barrier");
+	cr_assert_gt(r.stalls[STALL_SYNCTHREADS], 0);
+	cr_assert_gt(r.stalls[STALL_BARRIER], 0);
+}
