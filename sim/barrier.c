@@ -18,7 +18,9 @@ int cbar_setup(struct sim *s, struct block *b)
 	b->bars = calloc((size_t)k->nbars + 1, sizeof *b->bars);
 	if (!b->bars)
 		return -1;
-	uint32_t elems = 0;
+	uint32_t elems = 0, track = b->id * s->copy_tracks_per_block;
+	for (int i = 0; i < k->npipes; i++)
+		track += k->pipes[i].stages;
 	for (int i = 0; i < k->nbars; i++) {
 		b->bars[i] = s->nmbars;
 		for (uint32_t e = 0; e < k->bars[i].count; e++) {
@@ -27,7 +29,11 @@ int cbar_setup(struct sim *s, struct block *b)
 				snprintf(what, sizeof what, "%s", k->bars[i].name);
 			else
 				snprintf(what, sizeof what, "%s[%u]", k->bars[i].name, e);
-			mbar_new(s, b->id, what);
+			uint32_t id = mbar_new(s, b->id, what);
+			s->mbars[id].track = track + elems + e;
+			if (s->trace)
+				snprintf(s->trace->copies[track + elems + e].name, sizeof s->trace->copies[0].name,
+					 "block %u %s", b->id, what);
 		}
 		elems += k->bars[i].count;
 	}

@@ -65,6 +65,8 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 				   s->m->dram_bytes_per_cycle);
 		done = t > done ? t : done;
 		s->rep->dram_bytes += 32ull * misses;
+		if (s->trace)
+			trace_count(&s->trace->dram, now, (int64_t)(32ull * misses));
 	}
 	return done;
 }
@@ -74,6 +76,8 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 	/* Stores drain through the same DRAM share; nobody waits for them. */
 	(void)queue(&s->mem.dram_free, now, 0, 32ull * nsectors, s->m->dram_bytes_per_cycle);
 	s->rep->dram_bytes += 32ull * nsectors;
+	if (s->trace)
+		trace_count(&s->trace->dram, now, (int64_t)(32ull * nsectors));
 }
 
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
@@ -97,6 +101,8 @@ uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint
 				   s->m->dram_bytes_per_cycle);
 		done = t > done ? t : done;
 		s->rep->dram_bytes += 32ull * misses;
+		if (s->trace)
+			trace_count(&s->trace->dram, now, (int64_t)(32ull * misses));
 	}
 	return done;
 }

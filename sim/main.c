@@ -9,8 +9,12 @@
 #include <string.h>
 
 #include "../isa/jdoc.h"
+#include "compare.h"
 #include "experiment.h"
+#include "outfile.h"
 #include "report.h"
+#include "runner.h"
+#include "svg.h"
 
 #ifndef SMSIM_VERSION
 #define SMSIM_VERSION "dev"
@@ -20,6 +24,10 @@
 
 static const char usage[] =
 	"usage: smsim run EXPERIMENT.json [--set NAME=VALUE]... [--json] [--no-timing]\n"
+	"                 [--trace FILE.json] [--svg FILE.svg]\n"
+	"       smsim compare EXPERIMENT.json... | COMPARISON.json [--vary NAME=V1,V2,...]\n"
+	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
+	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
 	"       smsim list [CONFIG_DIR]\n"
 	"       smsim --help | --version\n"
 	"\n"
@@ -33,6 +41,14 @@ static const char usage[] =
 	"                     (limit.cycles=N, limit.events=N); repeatable\n"
 	"  --json             print the report as JSON\n"
 	"  --no-timing        leave host timings out (byte-identical reruns)\n"
+	"  --trace FILE       write the timeline as a Chrome trace-event file\n"
+	"                     (Perfetto, chrome://tracing; layout: traces/README.md)\n"
+	"  --svg FILE         draw the timeline: warps x cycles, copies per stage\n"
+	"compare  run several experiments (or one at each --vary value, or a\n"
+	"         comparison file such as configs/comparisons/stages.json) and show\n"
+	"         them side by side; --svg stacks their timelines on one axis\n"
+	"sweep    run the cartesian product of a sweep file's parameter lists in N\n"
+	"         worker processes; CSV to stdout or --csv, line plot with --svg\n"
 	"list     list the shipped experiments (default: configs)\n"
 	"\n"
 	"exit status: 0 ok, 2 bad input or program error, 3 simulated deadlock,\n"
@@ -83,7 +99,7 @@ static int cmd_list(const char *dir)
 
 static int cmd_run(int argc, char **argv)
 {
-	const char *file = NULL;
+	const char *file = NULL, *trace_file = NULL, *svg_file = NULL;
 	bool json = false, timing = true;
 	struct setting sets[MAX_SETS];
 	int nsets = 0;
@@ -92,6 +108,10 @@ static int cmd_run(int argc, char **argv)
 			json = true;
 		} else if (strcmp(argv[i], "--no-timing") == 0) {
 			timing = false;
+		} else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+			trace_file = argv[++i];
+		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
+			svg_file = argv[++i];
 		} else if (strcmp(argv[i], "--set") == 0 || strncmp(argv[i], "--set=", 6) == 0) {
 			char *arg = argv[i][5] == '=' ? argv[i] + 6 : (i + 1 < argc ? argv[++i] : NULL);
 			char *eq = arg ? strchr(arg, '=') : NULL;
@@ -122,12 +142,8 @@ static int cmd_run(int argc, char **argv)
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *r = calloc(1, sizeof *r);
 	struct diag d = {0};
-	int rc = e && r ? experiment_load(file, sets, nsets, e, &d) : diag_set(&d, DIAG_LIMIT, "out of memory");
-	if (rc) {
-		fprintf(stderr, "smsim: %s\n", d.msg);
-		goto out;
-	}
-	rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, r, &d);
+	int rc = e && r ? runner_run(file, sets, nsets, trace_file || svg_file, e, r, &d)
+			: diag_set(&d, DIAG_LIMIT, "out of memory");
 	if (rc && rc != DIAG_DEADLOCK) {
 		fprintf(stderr, "smsim: %s\n", d.msg);
 		goto out;
@@ -144,11 +160,41 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (rc)
 		fprintf(stderr, "smsim: %s\n", d.msg);
+	if (r->trace && r->trace->failed) {
+		fprintf(stderr, "smsim: out of memory recording the trace\n");
+		rc = DIAG_LIMIT;
+	}
+	struct outfile of;
+	char title[256];
+	snprintf(title, sizeof title, "%s: %s on %s, %llu cycles", e->name, r->kernel, r->machine,
+		 (unsigned long long)r->cycles);
+	if (trace_file && r->trace && (rc == 0 || rc == DIAG_DEADLOCK)) {
+		struct diag wd;
+		if (outfile_open(&of, trace_file, &wd) || trace_write_chrome(r->trace, of.f, title, r->clock_ghz) ||
+		    outfile_commit(&of, &wd)) {
+			outfile_abort(&of);
+			fprintf(stderr, "smsim: %s\n", wd.msg);
+			rc = DIAG_INPUT;
+		}
+	}
+	if (svg_file && r->trace && (rc == 0 || rc == DIAG_DEADLOCK)) {
+		struct diag wd;
+		if (outfile_open(&of, svg_file, &wd) == 0) {
+			svg_timeline(of.f, r->trace, title);
+			if (outfile_commit(&of, &wd) == 0)
+				goto svg_done;
+		}
+		fprintf(stderr, "smsim: %s\n", wd.msg);
+		rc = DIAG_INPUT;
+	}
+svg_done:
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "smsim: error writing the report\n");
 		rc = 2;
 	}
 out:
+	if (r)
+		trace_free(r->trace);
 	if (e)
 		experiment_free(e);
 	free(e);
@@ -172,6 +218,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "compare") == 0)
+		return cmd_compare(argc - 2, argv + 2);
+	if (strcmp(argv[1], "sweep") == 0)
+		return cmd_sweep(argc - 2, argv + 2);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list(argc > 2 ? argv[2] : "configs");
 	fprintf(stderr, "smsim: unknown command \"%s\"\n%s", argv[1], usage);

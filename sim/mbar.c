@@ -34,7 +34,9 @@ void mbar_init(struct mbar *b, int64_t expected)
 static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 {
 	if (b->filled.seq != NEVER)
-		stats_batch(s, &b->filled);
+		stats_batch(s, &b->filled, b->track, 0);
+	if (s->trace && b->stage_kind)
+		trace_count(&s->trace->stages, now, b->stage_kind);
 	b->filled = b->filling;
 	if (b->filled.first_issue != NEVER)
 		b->filled.seq = b->phase;
@@ -133,7 +135,7 @@ void mbar_finish_stats(struct sim *s)
 {
 	for (uint32_t i = 0; i < s->nmbars; i++)
 		if (s->mbars[i].filled.seq != NEVER) {
-			stats_batch(s, &s->mbars[i].filled);
+			stats_batch(s, &s->mbars[i].filled, s->mbars[i].track, 0);
 			s->mbars[i].filled.seq = NEVER;
 		}
 }

@@ -37,6 +37,7 @@ int pipe_setup(struct sim *s, struct block *b)
 	if (!b->pipes)
 		return -1;
 	size_t n = (size_t)s->launch.block_size;
+	uint32_t track = 0;
 	for (int i = 0; i < k->npipes; i++) {
 		struct pipe_block *pb = &b->pipes[i];
 		const struct pipeline_decl *pd = &k->pipes[i];
@@ -52,18 +53,26 @@ int pipe_setup(struct sim *s, struct block *b)
 			return -1;
 		for (uint32_t st = 0; st < pd->stages; st++)
 			pb->ring[st] = (struct batch_rec){.seq = NEVER};
+		pb->track = b->id * s->copy_tracks_per_block + track;
+		track += pd->stages;
+		if (s->trace)
+			for (uint32_t st = 0; st < pd->stages; st++)
+				snprintf(s->trace->copies[pb->track + st].name, sizeof s->trace->copies[0].name,
+					 "block %u %s stage %u", b->id, pd->name, st);
 		if (pd->scope != PIPE_SCOPE_BLOCK)
 			continue;
 		char what[96];
 		for (uint32_t st = 0; st < pd->stages; st++) {
 			snprintf(what, sizeof what, "%s.produced[%u]", pd->name, st);
 			uint32_t id = mbar_new(s, b->id, what);
+			s->mbars[id].stage_kind = 1;
 			if (st == 0)
 				pb->produced = id;
 		}
 		for (uint32_t st = 0; st < pd->stages; st++) {
 			snprintf(what, sizeof what, "%s.consumed[%u]", pd->name, st);
 			uint32_t id = mbar_new(s, b->id, what);
+			s->mbars[id].stage_kind = -1;
 			if (st == 0)
 				pb->consumed = id;
 		}
@@ -221,7 +230,7 @@ static struct batch_rec *batch_for(struct sim *s, struct pipe_block *pb, uint64_
 	struct batch_rec *r = &pb->ring[seq % pb->decl->stages];
 	if (r->seq != seq) {
 		if (r->seq != NEVER)
-			stats_batch(s, r);
+			stats_batch(s, r, pb->track, (uint32_t)(r->seq % pb->decl->stages));
 		*r = (struct batch_rec){.seq = seq, .first_issue = NEVER};
 	}
 	return r;
@@ -459,7 +468,7 @@ void pipe_finish_stats(struct sim *s)
 			struct pipe_block *pb = &s->blocks[b].pipes[i];
 			for (uint32_t st = 0; st < pb->decl->stages; st++)
 				if (pb->ring[st].seq != NEVER) {
-					stats_batch(s, &pb->ring[st]);
+					stats_batch(s, &pb->ring[st], pb->track, st);
 					pb->ring[st].seq = NEVER;
 				}
 		}

@@ -19,7 +19,7 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until ready_at, then not_selected. */
-void sched_charge(struct warp *w, uint64_t now)
+void sched_charge(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (now <= w->since)
 		return;
@@ -28,6 +28,10 @@ void sched_charge(struct warp *w, uint64_t now)
 		split = now;
 	w->stalls[w->cause] += split - w->since;
 	w->stalls[STALL_NOT_SELECTED] += now - split;
+	if (s->trace) {
+		trace_warp(s->trace, w->id, w->cause, w->since, split);
+		trace_warp(s->trace, w->id, STALL_NOT_SELECTED, split, now);
+	}
 	w->since = now;
 }
 
@@ -66,7 +70,7 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 	e->next_waiter = NONE;
 	if (w->done)
 		return;
-	sched_charge(w, s->now);
+	sched_charge(s, w, s->now);
 	if (w->ready_at == NEVER || w->ready_at > at)
 		w->ready_at = at;
 	sched_kick(s, w->sp, w->ready_at);
@@ -113,8 +117,9 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		p->last_issue = now;
 		p->greedy = wi;
 		p->issued++;
-		sched_charge(w, now);
+		sched_charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
+		trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
 		w->insts++;
 		w->since = now + 1;
 		w->ready_at = now + 1;

@@ -234,7 +234,22 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	snprintf(rep->quit_model, sizeof rep->quit_model, "%s", machine_quit_name(m->quit));
 	snprintf(rep->reconverge, sizeof rep->reconverge, "%s", machine_reconverge_name(m->reconverge));
 	evq_init(&s.q);
+	s.copy_tracks_per_block = 0;
+	for (int i = 0; i < k->npipes; i++)
+		s.copy_tracks_per_block += k->pipes[i].stages;
+	for (int i = 0; i < k->nbars; i++)
+		s.copy_tracks_per_block += k->bars[i].count;
+	if (limits->trace) {
+		uint32_t nwarps = (uint32_t)((launch->block_size + 31) / 32 * launch->blocks);
+		s.trace = trace_new(nwarps, s.copy_tracks_per_block * (uint32_t)launch->blocks);
+		if (!s.trace)
+			return diag_set(d, DIAG_LIMIT, "out of memory for the trace");
+		for (uint32_t i = 0; i < nwarps; i++)
+			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u",
+				 i / (uint32_t)((launch->block_size + 31) / 32), i % (uint32_t)((launch->block_size + 31) / 32));
+	}
 	if (setup(&s)) {
+		trace_free(s.trace);
 		teardown(&s);
 		return diag_set(d, DIAG_LIMIT, "out of memory setting up %u warps", s.nwarps);
 	}
@@ -277,6 +292,7 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	stats_finish(&s);
 	rc = s.error ? s.error : (s.warps_left ? DIAG_DEADLOCK : 0);
 	teardown(&s);
+	rep->trace = s.trace;
 	rep->host_seconds = host_now() - t0;
 	return rc;
 }

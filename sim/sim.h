@@ -16,11 +16,13 @@
 #include "../isa/kernel.h"
 #include "machine.h"
 #include "stall.h"
+#include "trace.h"
 
 struct sim_limits {
 	uint64_t max_cycles;
 	uint64_t max_events;
 	bool no_checks; /* turn the dataflow checks off (speed) */
+	bool trace;     /* record the timeline into sim_report.trace */
 };
 
 #define SIM_DEFAULT_MAX_CYCLES 10000000000ull
@@ -85,6 +87,8 @@ struct sim_report {
 	uint32_t nblocked;
 	struct blocked_warp blocked[SIM_MAX_BLOCKED];
 	char hint[512];
+
+	struct trace *trace; /* when asked for: the timeline (the caller frees it with trace_free) */
 };
 
 int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,

@@ -106,6 +106,8 @@ struct mbar {
 	uint32_t block;
 	char what[96];     /* "pipeline.produced[1]", for reports */
 	bool initialized;
+	int8_t stage_kind;     /* +1: a pipeline's produced barrier, -1: consumed, 0: other */
+	uint32_t track;        /* trace track of its copies (cuda::barrier) */
 	uint64_t completed_at; /* cycle its last phase completed */
 	struct batch_rec filling; /* copies completing the current phase (cuda::barrier) */
 	struct batch_rec filled;  /* ... and the last completed phase, while waiters may still be blocked on it */
@@ -131,6 +133,7 @@ struct pipe_block {
 	uint32_t *tail;      /* per thread: releases so far */
 	uint32_t *seen;      /* per thread: stage sequences below this are visible (waited) */
 	struct batch_rec *ring; /* S records, seq % S */
+	uint32_t track;         /* trace track of stage 0; stage s is track + s */
 };
 
 struct block {
@@ -179,12 +182,14 @@ struct sim {
 	struct diag *d;
 	int error; /* first error raised during the run (diag code) */
 	bool checks; /* dataflow checks on */
+	struct trace *trace; /* NULL unless recording */
+	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
 	uint64_t l2_hash_seed;
 };
 
 /* sched.c */
-void sched_charge(struct warp *w, uint64_t now);
+void sched_charge(struct sim *s, struct warp *w, uint64_t now);
 /* The issuing group blocks; the warp stays ready while another group can run. */
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now);
 /* Group `entry` of the warp may issue again at cycle at. */
@@ -299,7 +304,7 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 
 /* stats.c */
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);
-void stats_batch(struct sim *s, const struct batch_rec *r);
+void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
 
 #endif

@@ -7,6 +7,10 @@
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land)
 {
 	struct sim_report *r = s->rep;
+	if (s->trace) {
+		trace_count(&s->trace->inflight, issue, (int64_t)lanes * bytes_each);
+		trace_count(&s->trace->inflight, land, -(int64_t)lanes * bytes_each);
+	}
 	uint64_t lat = land - issue;
 	r->copies += lanes;
 	r->copy_bytes += (uint64_t)lanes * bytes_each;
@@ -15,12 +19,13 @@ void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t iss
 		r->copy_latency_max = lat;
 }
 
-void stats_batch(struct sim *s, const struct batch_rec *b)
+void stats_batch(struct sim *s, const struct batch_rec *b, uint32_t track, uint32_t stage)
 {
 	struct sim_report *r = s->rep;
 	r->batches++;
 	if (b->first_issue == NEVER || b->last_land < b->first_issue)
 		return;
+	trace_copy(s->trace, track + stage, (uint32_t)b->seq, b->first_issue, b->last_land);
 	uint64_t lat = b->last_land - b->first_issue;
 	r->batch_latency += lat;
 	/* A consumer can be blocked longer than the copy took (wake-up latency); only the copy's share counts. */
@@ -38,14 +43,17 @@ void stats_finish(struct sim *s)
 			end = s->warps[i].done_at;
 	if (s->warps_left)
 		end = s->now + 1;
+	else if ((s->mem.dram_free + 1023) / 1024 > end)
+		end = (s->mem.dram_free + 1023) / 1024; /* the kernel ends when its stores have drained too */
 	r->cycles = end;
 	uint64_t longest_chain = 0;
 	for (uint32_t i = 0; i < s->nwarps; i++) {
 		struct warp *w = &s->warps[i];
 		if (!w->done) {
-			sched_charge(w, end);
+			sched_charge(s, w, end);
 		} else {
 			w->stalls[STALL_EXITED] += end - w->done_at;
+			trace_warp(s->trace, w->id, STALL_EXITED, w->done_at, end);
 		}
 		for (int c = 0; c < STALL_COUNT; c++)
 			r->stalls[c] += w->stalls[c];
@@ -63,4 +71,6 @@ void stats_finish(struct sim *s)
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
 	r->efficiency = r->cycles ? (double)r->lower_bound / (double)r->cycles : 0.0;
 	r->events = s->q.popped;
+	if (s->trace)
+		s->trace->end = end;
 }

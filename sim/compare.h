@@ -1,0 +1,14 @@
+/*
+ * compare and sweep: the multi-run commands of the CLI.
+ *
+ * compare runs several experiments (or one at several --vary values, or a
+ * comparison file) and prints them side by side; sweep runs the cartesian
+ * product of parameter lists in worker processes and writes CSV.
+ */
+#ifndef SMSIM_COMPARE_H
+#define SMSIM_COMPARE_H
+
+int cmd_compare(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+
+#endif
