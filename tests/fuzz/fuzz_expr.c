@@ -1,0 +1,73 @@
+/*
+ * libFuzzer harness: the expression compiler (isa/expr.h) and evaluator.
+ * The input is the expression text; a few names resolve to constants and
+ * register slots, and a few helpers (one recursive) are available.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/expr.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum { S_TID, S_LANE, S_X, NSLOTS };
+
+static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool *per_thread)
+{
+	(void)ctx;
+	static const struct {
+		const char *name;
+		int64_t value;
+	} consts[] = {{"block_size", 256}, {"grid_size", 256 * 132}, {"stages", 3}, {"zero", 0},
+		      {"big", INT64_MAX}, {"small", INT64_MIN}, {"neg", -1}};
+	for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++)
+		if (strcmp(name, consts[i].name) == 0) {
+			*v = consts[i].value;
+			return EXPR_NAME_CONST;
+		}
+	if (strcmp(name, "tid") == 0 || strcmp(name, "lane") == 0 || strcmp(name, "x") == 0) {
+		*v = name[0] == 't' ? S_TID : name[0] == 'l' ? S_LANE : S_X;
+		*per_thread = name[0] != 'x';
+		return EXPR_NAME_SLOT;
+	}
+	return EXPR_NAME_UNKNOWN;
+}
+
+static const struct expr_helper helpers[] = {
+	{"block_batch", {"b"}, 1, "block * block_size + grid_size * b"},
+	{"twice", {"v"}, 1, "v * 2"},
+	{"pair", {"a", "b"}, 2, "a - b"},
+	{"none", {0}, 0, "tid + 1"},
+	{"rec", {"x"}, 1, "rec(x) + 1"},
+	{"divz", {"a"}, 1, "a / zero"},
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *src = malloc(size + 1);
+	if (!src)
+		return 0;
+	memcpy(src, data, size);
+	src[size] = '\0';
+	struct expr_pool pool = {0};
+	struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0]};
+	struct expr e;
+	char err[512];
+	if (expr_compile(&pool, src, &names, &e, err, sizeof err) == 0) {
+		static const int64_t regs[][NSLOTS] = {{0, 0, 0}, {37, 5, -3}, {255, 31, INT64_MAX}, {1, 1, INT64_MIN}};
+		for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+			enum expr_fault fault = EXPR_OK;
+			(void)expr_eval(&pool, &e, regs[i], &fault);
+			(void)expr_fault_name(fault);
+		}
+	} else {
+		/* The message must be a terminated string. */
+		(void)strlen(err);
+	}
+	expr_pool_free(&pool);
+	free(src);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * libFuzzer harness: the kernel loader, then (when the input loads) a short
+ * simulation on the default machine.  Exercises jdoc, the expression
+ * compiler through the loader, flattening, and the engine under small limits.
+ *
+ * Build: meson setup build-fuzz -Dfuzz=true (CC=clang); see tests/fuzz/smoke.sh.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isa/kernel.h"
+#include "sim/machine.h"
+#include "sim/sim.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char path[64];
+
+static void cleanup(void)
+{
+	if (path[0])
+		unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!path[0]) {
+		snprintf(path, sizeof path, "/tmp/smsim_fuzz_kernel_%ld.json", (long)getpid());
+		atexit(cleanup);
+	}
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 0;
+	fwrite(data, 1, size, f);
+	fclose(f);
+
+	static struct kernel k;
+	static struct diag d;
+	static struct sim_report rep;
+	struct launch launch = {.block_size = 64, .blocks = 1, .grid_blocks = 2};
+	memset(&d, 0, sizeof d);
+	if (kernel_load(path, NULL, 0, &launch, &k, &d) != 0)
+		return 0;
+	struct machine m;
+	machine_defaults(&m);
+	struct sim_limits lim = {.max_cycles = 200000, .max_events = 200000, .no_checks = false};
+	memset(&rep, 0, sizeof rep);
+	(void)sim_run(&k, &m, &launch, &lim, &rep, &d);
+	kernel_free(&k);
+	return 0;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds and runs every hardware microbenchmark in tests/hw/ on the local GPU (an H100 for the
+# reference traces in traces/h100/). Needs nvcc and a GPU; CI has neither and never runs this.
+#
+#   tests/hw/run_all.sh [OUTDIR]      OUTDIR defaults to $OUT, else ./out
+#
+# Writes one CSV per benchmark into OUTDIR (columns: see traces/h100/README.md), meta.txt
+# (GPU, clocks, driver, date, the exact command, nvcc version, each benchmark's exit status),
+# *.sass (disassembly of the diverged-commit and pipeline kernels, where cuobjdump exists)
+# and log.txt (everything the benchmarks printed).
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+outdir="${1:-${OUT:-./out}}"
+mkdir -p "$outdir"
+outdir="$(cd "$outdir" && pwd)"
+build="$(mktemp -d)"
+trap 'rm -rf "$build"' EXIT
+benches=(mem_latency sync_alu bandwidth pipelines diverged_commit)
+NVCC="${NVCC:-nvcc}"
+NVCCFLAGS=(-O3 -std=c++17 -arch=sm_90)
+
+meta="$outdir/meta.txt"
+{
+  echo "command: $0 $*"
+  echo "cwd: $(pwd)"
+  echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(hostname)"
+  echo "nvcc: $("$NVCC" --version | tail -n 2 | tr '\n' ' ')"
+  echo "nvcc_flags: ${NVCCFLAGS[*]}"
+  echo "--- nvidia-smi before the runs"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv
+  nvidia-smi --query-gpu=clocks.mem,clocks.max.mem,power.draw,temperature.gpu,pstate --format=csv
+} >"$meta" 2>&1
+
+status=0
+# Build everything first (in parallel): a compile error shows before any device time is used.
+pids=()
+for b in "${benches[@]}"; do
+  "$NVCC" "${NVCCFLAGS[@]}" -o "$build/$b" "$here/$b.cu" >"$build/$b.buildlog" 2>&1 &
+  pids+=($!)
+done
+for i in "${!benches[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    echo "build of ${benches[$i]} FAILED:"; cat "$build/${benches[$i]}.buildlog"
+    echo "build_${benches[$i]}: FAILED" >>"$meta"; status=1
+  fi
+done
+
+log="$outdir/log.txt"
+: >"$log"
+for b in "${benches[@]}"; do
+  [ -x "$build/$b" ] || continue
+  start=$(date +%s.%N)
+  "$build/$b" "$outdir" 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+  end=$(date +%s.%N)
+  printf 'run_%s: rc=%d seconds=%.1f\n' "$b" "$rc" "$(echo "$end - $start" | bc)" >>"$meta"
+  [ "$rc" -eq 0 ] || status=1
+done
+
+if command -v cuobjdump >/dev/null; then
+  for b in diverged_commit pipelines; do
+    [ -x "$build/$b" ] && cuobjdump -sass "$build/$b" >"$outdir/$b.sass" 2>&1
+  done
+else
+  echo "cuobjdump: not found, no SASS" >>"$meta"
+fi
+
+{
+  echo "--- nvidia-smi after the runs"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv
+  echo "status: $status"
+} >>"$meta" 2>&1
+exit $status
