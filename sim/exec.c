@@ -130,8 +130,10 @@ static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_lan
 static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
 	int64_t k = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
-	if (k < 0)
-		k = 0;
+	if (k < 0) {
+		sim_fail(s, DIAG_INPUT, w, "compute with k = %lld: expected a chain length of 0 or more", (long long)k);
+		return true;
+	}
 	if (simt_cur(w)->op_step == 0) {
 		uint64_t addr[32];
 		smem_lane_addrs(s, w, &in->src, &in->e[1], mask, addr);
@@ -163,6 +165,10 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
 	int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	if (n < 0) {
+		sim_fail(s, DIAG_INPUT, w, "shfl with n = %lld: expected a step count of 0 or more", (long long)n);
+		return true;
+	}
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
 	w->ready_at = now + (uint64_t)s->m->shfl_latency;
@@ -174,6 +180,10 @@ static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint
 static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
 	int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	if (n < 0) {
+		sim_fail(s, DIAG_INPUT, w, "fma with n = %lld: expected a count of 0 or more", (long long)n);
+		return true;
+	}
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
 	count_compute_issue(s, now, copy_latest_land(s));

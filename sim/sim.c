@@ -261,7 +261,8 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 			sched_kick(&s, (uint32_t)p, 0);
 
 	struct event ev;
-	while (!s.error && s.warps_left && evq_pop(&s.q, &ev)) {
+	/* After the last warp exits, arrivals and tx still in flight are delivered: they can be errors. */
+	while (!s.error && evq_pop(&s.q, &ev)) {
 		s.now = ev.cycle;
 		if (ev.cycle > s.limits.max_cycles) {
 			diag_set(d, DIAG_LIMIT,
