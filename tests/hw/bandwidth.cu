@@ -1,7 +1,8 @@
 // Throughput microbenchmarks over every SM:
 //
 //   ldgsts_throughput.csv  many warps per SM streaming cp.async (LDGSTS) into a shared-memory
-//                          ring, nothing else: bytes landed per cycle per SM, from DRAM (each
+//                          ring, nothing else, on every SM and on one SM alone: bytes landed
+//                          per cycle per SM, from DRAM (each
 //                          block streams its own slice of 1 GiB once, L2 flushed first) and from
 //                          L2 (each block re-reads its own 192 KiB slice, touched first; the
 //                          shared-memory carve-out is set to the maximum so that L1 keeps
@@ -124,28 +125,32 @@ int main(int argc, char** argv) {
                        "source,chunk_bytes,threads_per_block,blocks,stages_in_flight,bytes_per_block,reps,"
                        "block_cycles_median,bytes_per_cycle_per_sm_median");
     const int threads = 1024;
-    for (int dram = 0; dram < 2; ++dram) {
-      for (int chunk : {4, 8, 16}) {
-        const size_t stage = size_t(threads) * chunk;
-        const size_t slice = dram ? (big / sms) / stage * stage : (192u << 10);
-        // DRAM: one pass over the block's slice of 1 GiB (at most 2048 stages of it, so 4 B
-        // chunks stream a quarter of it), never re-read. L2: the 192 KiB slice, re-read.
-        const int batches = dram ? int(std::min<size_t>(slice / stage, 2048)) : 2048;
-        const size_t smem = kStages * stage;
-        std::vector<long long> all;
-        for (int r = 0; r < kReps; ++r) {
-          if (dram) flusher.flush();
-          else { touch<<<sms * 4, 256>>>(a, slice * sms, dsink); CK_LAUNCH(); }
-          launch_ldgsts(chunk, sms, threads, smem, a, slice, batches, dcyc);
-          CK_LAUNCH();
-          std::vector<long long> c(sms);
-          CK(cudaMemcpy(c.data(), dcyc, sms * sizeof(long long), cudaMemcpyDeviceToHost));
-          all.insert(all.end(), c.begin(), c.end());
+    // All SMs at once (what a full grid sees: shares of L2 and DRAM bandwidth) and one SM
+    // alone (the SM's own LDGSTS limit).
+    for (int blocks : {sms, 1}) {
+      for (int dram = 0; dram < 2; ++dram) {
+        for (int chunk : {4, 8, 16}) {
+          const size_t stage = size_t(threads) * chunk;
+          const size_t slice = dram ? (big / sms) / stage * stage : (192u << 10);
+          // DRAM: one pass over the block's slice of 1 GiB (at most 2048 stages of it, so 4 B
+          // chunks stream a quarter of it), never re-read. L2: the 192 KiB slice, re-read.
+          const int batches = dram ? int(std::min<size_t>(slice / stage, 2048)) : 2048;
+          const size_t smem = kStages * stage;
+          std::vector<long long> all;
+          for (int r = 0; r < kReps; ++r) {
+            if (dram) flusher.flush();
+            else { touch<<<sms * 4, 256>>>(a, slice * sms, dsink); CK_LAUNCH(); }
+            launch_ldgsts(chunk, blocks, threads, smem, a, slice, batches, dcyc);
+            CK_LAUNCH();
+            std::vector<long long> c(blocks);
+            CK(cudaMemcpy(c.data(), dcyc, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+            all.insert(all.end(), c.begin(), c.end());
+          }
+          const double bytes = double(batches) * stage;
+          const double cyc = median(all);
+          ROW(f, "%s,%d,%d,%d,%d,%.0f,%d,%.0f,%.2f\n", dram ? "DRAM" : "L2", chunk, threads, blocks, kStages, bytes,
+              kReps, cyc, bytes / cyc);
         }
-        const double bytes = double(batches) * stage;
-        const double cyc = median(all);
-        ROW(f, "%s,%d,%d,%d,%d,%.0f,%d,%.0f,%.2f\n", dram ? "DRAM" : "L2", chunk, threads, sms, kStages, bytes, kReps,
-            cyc, bytes / cyc);
       }
     }
     fclose(f);

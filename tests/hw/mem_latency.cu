@@ -6,7 +6,8 @@
 //   global_latency.csv    ld.global chase: L1 (.ca, 16 KiB), L2 (.cg, 1 and 8 MiB), DRAM (.cg,
 //                         256 MiB and 1 GiB, L2 flushed, every node touched once)
 //   cp_async_latency.csv  cp.async 4/8/16 B -> commit_group -> wait_group 0 -> ld.shared,
-//                         chased (the loaded word is the next node's offset), from L2 and DRAM
+//                         chased (the loaded word is the next node's offset), from L2 (1 and
+//                         8 MiB footprints) and DRAM (256 MiB)
 //   bulk_copy_latency.csv cuda::memcpy_async(dst, src, aligned_size_t<16>, cuda::barrier) (the
 //                         cp.async.bulk path on sm_90) -> arrive_and_wait -> ld.shared, chased
 //
@@ -61,12 +62,14 @@ __global__ void build_nodes(char* base, size_t node_bytes, const uint32_t* next,
   }
 }
 
-// Reads every node's first line through L2 only, so an L2-resident chase starts warm.
+// Reads every 32-byte sector of every node (up to 8 KiB) through L2 only, so an L2-resident
+// chase starts warm: L2 fills by sector, so touching one word per line would leave the rest of
+// a 128-byte bulk copy in DRAM.
 __global__ void touch_nodes(const char* base, size_t node_bytes, uint32_t n, uint32_t* sink) {
   uint32_t acc = 0;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const char* node = base + size_t(i) * node_bytes;
-    for (size_t b = 0; b < node_bytes && b < 8192; b += 128) acc += __ldcg(reinterpret_cast<const uint32_t*>(node + b));
+    for (size_t b = 0; b < node_bytes && b < 8192; b += 32) acc += __ldcg(reinterpret_cast<const uint32_t*>(node + b));
   }
   if (acc == 0xdeadbeef) *sink = acc;  // keeps the loads alive, never true in practice
 }
@@ -241,13 +244,15 @@ int main(int argc, char** argv) {
   {
     FILE* f = open_csv(argc, argv, "cp_async_latency.csv",
                        "source,footprint_bytes,bytes,iters,reps,cycles_per_roundtrip_median,cycles_per_roundtrip_min");
-    for (int dram = 0; dram < 2; ++dram) {
-      ChaseBuf& c = dram ? dr : l2b;
-      const int iters = dram ? 1024 : 2048;
+    struct Src { const char* name; ChaseBuf* c; bool dram; };
+    const Src srcs[] = {{"L2", &l2a, false}, {"L2", &l2b, false}, {"DRAM", &dr, true}};
+    for (const Src& src : srcs) {
+      ChaseBuf& c = *src.c;
+      const int iters = src.dram ? 1024 : 2048;
       for (int bytes : {4, 8, 16}) {
         std::vector<double> v;
         for (int r = 0; r < kReps; ++r) {
-          prepare(c, dram);
+          prepare(c, src.dram);
           if (bytes == 4) cp_async_chase<4><<<1, 1>>>(c.base, c.cursor, iters, dcyc, doff);
           if (bytes == 8) cp_async_chase<8><<<1, 1>>>(c.base, c.cursor, iters, dcyc, doff);
           if (bytes == 16) cp_async_chase<16><<<1, 1>>>(c.base, c.cursor, iters, dcyc, doff);
@@ -255,7 +260,7 @@ int main(int argc, char** argv) {
           v.push_back(double(read_cyc()) / iters);
           c.cursor = read_off();
         }
-        ROW(f, "%s,%zu,%d,%d,%d,%.2f,%.2f\n", dram ? "DRAM" : "L2", c.bytes, bytes, iters, kReps, median(v),
+        ROW(f, "%s,%zu,%d,%d,%d,%.2f,%.2f\n", src.name, c.bytes, bytes, iters, kReps, median(v),
             *std::min_element(v.begin(), v.end()));
       }
     }
@@ -267,19 +272,24 @@ int main(int argc, char** argv) {
     FILE* f = open_csv(argc, argv, "bulk_copy_latency.csv",
                        "source,footprint_bytes,bytes,iters,reps,cycles_per_roundtrip_median,cycles_per_roundtrip_min");
     CK(cudaFuncSetAttribute(bulk_chase, cudaFuncAttributeMaxDynamicSharedMemorySize, 8192));
-    for (int dram = 0; dram < 2; ++dram) {
+    // 16 and 128 B copies chase 128-byte nodes; the larger ones 8 KiB nodes (same footprints).
+    struct Src { const char* name; ChaseBuf *small, *large; bool dram; };
+    const Src srcs[] = {{"L2", &l2a, nullptr, false}, {"L2", &l2b, &l2big, false}, {"DRAM", &dr, &drbig, true}};
+    for (const Src& src : srcs) {
       for (int bytes : {16, 128, 1024, 4096, 8192}) {
-        ChaseBuf& c = bytes <= 128 ? (dram ? dr : l2b) : (dram ? drbig : l2big);
-        const int iters = dram ? 512 : 1024;
+        ChaseBuf* cp = bytes <= 128 ? src.small : src.large;
+        if (!cp) continue;
+        ChaseBuf& c = *cp;
+        const int iters = src.dram ? 512 : 1024;
         std::vector<double> v;
         for (int r = 0; r < kReps; ++r) {
-          prepare(c, dram);
+          prepare(c, src.dram);
           bulk_chase<<<1, 1, bytes>>>(c.base, c.cursor, bytes, iters, dcyc, doff);
           CK_LAUNCH();
           v.push_back(double(read_cyc()) / iters);
           c.cursor = read_off();
         }
-        ROW(f, "%s,%zu,%d,%d,%d,%.2f,%.2f\n", dram ? "DRAM" : "L2", c.bytes, bytes, iters, kReps, median(v),
+        ROW(f, "%s,%zu,%d,%d,%d,%.2f,%.2f\n", src.name, c.bytes, bytes, iters, kReps, median(v),
             *std::min_element(v.begin(), v.end()));
       }
     }

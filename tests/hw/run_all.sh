@@ -6,7 +6,7 @@
 #
 # Writes one CSV per benchmark into OUTDIR (columns: see traces/h100/README.md), meta.txt
 # (GPU, clocks, driver, date, the exact command, nvcc version, each benchmark's exit status),
-# *.sass (disassembly of the diverged-commit and pipeline kernels, where cuobjdump exists)
+# *.sass (disassembly of every benchmark, where cuobjdump exists)
 # and log.txt (everything the benchmarks printed).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,16 +50,16 @@ log="$outdir/log.txt"
 : >"$log"
 for b in "${benches[@]}"; do
   [ -x "$build/$b" ] || continue
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$build/$b" "$outdir" 2>&1 | tee -a "$log"
   rc=${PIPESTATUS[0]}
-  end=$(date +%s.%N)
-  printf 'run_%s: rc=%d seconds=%.1f\n' "$b" "$rc" "$(echo "$end - $start" | bc)" >>"$meta"
+  end=$(date +%s%N)
+  echo "run_$b: rc=$rc ms=$(( (end - start) / 1000000 ))" >>"$meta"
   [ "$rc" -eq 0 ] || status=1
 done
 
 if command -v cuobjdump >/dev/null; then
-  for b in diverged_commit pipelines; do
+  for b in "${benches[@]}"; do
     [ -x "$build/$b" ] && cuobjdump -sass "$build/$b" >"$outdir/$b.sass" 2>&1
   done
 else

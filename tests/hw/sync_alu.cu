@@ -4,7 +4,8 @@
 //                __syncthreads() per barrier, at block sizes 32, 256, 1024 (every thread takes
 //                part, back to back, so one phase = the slowest arrival + release + wake-up)
 //   ffma.csv     latency of a dependent FFMA chain (v = fmaf(v, a, b)), a and b run-time
-//                values so the compiler cannot fold the chain
+//                values so the compiler cannot fold the chain, unrolled 8, 16 and 128 per
+//                loop trip (8 as in the pipelines' compute(); 128 is the bare latency)
 //
 // Usage: sync_alu OUTDIR
 #include <cuda/barrier>
@@ -34,11 +35,16 @@ __global__ void syncthreads_loop(int iters, long long* cycles) {
   if (threadIdx.x == 0) cycles[0] = t1 - t0;
 }
 
+// kUnroll FMAs per loop trip: 8 is what the pipeline kernels' compute() does, 128 leaves the
+// loop's own overhead (counter, compare, branch) out of the number.
+template <int kUnroll>
 __global__ void ffma_chain(float a, float b, int iters, long long* cycles, float* sink) {
   float v = float(threadIdx.x);
   long long t0 = clock64();
-#pragma unroll 16
-  for (int i = 0; i < iters; ++i) v = fmaf(v, a, b);
+  for (int i = 0; i < iters; i += kUnroll) {
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) v = fmaf(v, a, b);
+  }
   long long t1 = clock64();
   if (threadIdx.x == 0) cycles[0] = t1 - t0;
   sink[threadIdx.x] = v;
@@ -72,16 +78,20 @@ int main(int argc, char** argv) {
     fclose(f);
   }
   {
-    FILE* f = open_csv(argc, argv, "ffma.csv", "threads,iters,reps,cycles_per_ffma_median,cycles_per_ffma_min");
+    FILE* f = open_csv(argc, argv, "ffma.csv", "unroll,threads,iters,reps,cycles_per_ffma_median,cycles_per_ffma_min");
     const int iters = 1 << 14;
-    for (int threads : {1, 32}) {
-      std::vector<double> v;
-      for (int r = 0; r < kReps; ++r) {
-        ffma_chain<<<1, threads>>>(1.000001f, 0.5f, iters, dcyc, dsink);
-        CK_LAUNCH();
-        v.push_back(double(read_cyc()) / iters);
+    for (int unroll : {8, 16, 128}) {
+      for (int threads : {1, 32}) {
+        std::vector<double> v;
+        for (int r = 0; r < kReps; ++r) {
+          if (unroll == 8) ffma_chain<8><<<1, threads>>>(1.000001f, 0.5f, iters, dcyc, dsink);
+          if (unroll == 16) ffma_chain<16><<<1, threads>>>(1.000001f, 0.5f, iters, dcyc, dsink);
+          if (unroll == 128) ffma_chain<128><<<1, threads>>>(1.000001f, 0.5f, iters, dcyc, dsink);
+          CK_LAUNCH();
+          v.push_back(double(read_cyc()) / iters);
+        }
+        ROW(f, "%d,%d,%d,%d,%.3f,%.3f\n", unroll, threads, iters, kReps, median(v), *std::min_element(v.begin(), v.end()));
       }
-      ROW(f, "%d,%d,%d,%.3f,%.3f\n", threads, iters, kReps, median(v), *std::min_element(v.begin(), v.end()));
     }
     fclose(f);
   }
