@@ -10,5 +10,7 @@
 
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+/* Simulates every row of a hardware reference CSV and reports the error. */
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -28,6 +28,7 @@ static const char usage[] =
 	"       smsim compare EXPERIMENT.json... | COMPARISON.json [--vary NAME=V1,V2,...]\n"
 	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
 	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
+	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--set NAME=VALUE]...\n"
 	"       smsim list [CONFIG_DIR]\n"
 	"       smsim --help | --version\n"
 	"\n"
@@ -49,6 +50,9 @@ static const char usage[] =
 	"         them side by side; --svg stacks their timelines on one axis\n"
 	"sweep    run the cartesian product of a sweep file's parameter lists in N\n"
 	"         worker processes; CSV to stdout or --csv, line plot with --svg\n"
+	"validate simulate every row of a hardware reference (default\n"
+	"         traces/h100/pipelines.csv): measured vs predicted cycles per batch,\n"
+	"         mean absolute error; exit 1 when it is above --max-error\n"
 	"list     list the shipped experiments (default: configs)\n"
 	"\n"
 	"exit status: 0 ok, 2 bad input or program error, 3 simulated deadlock,\n"
@@ -222,6 +226,8 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 2, argv + 2);
 	if (strcmp(argv[1], "sweep") == 0)
 		return cmd_sweep(argc - 2, argv + 2);
+	if (strcmp(argv[1], "validate") == 0)
+		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list(argc > 2 ? argv[2] : "configs");
 	fprintf(stderr, "smsim: unknown command \"%s\"\n%s", argv[1], usage);
