@@ -38,18 +38,19 @@ static bool bulk_path(const struct insn *in) { return in->bar >= 0 && in->align 
 static void completion(struct sim *s, struct warp *w, const struct insn *in, int lane, uint32_t bar_elem,
 		       enum flow_kind *kind, int *obj, uint32_t *seq)
 {
-	if (in->align < 4) {
-		*kind = FLOW_PLAIN;
-		*obj = -1;
-		*seq = s->blocks[w->block].sync_gen;
-	} else if (in->bar >= 0) {
+	if (in->bar >= 0) {
 		*kind = FLOW_BAR;
 		*obj = (int)bar_elem;
 		*seq = 0;
 	} else if (in->obj >= 0 && s->k->pipes[in->obj].scope == PIPE_SCOPE_BLOCK) {
+		/* Synchronous fallback copies too: the stage's barrier orders them before consumer_wait. */
 		*kind = FLOW_PIPE;
 		*obj = in->obj;
 		*seq = pipe_copy_seq(s, w, in->obj, lane);
+	} else if (in->align < 4) {
+		*kind = FLOW_PLAIN;
+		*obj = -1;
+		*seq = s->blocks[w->block].sync_gen;
 	} else {
 		*kind = FLOW_GROUP;
 		*obj = -1;

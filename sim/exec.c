@@ -194,6 +194,22 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 	return false;
 }
 
+/*
+ * A block-scope pipeline call that went through still holds its warp: the
+ * mbarrier arrive/test_wait atomics on shared memory are round trips the
+ * warp waits for (measured as a per-batch cost serial with compute).
+ */
+static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in, uint64_t now, enum stall cause)
+{
+	if (s->k->pipes[in->obj].scope != PIPE_SCOPE_BLOCK || !s->m->pipe_call_latency || w->ready_at == NEVER)
+		return;
+	uint64_t at = now + (uint64_t)s->m->pipe_call_latency;
+	if (at > w->ready_at) {
+		w->ready_at = at;
+		w->cause = cause;
+	}
+}
+
 void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (!simt_pick(s, w))
@@ -228,15 +244,23 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		case OP_MAKE_PIPELINE: done = pipe_make(s, w, in, now); break;
 		case OP_PRODUCER_ACQUIRE:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_acquire(s, w, in, now);
+			if (done)
+				pipe_call_done(s, w, in, now, STALL_PRODUCER_ACQUIRE);
 			break;
 		case OP_PRODUCER_COMMIT:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_commit(s, w, in, now);
+			if (done)
+				pipe_call_done(s, w, in, now, STALL_BARRIER);
 			break;
 		case OP_CONSUMER_WAIT:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_wait(s, w, in, now);
+			if (done)
+				pipe_call_done(s, w, in, now, STALL_CONSUMER_WAIT);
 			break;
 		case OP_CONSUMER_RELEASE:
 			done = overhead_done(w, s->m->pipe_call_instructions) && pipe_release(s, w, in, now);
+			if (done)
+				pipe_call_done(s, w, in, now, STALL_BARRIER);
 			break;
 		case OP_CONSUMER_WAIT_PRIOR:
 		case OP_PIPELINE_WAIT_PRIOR:

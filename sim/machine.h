@@ -26,6 +26,7 @@
 	X(smem_block_bytes, I, 232448, 1024, 1048576, "bytes of shared memory per block") \
 	X(alu_latency, I, 4, 1, 1000, "cycles, dependent FFMA")                          \
 	X(pipe_call_instructions, I, 4, 0, 100, "warp-instructions per pipeline call")   \
+	X(pipe_call_latency, I, 0, 0, 10000, "cycles a block-scope pipeline call keeps its warp (barrier atomics)") \
 	X(copy_setup_instructions, I, 2, 0, 100, "warp-instructions per memcpy_async")   \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \

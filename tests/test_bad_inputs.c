@@ -1,7 +1,8 @@
 /*
  * Malformed inputs, end to end: every row of tests/bad/expected.tsv runs
  * the smsim command line on one experiment and checks the exit code, the
- * message (every fragment, and FILE:LINE:COL: where the row asks), that
+ * message (every fragment, and FILE:LINE:COL: where the row asks; fragments
+ * starting with > are looked for in the report on stdout), that
  * the run ends within a few seconds, and that no sanitizer spoke up.
  * The table's format is described at its top.
  */
@@ -191,7 +192,10 @@ Test(bad_inputs, every_row_exits_as_expected_with_its_message, .timeout = 600)
 				char *sep = strstr(p, " && ");
 				if (sep)
 					*sep = '\0';
-				if (p[0] == '@') {
+				if (p[0] == '>') {
+					if (!strstr(r.out, p + 1))
+						WHY(" report lacks \"%s\";", p + 1);
+				} else if (p[0] == '@') {
 					if (!location_ok(r.err, p + 1))
 						WHY(" no \"%s:LINE:COL:\" location;", p + 1);
 				} else if (!strstr(r.err, p)) {

@@ -62,16 +62,17 @@ Test(machine, h100_values)
 	struct machine m;
 	load_h100(&m);
 	cr_assert_str_eq(m.name, "h100-sxm5");
-	cr_assert_eq(m.dram_latency, 688);
+	cr_assert_eq(m.dram_latency, 678, "calibrated: traces/h100/global_latency.csv");
 	cr_assert_eq(m.smem_latency, 23);
 	cr_assert_eq(m.alu_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
-	cr_assert_eq(m.l2_latency, 283);
+	cr_assert_eq(m.l2_latency, 315);
+	cr_assert_eq(m.pipe_call_latency, 180, "fit to traces/h100/pipelines.csv");
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);
 	cr_assert_eq(m.scheduler, SCHED_GTO);
-	cr_assert_float_eq(m.dram_bytes_per_cycle, 12.8, 1e-12);
+	cr_assert_float_eq(m.dram_bytes_per_cycle, 11.4, 1e-12);
 	cr_assert_float_eq(m.clock_ghz, 1.98, 1e-12);
 	cr_assert_float_eq(m.l2_hit_fraction, 0.0, 1e-12);
 }
