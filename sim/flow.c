@@ -76,7 +76,8 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 			     (unsigned long long)a, fw->seq, (unsigned long long)s->now);
 		}
 		*fw = (struct flow_word){
-			.src = src_buf >= 0 ? src_elem + (int64_t)((a - saddr) / src_bytes) : -1,
+			/* a sub-word copy starts inside the word: the offset can be negative */
+			.src = src_buf >= 0 ? src_elem + ((int64_t)a - (int64_t)saddr) / (int64_t)src_bytes : -1,
 			.src_buf = (int16_t)src_buf,
 			.kind = (uint8_t)kind,
 			.obj = (int16_t)obj,

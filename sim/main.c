@@ -29,6 +29,7 @@ static const char usage[] =
 	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
 	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
 	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--set NAME=VALUE]...\n"
+	"       smsim bench [--quick] [--reps N] [--callgrind]\n"
 	"       smsim list [CONFIG_DIR]\n"
 	"       smsim --help | --version\n"
 	"\n"
@@ -53,6 +54,8 @@ static const char usage[] =
 	"validate simulate every row of a hardware reference (default\n"
 	"         traces/h100/pipelines.csv): measured vs predicted cycles per batch,\n"
 	"         mean absolute error; exit 1 when it is above --max-error\n"
+	"bench    simulator speed on fixed workloads, scaling, and with --callgrind\n"
+	"         host instructions per simulated warp-instruction\n"
 	"list     list the shipped experiments (default: configs)\n"
 	"\n"
 	"exit status: 0 ok, 2 bad input or program error, 3 simulated deadlock,\n"
@@ -226,6 +229,8 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 2, argv + 2);
 	if (strcmp(argv[1], "sweep") == 0)
 		return cmd_sweep(argc - 2, argv + 2);
+	if (strcmp(argv[1], "bench") == 0)
+		return cmd_bench(argc - 2, argv + 2, argv[0]);
 	if (strcmp(argv[1], "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(argv[1], "list") == 0)

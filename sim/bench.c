@@ -1,0 +1,235 @@
+/*
+ * bench: how fast the simulator is, on a fixed set of workloads.
+ *
+ * Each workload runs in a child process (so its peak memory is its own),
+ * several times; the median host time gives warp-instructions and events
+ * per second.  Then the scaling checks: cost against the number of batches
+ * (1x..8x) and against resident warps should be linear, and peak memory
+ * should not grow with simulated cycles.  --callgrind counts host
+ * instructions per simulated warp-instruction, a figure machine noise does
+ * not move.  Speed targets live here, never in a timed unit test.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "runner.h"
+
+struct workload {
+	const char *name;
+	const char *experiment;
+	const char *sets[8];
+};
+
+static const struct workload workloads[] = {
+	{"with_single_stage", "with_single_stage", {"blocks=4", "batch_sz=4096", "k=64"}},
+	{"with_staging", "with_staging", {"blocks=4", "batch_sz=4096", "k=64", "corrected=1"}},
+	{"with_staging_unified", "with_staging_unified", {"blocks=4", "batch_sz=4096", "k=64"}},
+	{"with_specialized_staging_unified", "with_specialized_staging_unified", {"blocks=4", "batch_sz=4096", "k=64"}},
+	{"with_staging_scope_thread", "with_staging_scope_thread", {"blocks=4", "batch_sz=4096", "k=64"}},
+	{"producer_consumer_pattern", "producer_consumer_pattern", {"blocks=4", "batch_sz=4096", "k=64"}},
+	{"split_arrive_wait", "split_arrive_wait", {"blocks=4", "iteration_count=4096", "k=64"}},
+	{"overwait D=32", "diverged_commit", {"blocks=4", "batch_sz=1024", "divergence=32"}},
+	{"bulk_staging (TMA)", "bulk_staging", {"blocks=4", "batch_sz=4096", "k=64"}},
+};
+
+struct sample {
+	double seconds;
+	long maxrss_kb;
+	unsigned long long insts, events;
+	int status;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs one experiment in a child; its time, peak memory and counts come back through a pipe. */
+static struct sample measure(const char *configs, const char *experiment, const char *const *sets, int nsets)
+{
+	struct sample out = {.status = -1};
+	int p[2];
+	if (pipe(p))
+		return out;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return out;
+	if (pid == 0) {
+		close(p[0]);
+		char file[1200], buf[16][64];
+		snprintf(file, sizeof file, "%.1000s/experiments/%.100s.json", configs, experiment);
+		struct setting st[16];
+		int n = 0;
+		for (int i = 0; i < nsets && sets[i] && n < 15; i++) {
+			snprintf(buf[n], sizeof buf[n], "%s", sets[i]);
+			runner_split_setting(buf[n], &st[n]);
+			n++;
+		}
+		st[n++] = (struct setting){"check.dataflow", "0"};
+		struct experiment *e = calloc(1, sizeof *e);
+		struct sim_report *r = calloc(1, sizeof *r);
+		struct diag d;
+		struct sample s = {0};
+		double t0 = now_s();
+		s.status = runner_run(file, st, n, false, e, r, &d);
+		s.seconds = now_s() - t0;
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		s.maxrss_kb = ru.ru_maxrss;
+		s.insts = r->warp_insts;
+		s.events = r->events;
+		if (s.status)
+			fprintf(stderr, "smsim bench: %s: %s\n", experiment, d.msg);
+		if (write(p[1], &s, sizeof s) != (ssize_t)sizeof s)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &out, sizeof out) != (ssize_t)sizeof out)
+		out.status = -1;
+	close(p[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return out;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static struct sample median_of(const char *configs, const char *exp, const char *const *sets, int nsets, int reps)
+{
+	double t[32];
+	struct sample s = {0};
+	for (int i = 0; i < reps && i < 32; i++) {
+		s = measure(configs, exp, sets, nsets);
+		if (s.status)
+			return s;
+		t[i] = s.seconds;
+	}
+	qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+	s.seconds = t[reps / 2];
+	return s;
+}
+
+static int callgrind(const char *self, const char *configs)
+{
+	char cmd[2048], out[] = "/tmp/smsim-callgrind-XXXXXX";
+	int fd = mkstemp(out);
+	if (fd < 0)
+		return 2;
+	close(fd);
+	snprintf(cmd, sizeof cmd,
+		 "valgrind --tool=callgrind --callgrind-out-file=%s %s run %s/experiments/with_staging_unified.json "
+		 "--set blocks=4 --set batch_sz=256 --set k=64 --set check.dataflow=0 --json --no-timing 2>/dev/null",
+		 out, self, configs);
+	FILE *p = popen(cmd, "r");
+	if (!p) {
+		remove(out);
+		return 2;
+	}
+	char line[512];
+	unsigned long long insts = 0;
+	while (fgets(line, sizeof line, p)) {
+		char *w = strstr(line, "\"warp_instructions\":");
+		if (w)
+			insts = strtoull(w + 20, NULL, 10);
+	}
+	int st = pclose(p);
+	FILE *f = fopen(out, "r");
+	unsigned long long ir = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "summary:", 8) == 0 || strncmp(line, "totals:", 7) == 0)
+			ir = strtoull(strchr(line, ':') + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	remove(out);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !insts || !ir) {
+		fprintf(stderr, "smsim bench: callgrind run failed (is valgrind installed?)\n");
+		return 2;
+	}
+	printf("\ncallgrind: with_staging_unified, 4 blocks x 256 batches: %llu host instructions for %llu "
+	       "warp-instructions = %.0f per warp-instruction\n",
+	       ir, insts, (double)ir / (double)insts);
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv, const char *self)
+{
+	int reps = 3;
+	bool quick = false, use_callgrind = false;
+	const char *configs = "configs";
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--quick"))
+			quick = true;
+		else if (!strcmp(argv[i], "--callgrind"))
+			use_callgrind = true;
+		else if (!strcmp(argv[i], "--configs") && i + 1 < argc)
+			configs = argv[++i];
+		else {
+			fprintf(stderr, "smsim: bench: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (reps < 1 || reps > 31)
+		reps = 3;
+	printf("%-34s %14s %12s %9s %14s %12s %9s\n", "workload", "warp-insts", "events", "host s", "warp-insts/s",
+	       "events/s", "peak MiB");
+	size_t n = quick ? 2 : sizeof workloads / sizeof workloads[0];
+	for (size_t i = 0; i < n; i++) {
+		const struct workload *w = &workloads[i];
+		const char *sets[8];
+		int ns = 0;
+		for (int k = 0; k < 8 && w->sets[k]; k++)
+			sets[ns++] = quick && !strncmp(w->sets[k], "batch_sz=", 9) ? "batch_sz=256" : w->sets[k];
+		struct sample s = median_of(configs, w->experiment, sets, ns, reps);
+		if (s.status) {
+			printf("%-34s failed\n", w->name);
+			return 2;
+		}
+		printf("%-34s %14llu %12llu %9.3f %13.2fM %11.2fM %9.1f\n", w->name, s.insts, s.events, s.seconds,
+		       (double)s.insts / s.seconds / 1e6, (double)s.events / s.seconds / 1e6, s.maxrss_kb / 1024.0);
+	}
+	/* Scaling: cost per warp-instruction against batches and against resident warps. */
+	printf("\nscaling (with_staging_unified, k=64): host seconds per million warp-instructions\n");
+	const char *batches[] = {"batch_sz=512", "batch_sz=1024", "batch_sz=2048", "batch_sz=4096"};
+	double base = 0;
+	long rss0 = 0;
+	for (int i = 0; i < (quick ? 2 : 4); i++) {
+		const char *sets[] = {"blocks=4", "k=64", batches[i]};
+		struct sample s = median_of(configs, "with_staging_unified", sets, 3, reps);
+		double per = s.seconds / ((double)s.insts / 1e6);
+		if (!i) {
+			base = per;
+			rss0 = s.maxrss_kb;
+		}
+		printf("  %-14s x%-2d  %8.4f s/M  ratio %.2f   peak %.1f MiB (%+ld KiB vs 1x)\n", batches[i], 1 << i, per,
+		       per / base, s.maxrss_kb / 1024.0, s.maxrss_kb - rss0);
+	}
+	const char *blocks[] = {"blocks=1", "blocks=2", "blocks=4", "blocks=8"};
+	for (int i = 0; i < (quick ? 2 : 4); i++) {
+		const char *sets[] = {blocks[i], "k=64", "batch_sz=1024"};
+		struct sample s = median_of(configs, "with_staging_unified", sets, 3, reps);
+		double per = s.seconds / ((double)s.insts / 1e6);
+		if (!i)
+			base = per;
+		printf("  %-14s %2d warps  %8.4f s/M  ratio %.2f\n", blocks[i], 8 << i, per, per / base);
+	}
+	if (use_callgrind)
+		return callgrind(self, configs);
+	return 0;
+}
