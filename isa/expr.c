@@ -471,6 +471,19 @@ static int emit_word(struct expr_pool *pool, int64_t w)
 	return 0;
 }
 
+/* The register slots an expression reads, as a bit set (63 stands for every slot from 63 on). */
+static uint64_t slots_read(const struct node *nodes, int n)
+{
+	const struct node *nd = &nodes[n];
+	switch (nd->kind) {
+	case N_CONST: return 0;
+	case N_SLOT: return 1ull << (nd->value < 63 ? nd->value : 63);
+	case N_UNARY: return slots_read(nodes, nd->a);
+	case N_COND: return slots_read(nodes, nd->a) | slots_read(nodes, nd->b) | slots_read(nodes, nd->c);
+	default: return slots_read(nodes, nd->a) | slots_read(nodes, nd->b);
+	}
+}
+
 static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 {
 	const struct node *nd = &nodes[n];
@@ -542,6 +555,7 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 				goto done;
 			}
 			out->len = pool->len - out->at;
+			out->slots = slots_read(nodes, root);
 		}
 		rc = 0;
 	}

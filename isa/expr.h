@@ -26,6 +26,7 @@ struct expr {
 	bool is_const;   /* value holds the result */
 	bool per_thread; /* reads a slot that differs between threads */
 	int64_t value;
+	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
 };
 
 enum expr_name_kind { EXPR_NAME_UNKNOWN, EXPR_NAME_CONST, EXPR_NAME_SLOT };

@@ -124,13 +124,16 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		return true;
 
 	uint64_t gaddr[32], saddr[32];
-	int64_t sidx[32];
+	int64_t sidx[32], nbytes[32], dsti[32], srci[32];
 	uint32_t lanes = 0;
 	int64_t rounds = 0;
+	simt_eval_lanes(s, w, &in->e[0], mask, nbytes);
+	simt_eval_lanes(s, w, &in->dst.index, mask, dsti);
+	simt_eval_lanes(s, w, &in->src.index, mask, srci);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		int64_t r = in->group == GROUP_BLOCK ? (int64_t)(w->in_block * 32 + (uint32_t)lane) : 0;
-		int64_t bytes = simt_eval(s, w, lane, &in->e[0]);
+		int64_t bytes = nbytes[lane];
 		if (bytes < 0) {
 			sim_fail(s, DIAG_INPUT, w, "memcpy_async of %lld bytes", (long long)bytes);
 			return true;
@@ -141,7 +144,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		if ((int64_t)round >= n)
 			continue;
 		int64_t off = r * c + (int64_t)round * group * c;
-		int64_t di = simt_eval(s, w, lane, &in->dst.index), si = simt_eval(s, w, lane, &in->src.index);
+		int64_t di = dsti[lane], si = srci[lane];
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
 		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||

@@ -50,9 +50,13 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 			    uint32_t mask, uint64_t addr[32])
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
+	int64_t base[32], off[32] = {0};
+	simt_eval_lanes(s, w, &ref->index, mask, base);
+	if (elem)
+		simt_eval_lanes(s, w, elem, mask, off);
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		int64_t idx = simt_eval(s, w, lane, &ref->index) + (elem ? simt_eval(s, w, lane, elem) : 0);
+		int64_t idx = base[lane] + off[lane];
 		if (idx < 0 || (uint64_t)idx >= b->elems) {
 			sim_fail(s, DIAG_INPUT, w, "thread %u reads %s[%lld], outside its %llu elements",
 				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
@@ -82,9 +86,13 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
 	uint64_t addr[32];
+	int64_t base[32], off[32] = {0};
+	simt_eval_lanes(s, w, &ref->index, mask, base);
+	if (elem)
+		simt_eval_lanes(s, w, elem, mask, off);
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		int64_t idx = simt_eval(s, w, lane, &ref->index) + (elem ? simt_eval(s, w, lane, elem) : 0);
+		int64_t idx = base[lane] + off[lane];
 		if (idx < 0 || (uint64_t)idx >= b->elems) {
 			sim_fail(s, DIAG_INPUT, w, "thread %u writes %s[%lld], outside its %llu elements",
 				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
@@ -230,12 +238,7 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 			simt_jump(s, w, in->target);
 			continue; /* a back-edge takes no slot of its own */
 		case OP_LET:
-		case OP_SET:
-			for (uint32_t m = mask; m; m &= m - 1) {
-				int lane = __builtin_ctz(m);
-				simt_regs(s, w, lane)[in->slot] = simt_eval(s, w, lane, &in->e[0]);
-			}
-			break;
+		case OP_SET: simt_assign(s, w, in->slot, &in->e[0], mask); break;
 		case OP_BRZ: simt_branch(s, w, in); return;
 		case OP_EXIT: simt_exit_lanes(s, w, mask, now); return;
 		case OP_SYNCTHREADS: done = sync_threads(s, w, now, STALL_SYNCTHREADS); break;

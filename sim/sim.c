@@ -96,6 +96,7 @@ static int setup(struct sim *s)
 			w->depth = 1;
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
+			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
 			w->regs = calloc(32 * nslots, sizeof *w->regs);
 			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
 			if (!w->regs || !w->cpa.land)

@@ -76,6 +76,7 @@ struct warp {
 	uint64_t insts;
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	struct cpa_warp cpa;
+	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
 };
 
 struct subpart {
@@ -208,6 +209,10 @@ bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* Evaluates for every lane in mask, once for the warp when nothing it reads differs between lanes. */
+void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32]);
+/* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
+void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in);
 void simt_jump(struct sim *s, struct warp *w, int32_t target);

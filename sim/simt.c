@@ -28,6 +28,42 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 	return v;
 }
 
+void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32])
+{
+	if (!mask)
+		return;
+	if (e->is_const || !(e->slots & w->divergent)) {
+		int64_t v = simt_eval(s, w, __builtin_ctz(mask), e);
+		for (uint32_t m = mask; m; m &= m - 1)
+			out[__builtin_ctz(m)] = v;
+		return;
+	}
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		out[lane] = simt_eval(s, w, lane, e);
+	}
+}
+
+void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
+{
+	int64_t v[32];
+	simt_eval_lanes(s, w, e, mask, v);
+	bool same = true;
+	int64_t first = v[__builtin_ctz(mask)];
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		simt_regs(s, w, lane)[slot] = v[lane];
+		same = same && v[lane] == first;
+	}
+	if (slot >= 63)
+		return;
+	/* Uniform again only when every live lane got the same value. */
+	if (same && mask == w->live)
+		w->divergent &= ~(1ull << slot);
+	else
+		w->divergent |= 1ull << slot;
+}
+
 static bool independent(const struct sim *s) { return s->m->reconverge == RECONVERGE_INDEPENDENT; }
 
 static struct simt_entry new_entry(int32_t pc, int32_t reconv, uint32_t mask)
@@ -113,9 +149,11 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 {
 	struct simt_entry *top = simt_cur(w);
 	uint32_t taken = 0; /* threads whose condition is false: they jump */
+	int64_t cond[32];
+	simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
 	for (uint32_t m = top->mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		if (simt_eval(s, w, lane, &in->e[0]) == 0)
+		if (cond[lane] == 0)
 			taken |= 1u << lane;
 	}
 	int32_t pc = top->pc;
