@@ -1,9 +1,9 @@
 /*
  * sched: the sub-partition schedulers and per-warp stall accounting.
  *
- * Each sub-partition issues at most one warp-instruction per cycle.  It is
- * driven by a tick event that exists only while one of its warps can issue
- * soon: a tick picks a warp (gto: the last one while it stays ready, else
+ * Each sub-partition issues at most one warp-instruction per cycle.  It
+ * ticks only at cycles where one of its warps can issue (the event loop in
+ * sim.c runs the SM's ticks between events): a tick picks a warp (gto: the last one while it stays ready, else
  * the oldest; lrr: round robin), issues it, and schedules the next tick at
  * the earliest cycle any of its warps is ready.  Blocked warps have
  * ready_at = NEVER and cost nothing until something wakes them.
@@ -57,8 +57,8 @@ void sched_kick(struct sim *s, uint32_t sp, uint64_t at)
 	if (at >= p->next_tick)
 		return;
 	p->next_tick = at;
-	if (evq_push(&s->q, at, EV_TICK, sp, 0))
-		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
+	if (at < s->sm_next)
+		s->sm_next = at;
 }
 
 /* A blocked group may issue again at cycle at; the wait until then stays charged to the warp's cause. */

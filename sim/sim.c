@@ -230,6 +230,7 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 			.rep = rep,
 			.d = d,
 			.checks = !limits->no_checks,
+			.sm_next = NEVER,
 			.grid_waiters = NONE};
 	rep->checks = s.checks;
 	snprintf(rep->quit_model, sizeof rep->quit_model, "%s", machine_quit_name(m->quit));
@@ -261,32 +262,53 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		if (s.sps[p].nwarps)
 			sched_kick(&s, (uint32_t)p, 0);
 
-	struct event ev;
-	/* After the last warp exits, arrivals and tx still in flight are delivered: they can be errors. */
-	while (!s.error && evq_pop(&s.q, &ev)) {
-		s.now = ev.cycle;
-		if (ev.cycle > s.limits.max_cycles) {
+	/*
+	 * The event loop.  Schedulers are not events: the SM ticks at the
+	 * earliest cycle any sub-partition can issue, after every event of that
+	 * cycle (arrivals, landings) has been delivered, and then lets each
+	 * sub-partition in order issue once.  This keeps the heap for the
+	 * sparse events and costs no heap operation per instruction.  After the
+	 * last warp exits, arrivals and tx still in flight are delivered: they
+	 * can be errors.
+	 */
+	while (!s.error) {
+		uint64_t ev_cycle = evq_empty(&s.q) ? NEVER : s.q.heap[0].cycle;
+		if (ev_cycle == NEVER && s.sm_next == NEVER)
+			break;
+		uint64_t at = ev_cycle <= s.sm_next ? ev_cycle : s.sm_next;
+		if (at > s.limits.max_cycles) {
 			diag_set(d, DIAG_LIMIT,
 				 "%s: simulated cycles passed the limit of %llu; raise it with --set limit.cycles=N",
 				 k->file, (unsigned long long)s.limits.max_cycles);
 			s.error = DIAG_LIMIT;
 			break;
 		}
-		if (s.q.popped > s.limits.max_events) {
+		if (s.q.popped + s.sm_ticks > s.limits.max_events) {
 			diag_set(d, DIAG_LIMIT, "%s: events passed the limit of %llu; raise it with --set limit.events=N",
 				 k->file, (unsigned long long)s.limits.max_events);
 			s.error = DIAG_LIMIT;
 			break;
 		}
-		switch (ev.kind) {
-		case EV_TICK:
-			if (s.sps[ev.owner].next_tick == ev.cycle)
-				sched_tick(&s, ev.owner, ev.cycle);
-			break;
-		case EV_MBAR_ARRIVE:
-			mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, (ev.arg >> 32) != 0, ev.cycle);
-			break;
-		case EV_MBAR_TX: mbar_complete_tx(&s, ev.owner, (int64_t)ev.arg, ev.cycle); break;
+		if (ev_cycle <= s.sm_next) {
+			struct event ev;
+			evq_pop(&s.q, &ev);
+			s.now = ev.cycle;
+			if (ev.kind == EV_MBAR_ARRIVE)
+				mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, (ev.arg >> 32) != 0, ev.cycle);
+			else
+				mbar_complete_tx(&s, ev.owner, (int64_t)ev.arg, ev.cycle);
+			continue;
+		}
+		s.now = at;
+		s.q.now = at; /* nothing may be scheduled before the tick */
+		s.sm_next = NEVER;
+		s.sm_ticks++;
+		for (int64_t p = 0; p < m->subpartitions && !s.error; p++) {
+			struct subpart *sp = &s.sps[p];
+			if (sp->next_tick <= at)
+				sched_tick(&s, (uint32_t)p, at);
+			else if (sp->next_tick < s.sm_next)
+				s.sm_next = sp->next_tick;
 		}
 	}
 	if (!s.error && s.warps_left)

@@ -26,7 +26,6 @@
 
 /* Event kinds. */
 enum ev_kind {
-	EV_TICK,        /* owner: sub-partition; it may issue */
 	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count, bit 32: arrive_drop */
 	EV_MBAR_TX,     /* owner: mbarrier; arg: bytes of a bulk copy that landed */
 };
@@ -82,7 +81,7 @@ struct warp {
 struct subpart {
 	uint32_t *warps;
 	uint32_t nwarps;
-	uint64_t next_tick;   /* cycle of the pending tick event; NEVER if none */
+	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
 	uint32_t greedy;      /* GTO: the warp that issued last */
 	uint32_t rr;          /* LRR: where the next search starts */
@@ -186,6 +185,8 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
+	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
+	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
 };
 

@@ -70,7 +70,7 @@ void stats_finish(struct sim *s)
 	r->memory_bound = (uint64_t)((double)r->dram_bytes / s->m->dram_bytes_per_cycle + 0.5);
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
 	r->efficiency = r->cycles ? (double)r->lower_bound / (double)r->cycles : 0.0;
-	r->events = s->q.popped;
+	r->events = s->q.popped + s->sm_ticks;
 	if (s->trace)
 		s->trace->end = end;
 }
