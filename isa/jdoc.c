@@ -442,7 +442,7 @@ int jdoc_expr_text(const struct jdoc *doc, const cJSON *obj, struct jpath *at, c
 			snprintf(buf, bufsz, "%s", v->valuestring);
 	} else if (cJSON_IsNumber(v)) {
 		double x = v->valuedouble;
-		if (x != (double)(long long)x || x > 9.2e18 || x < -9.2e18)
+		if (!jdoc_is_integer(x, -9.2e18, 9.2e18))
 			rc = jdoc_error(doc, at, d, "expected an integer expression, got %g", x);
 		else
 			snprintf(buf, bufsz, "%lld", (long long)x);
@@ -468,4 +468,9 @@ int jdoc_number(const struct jdoc *doc, const cJSON *obj, struct jpath *at, cons
 	}
 	*out = v->valuedouble;
 	return 0;
+}
+
+bool jdoc_is_integer(double x, double lo, double hi)
+{
+	return x >= lo && x <= hi && x == (double)(long long)x;
 }

@@ -69,6 +69,9 @@ int jdoc_expr_text(const struct jdoc *doc, const cJSON *obj, struct jpath *at, c
 int jdoc_number(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *key, bool required,
 		double *out, struct diag *d);
 
+/* True when x is an integer within [lo, hi] (checked before any conversion, which would be UB). */
+bool jdoc_is_integer(double x, double lo, double hi);
+
 /* Reads a whole file into a NUL-terminated buffer (caller frees). */
 char *jdoc_read_file(const char *file, size_t *len);
 

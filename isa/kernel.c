@@ -709,7 +709,7 @@ static int load_params(struct compiler *c, const cJSON *root, struct param_overr
 	for (const cJSON *p = ps->child; p; p = p->next) {
 		size_t o2 = jpath_key(&c->at, p->string);
 		double x = p->valuedouble;
-		if (!cJSON_IsNumber(p) || x != (double)(long long)x || x > 9e15 || x < -9e15) {
+		if (!cJSON_IsNumber(p) || !jdoc_is_integer(x, -9e15, 9e15)) {
 			rc = jdoc_error(c->doc, &c->at, c->d, "expected an integer default for parameter \"%s\"",
 					p->string);
 		} else if (strlen(p->string) >= sizeof c->k->params[0].name || !p->string[0]) {

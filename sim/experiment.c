@@ -122,8 +122,7 @@ static int load_file(const char *file, struct experiment *e, struct diag *d)
 		if (strcmp(f->string, "comment") == 0)
 			continue;
 		size_t o2 = jpath_key(&at, f->string);
-		if (!cJSON_IsNumber(f) || f->valuedouble != (double)(int64_t)f->valuedouble || f->valuedouble < 1 ||
-		    f->valuedouble > 1e9) {
+		if (!cJSON_IsNumber(f) || !jdoc_is_integer(f->valuedouble, 1, 1e9)) {
 			rc = jdoc_error(&doc, &at, d, "expected a positive integer");
 			goto out;
 		}
@@ -163,7 +162,7 @@ static int load_file(const char *file, struct experiment *e, struct diag *d)
 		}
 		for (const cJSON *f = params->child; f; f = f->next) {
 			size_t o2 = jpath_key(&at, f->string);
-			if (!cJSON_IsNumber(f) || f->valuedouble != (double)(int64_t)f->valuedouble) {
+			if (!cJSON_IsNumber(f) || !jdoc_is_integer(f->valuedouble, -9e15, 9e15)) {
 				rc = jdoc_error(&doc, &at, d, "expected an integer");
 				goto out;
 			}

@@ -25,8 +25,10 @@ struct sim_limits {
 	bool trace;     /* record the timeline into sim_report.trace */
 };
 
-#define SIM_DEFAULT_MAX_CYCLES 10000000000ull
-#define SIM_DEFAULT_MAX_EVENTS 2000000000ull
+/* Far above any shipped experiment or benchmark (at most ~1e7 of either), low enough that a
+ * kernel looping forever stops within seconds to a minute. */
+#define SIM_DEFAULT_MAX_CYCLES 1000000000ull
+#define SIM_DEFAULT_MAX_EVENTS 100000000ull
 #define SIM_MAX_BLOCKED 256
 
 /* One warp that cannot move, in a deadlock report. */

@@ -329,7 +329,7 @@ static void write_csv(FILE *out, const struct sweep *sw, const struct result *re
 		fprintf(out, "%s", res[i].status >= 0 && res[i].status <= 4 ? st[res[i].status] : "?");
 		for (int m = 0; m < NMETRICS; m++) {
 			double v = res[i].m[m];
-			if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
+			if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
 				fprintf(out, ",%lld", (long long)v);
 			else
 				fprintf(out, ",%.6f", v);

@@ -177,7 +177,12 @@ Test(bad_inputs, every_row_exits_as_expected_with_its_message, .timeout = 600)
 		bool ok = true;
 		char why[4096] = "";
 		size_t wl = 0;
-#define WHY(...) (ok = false, wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0, __VA_ARGS__))
+#define WHY(...)                                                                              \
+	do {                                                                                  \
+		ok = false;                                                                   \
+		if (wl < sizeof why)                                                          \
+			wl += (size_t)snprintf(why + wl, sizeof why - wl, __VA_ARGS__);      \
+	} while (0)
 		if (r.status != rw->code)
 			WHY(" exit %d, expected %d;", r.status, rw->code);
 		if (r.seconds > MAX_SECONDS)
