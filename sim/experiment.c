@@ -241,6 +241,20 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 				file, (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
 	if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d)))
 		return rc;
+	struct diag ld;
+	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld)) {
+		/* Point at the experiment's launch, where the numbers came from (or at --set). */
+		struct jdoc doc;
+		struct jpath at;
+		jpath_root(&at);
+		jpath_key(&at, "launch");
+		if (jdoc_load(file, &doc, NULL) == 0) {
+			rc = jdoc_error(&doc, &at, d, "%s", ld.msg);
+			jdoc_free(&doc);
+			return rc;
+		}
+		return diag_set(d, DIAG_INPUT, "%s: %s", file, ld.msg);
+	}
 	for (int i = 0; i < e->nparams; i++) {
 		if (e->params[i].used)
 			continue;

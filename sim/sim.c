@@ -15,7 +15,7 @@ static double host_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int check_launch(const struct kernel *k, const struct machine *m, const struct launch *l, struct diag *d)
+int sim_check_launch(const struct kernel *k, const struct machine *m, const struct launch *l, struct diag *d)
 {
 	if (l->block_size < 1 || l->block_size > m->max_block_threads)
 		return diag_set(d, DIAG_INPUT, "launch: block_size %lld is outside 1..%lld (machine max_block_threads)",
@@ -220,7 +220,7 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	snprintf(rep->kernel, sizeof rep->kernel, "%s", k->name);
 	snprintf(rep->machine, sizeof rep->machine, "%s", m->name);
 	rep->clock_ghz = m->clock_ghz;
-	int rc = check_launch(k, m, launch, d);
+	int rc = sim_check_launch(k, m, launch, d);
 	if (rc)
 		return rc;
 	struct sim s = {.m = m,

@@ -93,6 +93,9 @@ struct sim_report {
 	struct trace *trace; /* when asked for: the timeline (the caller frees it with trace_free) */
 };
 
+/* Whether the launch fits the machine (block size, resident blocks, warps, shared memory). */
+int sim_check_launch(const struct kernel *k, const struct machine *m, const struct launch *launch, struct diag *d);
+
 int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,
 	    const struct sim_limits *limits, struct sim_report *rep, struct diag *d);
 
