@@ -96,6 +96,8 @@ static int by_cycle(const void *a, const void *b)
 /* A counter track: the running sum of the deltas, one event per cycle it changes. */
 static void write_counter(FILE *out, const struct trace_series *c, const char *name, int pid, bool *first)
 {
+	if (!c->n)
+		return;
 	struct trace_delta *d = malloc((c->n + 1) * sizeof *d);
 	if (!d)
 		return;
@@ -118,6 +120,8 @@ static void write_counter(FILE *out, const struct trace_series *c, const char *n
 static void write_dram(FILE *out, const struct trace_series *c, int pid, bool *first)
 {
 	enum { WINDOW = 256 };
+	if (!c->n)
+		return;
 	struct trace_delta *d = malloc((c->n + 1) * sizeof *d);
 	if (!d)
 		return;
