@@ -49,12 +49,9 @@ static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_
 	return (finish + FP - 1) / FP;
 }
 
-uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+/* Hits go through the L2 queue, misses through the DRAM share; done when both have. */
+static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses)
 {
-	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, sectors[i]);
-	uint32_t misses = nsectors - hits;
 	uint64_t done = now;
 	if (hits) {
 		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
@@ -69,6 +66,14 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 			trace_count(&s->trace->dram, now, (int64_t)(32ull * misses));
 	}
 	return done;
+}
+
+uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, sectors[i]);
+	return read_split(s, now, hits, nsectors - hits);
 }
 
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
@@ -90,19 +95,5 @@ uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint
 	uint32_t hits = 0;
 	for (uint32_t i = 0; i < nsectors; i++)
 		hits += l2_hit(s, first_sector + i);
-	uint32_t misses = nsectors - hits;
-	uint64_t done = now;
-	if (hits) {
-		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
-		done = t > done ? t : done;
-	}
-	if (misses) {
-		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency, 32ull * misses,
-				   s->m->dram_bytes_per_cycle);
-		done = t > done ? t : done;
-		s->rep->dram_bytes += 32ull * misses;
-		if (s->trace)
-			trace_count(&s->trace->dram, now, (int64_t)(32ull * misses));
-	}
-	return done;
+	return read_split(s, now, hits, nsectors - hits);
 }

@@ -7,19 +7,9 @@
  */
 #include "simint.h"
 
-static uint64_t release_latency(const struct sim *s, const struct block *b)
+/* Every group in the waiter list steps past its barrier and may issue at cycle at. */
+static void release_waiters(struct sim *s, uint32_t id, uint64_t at)
 {
-	return (uint64_t)s->m->syncthreads_base_latency + (uint64_t)s->m->syncthreads_warp_latency * b->nwarps;
-}
-
-void sync_check_release(struct sim *s, struct block *b, uint64_t now)
-{
-	if (b->bar_waiters == NONE || b->bar_arrived < b->live_threads)
-		return;
-	uint64_t at = now + release_latency(s, b);
-	uint32_t id = b->bar_waiters;
-	b->bar_waiters = NONE;
-	b->bar_arrived = 0;
 	while (id != NONE) {
 		struct warp *w = &s->warps[WAITER_WARP(id)];
 		struct simt_entry *e = &w->stack[WAITER_ENTRY(id)];
@@ -30,6 +20,21 @@ void sync_check_release(struct sim *s, struct block *b, uint64_t now)
 		sched_wake_waiter(s, id, at);
 		id = next;
 	}
+}
+
+static uint64_t release_latency(const struct sim *s, const struct block *b)
+{
+	return (uint64_t)s->m->syncthreads_base_latency + (uint64_t)s->m->syncthreads_warp_latency * b->nwarps;
+}
+
+void sync_check_release(struct sim *s, struct block *b, uint64_t now)
+{
+	if (b->bar_waiters == NONE || b->bar_arrived < b->live_threads)
+		return;
+	uint32_t id = b->bar_waiters;
+	b->bar_waiters = NONE;
+	b->bar_arrived = 0;
+	release_waiters(s, id, now + release_latency(s, b));
 	flow_sync(s, b);
 	/* A block barrier re-converges the groups it held (independent scheduling). */
 	for (uint32_t i = 0; i < b->nwarps; i++)
@@ -61,20 +66,10 @@ void sync_grid_check_release(struct sim *s, uint64_t now)
 		live += s->blocks[i].live_threads;
 	if (s->grid_waiters == NONE || s->grid_arrived < live)
 		return;
-	uint64_t at = now + (uint64_t)s->m->grid_sync_latency;
 	uint32_t id = s->grid_waiters;
 	s->grid_waiters = NONE;
 	s->grid_arrived = 0;
-	while (id != NONE) {
-		struct warp *w = &s->warps[WAITER_WARP(id)];
-		struct simt_entry *e = &w->stack[WAITER_ENTRY(id)];
-		uint32_t next = e->next_waiter;
-		e->pc++;
-		e->op_step = 0;
-		e->wait_start = NEVER;
-		sched_wake_waiter(s, id, at);
-		id = next;
-	}
+	release_waiters(s, id, now + (uint64_t)s->m->grid_sync_latency);
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		flow_sync(s, &s->blocks[i]);
 		for (uint32_t j = 0; j < s->blocks[i].nwarps; j++)
