@@ -121,6 +121,29 @@ static int find_pipe(const struct kernel *k, const char *name)
 	return -1;
 }
 
+/*
+ * The optional "[index]" after a buffer or barrier name (p points just past the name),
+ * compiled into out; no suffix means index 0.  Errors point at the current path.
+ */
+static int compile_index(struct compiler *c, const char *name, const char *p, struct expr *out)
+{
+	char idx[1024] = "0";
+	if (*p == '[') {
+		size_t len = strlen(p);
+		if (len < 2 || p[len - 1] != ']' || len - 2 >= sizeof idx)
+			return jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\" with a closing ']'", name);
+		memcpy(idx, p + 1, len - 2);
+		idx[len - 2] = '\0';
+	} else if (*p) {
+		return jdoc_error(c->doc, &c->at, c->d, "expected \"%s\" or \"%s[index]\"", name, name);
+	}
+	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	char err[512];
+	if (expr_compile(&c->k->pool, idx, &names, out, err, sizeof err))
+		return jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
+	return 0;
+}
+
 /* "buf[index]" or "buf". */
 static int compile_memref(struct compiler *c, const cJSON *obj, const char *key, enum space want,
 			  struct memref *out)
@@ -160,23 +183,7 @@ static int compile_memref(struct compiler *c, const cJSON *obj, const char *key,
 	const char *p = text + n;
 	while (*p == ' ')
 		p++;
-	char idx[1024] = "0";
-	if (*p == '[') {
-		size_t len = strlen(p);
-		if (len < 2 || p[len - 1] != ']' || len - 2 >= sizeof idx) {
-			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\" with a closing ']'", name);
-			goto out;
-		}
-		memcpy(idx, p + 1, len - 2);
-		idx[len - 2] = '\0';
-	} else if (*p) {
-		rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\"", name);
-		goto out;
-	}
-	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
-	char err[512];
-	if (expr_compile(&c->k->pool, idx, &names, &out->index, err, sizeof err))
-		rc = jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
+	rc = compile_index(c, name, p, &out->index);
 out:
 	jpath_pop(&c->at, old);
 	return rc;
@@ -279,25 +286,9 @@ static int barrier_field(struct compiler *c, const cJSON *obj, struct insn *in)
 		rc = jdoc_error(c->doc, &c->at, c->d, "unknown barrier \"%s\"; declare it under \"barriers\"", name);
 		goto out;
 	}
-	char idx[1024] = "0";
-	const char *p = text + n;
-	if (*p == '[') {
-		size_t len = strlen(p);
-		if (len < 2 || p[len - 1] != ']' || len - 2 >= sizeof idx) {
-			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s[index]\" with a closing ']'", name);
-			goto out;
-		}
-		memcpy(idx, p + 1, len - 2);
-		idx[len - 2] = '\0';
-	} else if (*p) {
-		rc = jdoc_error(c->doc, &c->at, c->d, "expected \"%s\" or \"%s[index]\"", name, name);
+	if ((rc = compile_index(c, name, text + n, &in->bar_index)))
 		goto out;
-	}
-	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
-	char err[512];
-	if (expr_compile(&c->k->pool, idx, &names, &in->bar_index, err, sizeof err))
-		rc = jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
-	else if (in->bar_index.is_const &&
+	if (in->bar_index.is_const &&
 		 (in->bar_index.value < 0 || in->bar_index.value >= c->k->bars[in->bar].count))
 		rc = jdoc_error(c->doc, &c->at, c->d, "index %lld outside %s[%u]", (long long)in->bar_index.value,
 				name, c->k->bars[in->bar].count);

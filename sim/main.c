@@ -121,17 +121,14 @@ static int cmd_run(int argc, char **argv)
 			svg_file = argv[++i];
 		} else if (strcmp(argv[i], "--set") == 0 || strncmp(argv[i], "--set=", 6) == 0) {
 			char *arg = argv[i][5] == '=' ? argv[i] + 6 : (i + 1 < argc ? argv[++i] : NULL);
-			char *eq = arg ? strchr(arg, '=') : NULL;
-			if (!eq || eq == arg) {
-				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
-				return 2;
-			}
 			if (nsets == MAX_SETS) {
 				fprintf(stderr, "smsim: more than %d --set options\n", MAX_SETS);
 				return 2;
 			}
-			*eq = '\0';
-			sets[nsets++] = (struct setting){arg, eq + 1};
+			if (!runner_split_setting(arg, &sets[nsets++])) {
+				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
+				return 2;
+			}
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "smsim: unknown option %s\n%s", argv[i], usage);
 			return 2;
