@@ -484,6 +484,32 @@ static uint64_t slots_read(const struct node *nodes, int n)
 	}
 }
 
+/*
+ * Divisions and remainders the compiler cannot turn into a shift or a mask:
+ * by a constant that is not a power of two (a multiply-high sequence) or by
+ * a run-time value (a division routine).
+ */
+static uint32_t slow_divides(const struct node *nodes, int n)
+{
+	const struct node *nd = &nodes[n];
+	switch (nd->kind) {
+	case N_CONST:
+	case N_SLOT: return 0;
+	case N_UNARY: return slow_divides(nodes, nd->a);
+	case N_COND: return slow_divides(nodes, nd->a) + slow_divides(nodes, nd->b) + slow_divides(nodes, nd->c);
+	case N_BINARY: {
+		uint32_t here = 0;
+		if (nd->op == OPC_DIV || nd->op == OPC_MOD) {
+			const struct node *d = &nodes[nd->b];
+			bool pow2 = d->kind == N_CONST && d->value > 0 && (d->value & (d->value - 1)) == 0;
+			here = !pow2;
+		}
+		return here + slow_divides(nodes, nd->a) + slow_divides(nodes, nd->b);
+	}
+	default: return slow_divides(nodes, nd->a) + slow_divides(nodes, nd->b);
+	}
+}
+
 static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 {
 	const struct node *nd = &nodes[n];
@@ -556,6 +582,8 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			}
 			out->len = pool->len - out->at;
 			out->slots = slots_read(nodes, root);
+			uint32_t sd = slow_divides(nodes, root);
+			out->slow_divides = (uint8_t)(sd > 255 ? 255 : sd);
 		}
 		rc = 0;
 	}

@@ -25,6 +25,7 @@ struct expr {
 	uint32_t len;    /* words; 0 when is_const */
 	bool is_const;   /* value holds the result */
 	bool per_thread; /* reads a slot that differs between threads */
+	uint8_t slow_divides; /* '/' and '%' by other than a constant power of two */
 	int64_t value;
 	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
 };

@@ -198,6 +198,14 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	}
 	e->op_step++;
 	bool done = (int64_t)round + 1 >= rounds;
+	if (done) {
+		/*
+		 * The LDGSTS holds its warp until its operands are read out; a
+		 * group copy first splits the bytes among the group's threads.
+		 */
+		int64_t hold = m->copy_issue_latency + (in->group == GROUP_BLOCK ? m->group_copy_latency : 0);
+		exec_hold(w, now, hold, STALL_MEMORY);
+	}
 	if (done && bar >= 0 && in->align >= 4) {
 		/* cp.async.mbarrier.arrive per thread: tracks all its copies so far; grouped by landing cycle. */
 		uint64_t at[32];

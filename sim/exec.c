@@ -104,6 +104,7 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
 	gmem_write(s, now, n);
+	exec_hold(w, now, s->m->store_issue_latency, STALL_MEMORY);
 }
 
 static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *ref, uint32_t mask, uint64_t now)
@@ -134,6 +135,25 @@ static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_lan
 		s->rep->compute_overlapped++;
 }
 
+/*
+ * The i-th FMA (from 1) of compute's chain.  Compiled, the chain is a loop
+ * unrolled chain_unroll times: entering it and each trip's counter, compare
+ * and branch add to the FMAs' own latency (traces/h100/anatomy.csv, compute
+ * at k = 0, 64, 128, 512).  An fma op is a straight dependent sequence.
+ */
+static void chain_step(struct sim *s, struct warp *w, uint32_t i, uint64_t now)
+{
+	const struct machine *m = s->m;
+	uint64_t cycles = (uint64_t)m->alu_latency;
+	if (i == 1)
+		cycles += (uint64_t)m->chain_setup_latency;
+	if (i % (uint64_t)m->chain_unroll == 0)
+		cycles += (uint64_t)m->chain_trip_latency;
+	w->ready_at = now + cycles;
+	w->cause = STALL_ALU;
+	w->alu_chain_cycles += cycles;
+}
+
 /* compute(out, in): step 0 loads in[elem], steps 1..k are dependent FMAs, the last stores out[elem]. */
 static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
@@ -152,16 +172,14 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					simt_eval(s, w, lane, &in->dst.index));
 		}
 		uint64_t back = smem_access(s, addr, mask, now);
-		w->ready_at = back;
+		w->ready_at = back + (uint64_t)s->m->compute_setup_latency;
 		w->cause = STALL_SMEM;
 		simt_cur(w)->op_step++;
 		return false;
 	}
 	if ((int64_t)simt_cur(w)->op_step <= k) {
 		count_compute_issue(s, now, copy_latest_land(s));
-		w->ready_at = now + (uint64_t)s->m->alu_latency;
-		w->cause = STALL_ALU;
-		w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
+		chain_step(s, w, simt_cur(w)->op_step, now);
 		simt_cur(w)->op_step++;
 		return false;
 	}
@@ -202,20 +220,52 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 	return false;
 }
 
+/* The warp may not issue again before from + cycles (unless it is blocked: then its waker decides). */
+void exec_hold(struct warp *w, uint64_t from, int64_t cycles, enum stall cause)
+{
+	if (cycles <= 0 || w->ready_at == NEVER || from + (uint64_t)cycles <= w->ready_at)
+		return;
+	w->ready_at = from + (uint64_t)cycles;
+	w->cause = cause;
+}
+
 /*
- * A block-scope pipeline call that went through still holds its warp: the
- * mbarrier arrive/test_wait atomics on shared memory are round trips the
- * warp waits for (measured as a per-batch cost serial with compute).
+ * A pipeline call that went through still holds its warp: libcudacxx's
+ * stage index and parity arithmetic and the mbarrier atomics on shared
+ * memory take their time (traces/h100/anatomy.csv times each call).  A call
+ * that blocked ends no sooner than it would have, had it found its stage
+ * ready when it began.
  */
 static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in, uint64_t now, enum stall cause)
 {
-	if (s->k->pipes[in->obj].scope != PIPE_SCOPE_BLOCK || !s->m->pipe_call_latency || w->ready_at == NEVER)
-		return;
-	uint64_t at = now + (uint64_t)s->m->pipe_call_latency;
-	if (at > w->ready_at) {
-		w->ready_at = at;
-		w->cause = cause;
+	const struct machine *m = s->m;
+	bool block = in->obj >= 0 && s->k->pipes[in->obj].scope == PIPE_SCOPE_BLOCK;
+	int64_t cycles = 0;
+	switch (in->op) {
+	case OP_PRODUCER_ACQUIRE: cycles = block ? m->pipe_acquire_latency : 0; break;
+	case OP_PRODUCER_COMMIT: cycles = block ? m->pipe_commit_latency : 0; break;
+	case OP_CONSUMER_WAIT: cycles = block ? m->pipe_wait_latency : m->thread_pipe_wait_latency; break;
+	case OP_CONSUMER_RELEASE: cycles = m->pipe_release_latency; break;
+	case OP_CONSUMER_WAIT_PRIOR:
+	case OP_PIPELINE_WAIT_PRIOR: cycles = m->wait_prior_latency; break;
+	default: break;
 	}
+	uint64_t began = simt_cur(w)->wait_start != NEVER ? simt_cur(w)->wait_start : now;
+	exec_hold(w, began, cycles, cause);
+}
+
+/*
+ * A let, set or branch whose expression reads registers is a few dependent
+ * integer instructions on hardware (the examples' 64-bit size_t index
+ * arithmetic and loop bounds), more for each division the compiler cannot
+ * reduce to a shift or a mask.  One on constants folds into an immediate
+ * and costs only its slot.
+ */
+static void statement_done(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	const struct expr *e = &in->e[0];
+	if (!e->is_const)
+		exec_hold(w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
 }
 
 void exec_issue(struct sim *s, struct warp *w, uint64_t now)
@@ -238,8 +288,14 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 			simt_jump(s, w, in->target);
 			continue; /* a back-edge takes no slot of its own */
 		case OP_LET:
-		case OP_SET: simt_assign(s, w, in->slot, &in->e[0], mask); break;
-		case OP_BRZ: simt_branch(s, w, in); return;
+		case OP_SET:
+			simt_assign(s, w, in->slot, &in->e[0], mask);
+			statement_done(s, w, in, now);
+			break;
+		case OP_BRZ:
+			simt_branch(s, w, in);
+			statement_done(s, w, in, now);
+			return;
 		case OP_EXIT: simt_exit_lanes(s, w, mask, now); return;
 		case OP_SYNCTHREADS: done = sync_threads(s, w, now, STALL_SYNCTHREADS); break;
 		case OP_SYNCWARP: simt_syncwarp(s, w, now); return;
@@ -268,6 +324,8 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		case OP_CONSUMER_WAIT_PRIOR:
 		case OP_PIPELINE_WAIT_PRIOR:
 			done = overhead_done(w, 1) && pipe_wait_prior(s, w, in, now);
+			if (done)
+				pipe_call_done(s, w, in, now, STALL_CONSUMER_WAIT);
 			break;
 		case OP_QUIT: done = overhead_done(w, s->m->pipe_call_instructions) && pipe_quit(s, w, in, now); break;
 		case OP_PIPELINE_COMMIT: cpa_commit(s, w, mask); break;

@@ -26,7 +26,21 @@
 	X(smem_block_bytes, I, 232448, 1024, 1048576, "bytes of shared memory per block") \
 	X(alu_latency, I, 4, 1, 1000, "cycles, dependent FFMA")                          \
 	X(pipe_call_instructions, I, 4, 0, 100, "warp-instructions per pipeline call")   \
-	X(pipe_call_latency, I, 0, 0, 10000, "cycles a block-scope pipeline call keeps its warp (barrier atomics)") \
+	X(statement_latency, I, 0, 0, 10000, "cycles a let/set/branch on registers keeps its warp (index arithmetic)") \
+	X(divide_latency, I, 0, 0, 10000, "cycles a statement adds per / or % by other than a power of two") \
+	X(pipe_acquire_latency, I, 0, 0, 10000, "cycles a block-scope producer_acquire keeps its warp") \
+	X(pipe_commit_latency, I, 0, 0, 10000, "cycles a block-scope producer_commit keeps its warp") \
+	X(pipe_wait_latency, I, 0, 0, 10000, "cycles at least a block-scope consumer_wait keeps its warp") \
+	X(pipe_release_latency, I, 0, 0, 10000, "cycles a pipeline consumer_release keeps its warp") \
+	X(thread_pipe_wait_latency, I, 0, 0, 10000, "cycles at least a thread-scope consumer_wait keeps its warp") \
+	X(wait_prior_latency, I, 0, 0, 10000, "cycles at least a pipeline_wait_prior keeps its warp") \
+	X(copy_issue_latency, I, 0, 0, 10000, "cycles a memcpy_async (LDGSTS) keeps its warp after issue") \
+	X(group_copy_latency, I, 0, 0, 10000, "cycles a group-wide memcpy_async adds (partitioning)") \
+	X(store_issue_latency, I, 0, 0, 10000, "cycles a global store keeps its warp after issue") \
+	X(chain_setup_latency, I, 0, 0, 10000, "cycles a dependent-FMA chain of k > 0 adds (loop entry)") \
+	X(chain_unroll, I, 32, 1, 4096, "FMAs per trip of a compiled chain loop") \
+	X(chain_trip_latency, I, 0, 0, 10000, "cycles each trip of a chain loop adds (counter, compare, branch)") \
+	X(compute_setup_latency, I, 0, 0, 10000, "cycles compute adds between its shared load and its chain") \
 	X(copy_setup_instructions, I, 2, 0, 100, "warp-instructions per memcpy_async")   \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \

@@ -225,6 +225,7 @@ static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int 
 
 /* exec.c: runs the op at the warp's pc for one issue slot. */
 void exec_issue(struct sim *s, struct warp *w, uint64_t now);
+void exec_hold(struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */

@@ -67,7 +67,8 @@ Test(machine, h100_values)
 	cr_assert_eq(m.alu_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
 	cr_assert_eq(m.l2_latency, 315);
-	cr_assert_eq(m.pipe_call_latency, 180, "fit to traces/h100/pipelines.csv");
+	cr_assert_eq(m.pipe_wait_latency, 114, "measured: traces/h100/anatomy.csv");
+	cr_assert_eq(m.statement_latency, 27, "measured: traces/h100/anatomy.csv");
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);

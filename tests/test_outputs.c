@@ -269,12 +269,12 @@ Test(outputs, overwait_sweep_rises_with_divergence_and_is_zero_with_syncwarp)
 	char *csv, cmd[256];
 	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json -j 2", SMSIM_BIN);
 	cr_assert_eq(sh(cmd, &csv), 0);
-	/* columns: syncwarp,divergence,status,...,overwait_cycles_per_wait is the 13th */
+	/* columns: syncwarp,divergence,status,...: the perceived extra batches rise with D */
 	char *line = strtok(csv, "\n");
 	char *hdr = strdup(line);
 	int col = -1, i = 0;
 	for (char *h = strtok(hdr, ","); h; h = strtok(NULL, ","), i++)
-		if (strcmp(h, "overwait_cycles_per_wait") == 0)
+		if (strcmp(h, "overwait_extra_batches") == 0)
 			col = i;
 	cr_assert_geq(col, 0);
 	free(hdr);
@@ -319,7 +319,7 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 	cr_assert_eq(cJSON_GetArraySize(runs), 4);
 	cr_assert_float_eq(run_field(runs, 0, "speedup", NULL), 1.0, 1e-9);
 	for (int i = 1; i < 4; i++)
-		cr_assert_gt(run_field(runs, i, "speedup", NULL), 1.25, "run %d: compute covers the copy", i);
+		cr_assert_gt(run_field(runs, i, "speedup", NULL), 1.2, "run %d: compute covers the copy (hardware: ~1.27 at k = 256)", i);
 	cJSON_Delete(o);
 	free(out);
 

@@ -86,15 +86,30 @@ Test(semantics, diverged_commit_over_waits_and_syncwarp_removes_it)
 
 Test(semantics, over_wait_rises_with_divergence)
 {
-	double prev = -1;
+	/*
+	 * With D groups committing apart, each wait_prior sees D - 1 more
+	 * perceived batches per round and waits for the newest of them: every
+	 * wait pays about one copy round trip at any D >= 2, and the kernel
+	 * slows as D grows (hardware, traces/h100/diverged_commit.csv, one
+	 * commit per group: 783 / 1396 / ... / 3251 cycles per batch).
+	 */
+	uint64_t prev_extra = 0, prev_cycles = 0;
 	int ds[] = {1, 2, 4, 8, 16, 32};
 	for (int i = 0; i < 6; i++) {
 		char dset[32];
 		snprintf(dset, sizeof dset, "divergence=%d", ds[i]);
 		cr_assert_eq(RUN("diverged_commit", dset, "syncwarp=0"), 0, "%s", d.msg);
 		double per_wait = (double)r.overwait_cycles / (double)r.overwait_waits;
-		cr_assert_gt(per_wait, prev, "D=%d: %.1f cycles per wait, not above %.1f", ds[i], per_wait, prev);
-		prev = per_wait;
+		if (ds[i] == 1) {
+			cr_assert_eq(r.overwait_cycles, 0, "one group per warp: nothing to over-wait");
+		} else {
+			cr_assert_gt(r.overwait_extra_batches, prev_extra, "D=%d", ds[i]);
+			cr_assert_gt(per_wait, 400.0, "D=%d: %.1f cycles per wait, less than a copy round trip", ds[i],
+				     per_wait);
+		}
+		cr_assert_gt(r.cycles, prev_cycles, "D=%d", ds[i]);
+		prev_extra = r.overwait_extra_batches;
+		prev_cycles = r.cycles;
 	}
 }
 
@@ -199,7 +214,7 @@ Test(semantics, scope_thread_staging_without_sync_is_a_hazard)
 	cr_assert_eq(r.hazards, 0);
 	cr_assert_eq(RUN("with_staging_scope_thread", "sync=0"), 0, "%s", d.msg);
 	cr_assert_gt(r.hazards, 0);
-	cr_assert(strstr(r.hazard_text[0], "compute") && strstr(r.hazard_text[0], "copy by thread"), "%s",
+	cr_assert(strstr(r.hazard_text[0], "compute") && strstr(r.hazard_text[0], "by thread"), "%s",
 		  r.hazard_text[0]);
 }
 
