@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
+
 #define MAX_CODE 65536
 #define MAX_SLOTS 1024
 #define MAX_DEPTH 64
@@ -167,7 +169,7 @@ static int compile_memref(struct compiler *c, const cJSON *obj, const char *key,
 		for (int i = 0; i < c->k->nbufs && nn < 63; i++)
 			names[nn++] = c->k->bufs[i].name;
 		names[nn] = NULL;
-		const char *hint = jdoc_suggest(name, names);
+		const char *hint = suggest_name(name, names);
 		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown buffer \"%s\"; did you mean \"%s\"?", name, hint)
 			  : jdoc_error(c->doc, &c->at, c->d,
 				       "unknown buffer \"%s\"; expected \"name[index]\" with a buffer declared under "
@@ -435,7 +437,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		names[nn++] = "while";
 		names[nn++] = "if";
 		names[nn] = NULL;
-		const char *hint = jdoc_suggest(opname, names);
+		const char *hint = suggest_name(opname, names);
 		size_t old = jpath_key(&c->at, "op");
 		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"; did you mean \"%s\"?", opname, hint)
 			  : jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"", opname);

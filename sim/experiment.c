@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../isa/jdoc.h"
+#include "../isa/suggest.h"
 
 /* dir of file + rel, unless rel is absolute. */
 static void resolve(const char *file, const char *rel, char *out, size_t outsz)
@@ -266,7 +267,7 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 		names[n++] = "blocks";
 		names[n++] = "grid_blocks";
 		names[n] = NULL;
-		const char *hint = jdoc_suggest(e->params[i].name, names);
+		const char *hint = suggest_name(e->params[i].name, names);
 		if (hint)
 			return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"; did you mean \"%s\"?", file,
 					e->kernel.name, e->params[i].name, hint);
