@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
+
 /* ORDER OPC: the stack machine's instructions. */
 enum opc {
 	OPC_PUSH, /* operand: value */
@@ -91,6 +93,46 @@ static int fail(struct parser *p, const char *fmt, const char *arg)
 	}
 	p->failed = true;
 	return -1;
+}
+
+/*
+ * An unknown name (call: used as a function) with the closest known one, if any is close.
+ * Helpers are offered for plain names as calls, since "block_batch" without its
+ * arguments is a call the writer forgot to finish.
+ */
+static int fail_unknown(struct parser *p, const char *name, bool call)
+{
+	/* Room for every variable a kernel may declare, its parameters and launch constants. */
+	enum { MAX_LISTED = 2048 };
+	size_t nh = p->names->nhelpers;
+	const char **cand = malloc((MAX_LISTED + 16 + nh + 1) * sizeof *cand);
+	size_t n = 0;
+	if (cand) {
+		if (call) {
+			cand[n++] = "min";
+			cand[n++] = "max";
+		} else {
+			for (int i = 0; i < p->nbind; i++)
+				cand[n++] = p->bind[i].name;
+			if (p->names->list)
+				n += p->names->list(p->names->ctx, cand + n, MAX_LISTED);
+		}
+		for (size_t i = 0; i < nh; i++)
+			cand[n++] = p->names->helpers[i].name;
+		cand[n] = NULL;
+	}
+	const char *hint = cand ? suggest_name(name, cand) : NULL;
+	bool hint_is_helper = false;
+	for (size_t i = 0; hint && !call && i < p->names->nhelpers; i++)
+		hint_is_helper = hint_is_helper || hint == p->names->helpers[i].name;
+	char what[160];
+	if (hint)
+		snprintf(what, sizeof what, "%s '%s'; did you mean '%s%s'?", call ? "unknown function" : "undefined name",
+			 name, hint, hint_is_helper ? "(...)" : "");
+	else
+		snprintf(what, sizeof what, "%s '%s'", call ? "unknown function" : "undefined name", name);
+	free(cand);
+	return fail(p, "%s", what);
 }
 
 static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
@@ -249,7 +291,8 @@ static bool accept(struct parser *p, const char *tok)
 
 static int parse_expr(struct parser *p);
 
-static int parse_call(struct parser *p, const char *name)
+/* name( has been read; at is where the name starts, for messages about it. */
+static int parse_call(struct parser *p, const char *name, size_t at)
 {
 	int args[8];
 	int nargs = 0;
@@ -298,7 +341,8 @@ static int parse_call(struct parser *p, const char *name)
 		p->failed = sub.failed;
 		return r;
 	}
-	return fail(p, "unknown function '%s'", name);
+	p->pos = at;
+	return fail_unknown(p, name, true);
 }
 
 static int parse_primary(struct parser *p)
@@ -332,7 +376,7 @@ static int parse_primary(struct parser *p)
 		name[n] = '\0';
 		p->pos += n;
 		if (accept(p, "("))
-			return parse_call(p, name);
+			return parse_call(p, name, (size_t)(s - p->src));
 		for (int i = 0; i < p->nbind; i++)
 			if (strcmp(p->bind[i].name, name) == 0)
 				return p->bind[i].node;
@@ -344,7 +388,7 @@ static int parse_primary(struct parser *p)
 			return new_node(p, (struct node){.kind = N_SLOT, .value = v, .per_thread = per_thread});
 		default:
 			p->pos = (size_t)(s - p->src);
-			return fail(p, "undefined name '%s'", name);
+			return fail_unknown(p, name, false);
 		}
 	}
 	if (!*s)

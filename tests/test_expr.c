@@ -48,6 +48,16 @@ static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool 
 	return EXPR_NAME_UNKNOWN;
 }
 
+static size_t list(void *ctx, const char **out, size_t max)
+{
+	(void)ctx;
+	static const char *const known[] = {"block_size", "grid_size", "stages", "tid", "x", "y"};
+	size_t n = 0;
+	for (; n < max && n < sizeof known / sizeof known[0]; n++)
+		out[n] = known[n];
+	return n;
+}
+
 static const struct expr_helper helpers[] = {
 	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b"},
 	{"twice", {"v"}, 1, "v * 2"},
@@ -61,9 +71,10 @@ static const struct expr_helper helpers[] = {
 	{"pong", {"a"}, 1, "ping(a) + 1"},
 	{"bad_body", {0}, 0, "1 +"},
 	{"undef_body", {0}, 0, "nowhere * 2"},
+	{"typo_body", {"value"}, 1, "valeu + 1"},
 };
 
-static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0]};
+static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list};
 
 static struct expr_pool pool;
 
@@ -411,6 +422,35 @@ Test(expr, compile_errors)
 	/* Messages say where: the column, counted from 1. */
 	ASSERT_ERR("1 + 2)", "column 6");
 	ASSERT_ERR("1 + foo", "column");
+	ASSERT_ERR("1 + bar(2)", "column 5"); /* the unknown function's name, not past its arguments */
+}
+
+Test(expr, undefined_names_suggest_the_closest_known_one)
+{
+	/* Constants and slots the lookup knows, launch names among them. */
+	ASSERT_ERR("stagse + 1", "undefined name 'stagse'; did you mean 'stages'?");
+	ASSERT_ERR("1 + block_sise", "did you mean 'block_size'?");
+	ASSERT_ERR("2 * tdi", "did you mean 'tid'?");
+	/* A helper's parameters, inside its body. */
+	ASSERT_ERR("typo_body(3)", "undefined name 'valeu'; did you mean 'value'? (in helper typo_body");
+	/* A helper used without its arguments is offered as a call. */
+	ASSERT_ERR("twice + 1", "undefined name 'twice'; did you mean 'twice(...)'?");
+	ASSERT_ERR("block_bach", "did you mean 'block_batch(...)'?");
+	/* Functions: the helpers and min/max. */
+	ASSERT_ERR("blok_batch(1)", "unknown function 'blok_batch'; did you mean 'block_batch'?");
+	ASSERT_ERR("mni(1, 2)", "unknown function 'mni'; did you mean 'min'?");
+	/* Nothing close: no guess. */
+	const char *msg = compile_err("xyzzy + 1");
+	cr_assert(strstr(msg, "undefined name 'xyzzy'") && !strstr(msg, "did you mean"), "%s", msg);
+	msg = compile_err("frobnicate(1)");
+	cr_assert(strstr(msg, "unknown function 'frobnicate'") && !strstr(msg, "did you mean"), "%s", msg);
+	/* Without a list, names are still refused, just without a guess. */
+	struct expr_names bare = names;
+	bare.list = NULL;
+	struct expr e;
+	char err[512] = "";
+	cr_assert_eq(expr_compile(&pool, "stagse", &bare, &e, err, sizeof err), -1);
+	cr_assert(strstr(err, "undefined name 'stagse'") && !strstr(err, "did you mean"), "%s", err);
 }
 
 Test(expr, deep_parentheses_fail_cleanly)
