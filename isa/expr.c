@@ -135,13 +135,23 @@ static int fail_unknown(struct parser *p, const char *name, bool call)
 	return fail(p, "%s", what);
 }
 
+/* Arithmetic shift right, spelled out: >> of a negative value is implementation-defined in C. */
+static int64_t shift_right(int64_t a, int64_t b)
+{
+	return a >= 0 ? a >> b : (int64_t)~(~(uint64_t)a >> b);
+}
+
+/*
+ * Index arithmetic that leaves int64 is a bug in the kernel description: a
+ * wrapped value would quietly address the wrong element, or pass a bounds
+ * check it should fail, so overflow is a fault as it is undefined in C.
+ */
 static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 {
-	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 	switch (op) {
-	case OPC_ADD: *r = (int64_t)(ua + ub); return EXPR_OK;
-	case OPC_SUB: *r = (int64_t)(ua - ub); return EXPR_OK;
-	case OPC_MUL: *r = (int64_t)(ua * ub); return EXPR_OK;
+	case OPC_ADD: return __builtin_add_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_SUB: return __builtin_sub_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_MUL: return __builtin_mul_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
 	case OPC_DIV:
 	case OPC_MOD:
 		if (b == 0)
@@ -153,12 +163,13 @@ static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 	case OPC_SHL:
 		if (b < 0 || b > 63)
 			return EXPR_BAD_SHIFT;
-		*r = (int64_t)(ua << b);
-		return EXPR_OK;
+		/* a << b is a * 2^b: a bit shifted out, or into the sign, is an overflow (-1 << 63 is not). */
+		*r = (int64_t)((uint64_t)a << b);
+		return shift_right(*r, b) == a ? EXPR_OK : EXPR_OVERFLOW;
 	case OPC_SHR:
 		if (b < 0 || b > 63)
 			return EXPR_BAD_SHIFT;
-		*r = a >= 0 ? a >> b : (int64_t)~(~ua >> b);
+		*r = shift_right(a, b);
 		return EXPR_OK;
 	case OPC_AND: *r = a & b; return EXPR_OK;
 	case OPC_OR: *r = a | b; return EXPR_OK;
@@ -175,13 +186,13 @@ static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 	}
 }
 
-static int64_t apply_unary(enum opc op, int64_t a)
+static enum expr_fault apply_unary(enum opc op, int64_t a, int64_t *r)
 {
 	switch (op) {
-	case OPC_NEG: return (int64_t)(0 - (uint64_t)a);
-	case OPC_LNOT: return !a;
-	case OPC_BNOT: return ~a;
-	default: return a != 0;
+	case OPC_NEG: return __builtin_sub_overflow((int64_t)0, a, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_LNOT: *r = !a; return EXPR_OK;
+	case OPC_BNOT: *r = ~a; return EXPR_OK;
+	default: *r = a != 0; return EXPR_OK;
 	}
 }
 
@@ -212,8 +223,13 @@ static int mk_unary(struct parser *p, enum opc op, int a)
 {
 	if (a < 0)
 		return -1;
-	if (p->nodes[a].kind == N_CONST)
-		return mk_const(p, apply_unary(op, p->nodes[a].value));
+	if (p->nodes[a].kind == N_CONST) {
+		int64_t r;
+		enum expr_fault f = apply_unary(op, p->nodes[a].value, &r);
+		if (f)
+			return fail(p, "%s in a constant expression", expr_fault_name(f));
+		return mk_const(p, r);
+	}
 	return new_node(p, (struct node){.kind = N_UNARY, .op = op, .a = a, .per_thread = p->nodes[a].per_thread});
 }
 
@@ -632,7 +648,14 @@ int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
-		case OPC_BOOL: st[sp - 1] = apply_unary(op, st[sp - 1]); break;
+		case OPC_BOOL: {
+			enum expr_fault f = apply_unary(op, st[sp - 1], &st[sp - 1]);
+			if (f) {
+				*fault = f;
+				return 0;
+			}
+			break;
+		}
 		case OPC_JZ:
 			sp--;
 			if (st[sp] == 0)

@@ -304,7 +304,9 @@ Test(expr, evaluates_with_slots)
 	cr_assert_eq(eval_src("~x", 0, 5, 0), -6);
 	cr_assert_eq(eval_src("x >> 1", 0, -16, 0), -8);
 	cr_assert_eq(eval_src("x >> 63", 0, -1, 0), -1);
-	cr_assert_eq(eval_src("x << 63", 0, 1, 0), INT64_MIN);
+	cr_assert_eq(eval_src("x << 63", 0, -1, 0), INT64_MIN, "the sign bit: -1 * 2^63 fits");
+	cr_assert_eq(eval_src("x << 62", 0, 1, 0), (int64_t)1 << 62);
+	cr_assert_eq(eval_src("x << 4", 0, -3, 0), -48);
 	cr_assert_eq(eval_src("x % 7", 0, 23, 0), 2);
 	cr_assert_eq(eval_src("x / y", 0, -23, 5), -4);
 	cr_assert_eq(eval_src("min(x, tid)", 3, 9, 0), 3);
@@ -371,11 +373,44 @@ Test(expr, runtime_faults)
 	check_fault("x / y", INT64_MIN, -1, EXPR_OVERFLOW);
 	/* The same expressions are fine with other values. */
 	cr_assert_eq(eval_src("x / -1", 0, INT64_MIN + 1, 0), INT64_MAX);
-	cr_assert_eq(eval_src("1 << x", 0, 63, 0), INT64_MIN);
+	cr_assert_eq(eval_src("-1 << x", 0, 63, 0), INT64_MIN);
 	cr_assert_eq(eval_src("x / y", 0, INT64_MIN, 1), INT64_MIN);
 	cr_assert(strstr(expr_fault_name(EXPR_DIV_ZERO), "division by zero"));
 	cr_assert(strstr(expr_fault_name(EXPR_BAD_SHIFT), "shift"));
 	cr_assert(strstr(expr_fault_name(EXPR_OVERFLOW), "overflow"));
+}
+
+Test(expr, signed_overflow_is_a_fault_not_a_wrap)
+{
+	/* + - * leave int64: a fault, where C would be undefined and a wrap would index elsewhere. */
+	check_fault("x + 1", INT64_MAX, 0, EXPR_OVERFLOW);
+	check_fault("x + y", INT64_MIN, -1, EXPR_OVERFLOW);
+	check_fault("x - 1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x - y", 0, INT64_MIN, EXPR_OVERFLOW);
+	check_fault("x * 2", INT64_MAX / 2 + 1, 0, EXPR_OVERFLOW);
+	check_fault("x * y", INT64_MIN, -1, EXPR_OVERFLOW);
+	check_fault("x * y", 3037000500, 3037000500, EXPR_OVERFLOW); /* just past sqrt(2^63) */
+	check_fault("-x", INT64_MIN, 0, EXPR_OVERFLOW);
+	/* << is x * 2^n: bits shifted out or into the sign overflow. */
+	check_fault("1 << x", 63, 0, EXPR_OVERFLOW);
+	check_fault("x << 63", 1, 0, EXPR_OVERFLOW);
+	check_fault("x << 62", 2, 0, EXPR_OVERFLOW);
+	check_fault("x << 1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x << y", 3, 62, EXPR_OVERFLOW);
+	/* A fault deep inside stops the whole evaluation, short-circuit or not. */
+	check_fault("y == 0 || (x + 1) > 0", INT64_MAX, 1, EXPR_OVERFLOW);
+	check_fault("tid + (x * x) / 2", 3037000500, 0, EXPR_OVERFLOW);
+	/* Right at the edges nothing faults. */
+	cr_assert_eq(eval_src("x + y", 0, INT64_MAX - 1, 1), INT64_MAX);
+	cr_assert_eq(eval_src("x + y", 0, INT64_MIN + 1, -1), INT64_MIN);
+	cr_assert_eq(eval_src("x - y", 0, -1, INT64_MAX), INT64_MIN);
+	cr_assert_eq(eval_src("x * y", 0, 3037000499, 3037000499), (int64_t)3037000499 * 3037000499);
+	cr_assert_eq(eval_src("x * y", 0, INT64_MIN, 1), INT64_MIN);
+	cr_assert_eq(eval_src("-x", 0, INT64_MAX, 0), -INT64_MAX);
+	cr_assert_eq(eval_src("~x", 0, INT64_MIN, 0), INT64_MAX, "~ is a bit operation, never an overflow");
+	cr_assert_eq(eval_src("x >> 63", 0, INT64_MIN, 0), -1);
+	/* A short circuit that skips the overflowing side does not fault. */
+	cr_assert_eq(eval_src("y != 0 && x + y > 0", 0, INT64_MAX, 0), 0);
 }
 
 #define ASSERT_ERR(src, fragment)                                                                         \
@@ -423,6 +458,23 @@ Test(expr, compile_errors)
 	ASSERT_ERR("1 + 2)", "column 6");
 	ASSERT_ERR("1 + foo", "column");
 	ASSERT_ERR("1 + bar(2)", "column 5"); /* the unknown function's name, not past its arguments */
+}
+
+Test(expr, constant_overflow_is_a_compile_error)
+{
+	ASSERT_ERR("9223372036854775807 + 1", "arithmetic overflow in a constant expression");
+	ASSERT_ERR("-9223372036854775807 - 2", "arithmetic overflow");
+	ASSERT_ERR("4611686018427387904 * 2", "arithmetic overflow");
+	ASSERT_ERR("-(-9223372036854775807 - 1)", "arithmetic overflow");
+	ASSERT_ERR("1 << 63", "arithmetic overflow");
+	ASSERT_ERR("block_size << 60", "arithmetic overflow"); /* parameters fold first */
+	ASSERT_ERR("grid_size * grid_size * grid_size * grid_size * grid_size", "arithmetic overflow");
+	/* ... and the message still says where. */
+	ASSERT_ERR("tid + 9223372036854775807 * 2", "column");
+	/* The edges fold. */
+	cr_assert_eq(compile_ok("-9223372036854775807 - 1").value, INT64_MIN);
+	cr_assert_eq(compile_ok("-1 << 63").value, INT64_MIN);
+	cr_assert_eq(compile_ok("4611686018427387903 * 2 + 1").value, INT64_MAX);
 }
 
 Test(expr, undefined_names_suggest_the_closest_known_one)
