@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
+
 /* ORDER OPC: the stack machine's instructions. */
 enum opc {
 	OPC_PUSH, /* operand: value */
@@ -93,13 +95,63 @@ static int fail(struct parser *p, const char *fmt, const char *arg)
 	return -1;
 }
 
+/*
+ * An unknown name (call: used as a function) with the closest known one, if any is close.
+ * Helpers are offered for plain names as calls, since "block_batch" without its
+ * arguments is a call the writer forgot to finish.
+ */
+static int fail_unknown(struct parser *p, const char *name, bool call)
+{
+	/* Room for every variable a kernel may declare, its parameters and launch constants. */
+	enum { MAX_LISTED = 2048 };
+	size_t nh = p->names->nhelpers;
+	const char **cand = malloc((MAX_LISTED + 16 + nh + 1) * sizeof *cand);
+	size_t n = 0;
+	if (cand) {
+		if (call) {
+			cand[n++] = "min";
+			cand[n++] = "max";
+		} else {
+			for (int i = 0; i < p->nbind; i++)
+				cand[n++] = p->bind[i].name;
+			if (p->names->list)
+				n += p->names->list(p->names->ctx, cand + n, MAX_LISTED);
+		}
+		for (size_t i = 0; i < nh; i++)
+			cand[n++] = p->names->helpers[i].name;
+		cand[n] = NULL;
+	}
+	const char *hint = cand ? suggest_name(name, cand) : NULL;
+	bool hint_is_helper = false;
+	for (size_t i = 0; hint && !call && i < p->names->nhelpers; i++)
+		hint_is_helper = hint_is_helper || hint == p->names->helpers[i].name;
+	char what[160];
+	if (hint)
+		snprintf(what, sizeof what, "%s '%s'; did you mean '%s%s'?", call ? "unknown function" : "undefined name",
+			 name, hint, hint_is_helper ? "(...)" : "");
+	else
+		snprintf(what, sizeof what, "%s '%s'", call ? "unknown function" : "undefined name", name);
+	free(cand);
+	return fail(p, "%s", what);
+}
+
+/* Arithmetic shift right, spelled out: >> of a negative value is implementation-defined in C. */
+static int64_t shift_right(int64_t a, int64_t b)
+{
+	return a >= 0 ? a >> b : (int64_t)~(~(uint64_t)a >> b);
+}
+
+/*
+ * Index arithmetic that leaves int64 is a bug in the kernel description: a
+ * wrapped value would quietly address the wrong element, or pass a bounds
+ * check it should fail, so overflow is a fault as it is undefined in C.
+ */
 static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 {
-	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 	switch (op) {
-	case OPC_ADD: *r = (int64_t)(ua + ub); return EXPR_OK;
-	case OPC_SUB: *r = (int64_t)(ua - ub); return EXPR_OK;
-	case OPC_MUL: *r = (int64_t)(ua * ub); return EXPR_OK;
+	case OPC_ADD: return __builtin_add_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_SUB: return __builtin_sub_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_MUL: return __builtin_mul_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
 	case OPC_DIV:
 	case OPC_MOD:
 		if (b == 0)
@@ -111,12 +163,13 @@ static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 	case OPC_SHL:
 		if (b < 0 || b > 63)
 			return EXPR_BAD_SHIFT;
-		*r = (int64_t)(ua << b);
-		return EXPR_OK;
+		/* a << b is a * 2^b: a bit shifted out, or into the sign, is an overflow (-1 << 63 is not). */
+		*r = (int64_t)((uint64_t)a << b);
+		return shift_right(*r, b) == a ? EXPR_OK : EXPR_OVERFLOW;
 	case OPC_SHR:
 		if (b < 0 || b > 63)
 			return EXPR_BAD_SHIFT;
-		*r = a >= 0 ? a >> b : (int64_t)~(~ua >> b);
+		*r = shift_right(a, b);
 		return EXPR_OK;
 	case OPC_AND: *r = a & b; return EXPR_OK;
 	case OPC_OR: *r = a | b; return EXPR_OK;
@@ -133,13 +186,13 @@ static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
 	}
 }
 
-static int64_t apply_unary(enum opc op, int64_t a)
+static enum expr_fault apply_unary(enum opc op, int64_t a, int64_t *r)
 {
 	switch (op) {
-	case OPC_NEG: return (int64_t)(0 - (uint64_t)a);
-	case OPC_LNOT: return !a;
-	case OPC_BNOT: return ~a;
-	default: return a != 0;
+	case OPC_NEG: return __builtin_sub_overflow((int64_t)0, a, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_LNOT: *r = !a; return EXPR_OK;
+	case OPC_BNOT: *r = ~a; return EXPR_OK;
+	default: *r = a != 0; return EXPR_OK;
 	}
 }
 
@@ -170,8 +223,13 @@ static int mk_unary(struct parser *p, enum opc op, int a)
 {
 	if (a < 0)
 		return -1;
-	if (p->nodes[a].kind == N_CONST)
-		return mk_const(p, apply_unary(op, p->nodes[a].value));
+	if (p->nodes[a].kind == N_CONST) {
+		int64_t r;
+		enum expr_fault f = apply_unary(op, p->nodes[a].value, &r);
+		if (f)
+			return fail(p, "%s in a constant expression", expr_fault_name(f));
+		return mk_const(p, r);
+	}
 	return new_node(p, (struct node){.kind = N_UNARY, .op = op, .a = a, .per_thread = p->nodes[a].per_thread});
 }
 
@@ -249,7 +307,8 @@ static bool accept(struct parser *p, const char *tok)
 
 static int parse_expr(struct parser *p);
 
-static int parse_call(struct parser *p, const char *name)
+/* name( has been read; at is where the name starts, for messages about it. */
+static int parse_call(struct parser *p, const char *name, size_t at)
 {
 	int args[8];
 	int nargs = 0;
@@ -298,7 +357,8 @@ static int parse_call(struct parser *p, const char *name)
 		p->failed = sub.failed;
 		return r;
 	}
-	return fail(p, "unknown function '%s'", name);
+	p->pos = at;
+	return fail_unknown(p, name, true);
 }
 
 static int parse_primary(struct parser *p)
@@ -332,7 +392,7 @@ static int parse_primary(struct parser *p)
 		name[n] = '\0';
 		p->pos += n;
 		if (accept(p, "("))
-			return parse_call(p, name);
+			return parse_call(p, name, (size_t)(s - p->src));
 		for (int i = 0; i < p->nbind; i++)
 			if (strcmp(p->bind[i].name, name) == 0)
 				return p->bind[i].node;
@@ -344,7 +404,7 @@ static int parse_primary(struct parser *p)
 			return new_node(p, (struct node){.kind = N_SLOT, .value = v, .per_thread = per_thread});
 		default:
 			p->pos = (size_t)(s - p->src);
-			return fail(p, "undefined name '%s'", name);
+			return fail_unknown(p, name, false);
 		}
 	}
 	if (!*s)
@@ -616,7 +676,14 @@ int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
-		case OPC_BOOL: st[sp - 1] = apply_unary(op, st[sp - 1]); break;
+		case OPC_BOOL: {
+			enum expr_fault f = apply_unary(op, st[sp - 1], &st[sp - 1]);
+			if (f) {
+				*fault = f;
+				return 0;
+			}
+			break;
+		}
 		case OPC_JZ:
 			sp--;
 			if (st[sp] == 0)

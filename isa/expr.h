@@ -45,6 +45,11 @@ struct expr_names {
 	void *ctx;
 	const struct expr_helper *helpers;
 	size_t nhelpers;
+	/*
+	 * Optional (NULL: none): puts up to max of the names lookup knows into out and
+	 * returns how many, so that an undefined name can be answered with "did you mean".
+	 */
+	size_t (*list)(void *ctx, const char **out, size_t max);
 };
 
 enum expr_fault { EXPR_OK = 0, EXPR_DIV_ZERO, EXPR_BAD_SHIFT, EXPR_OVERFLOW };

@@ -54,8 +54,6 @@ void jpath_pop(struct jpath *p, size_t len);
  */
 int jdoc_check_keys(const struct jdoc *doc, const cJSON *obj, struct jpath *at, const char *const *allowed,
 		    struct diag *d);
-/* Closest name in a NULL-ended list within a small edit distance, or NULL. */
-const char *jdoc_suggest(const char *name, const char *const *names);
 
 /*
  * Typed field readers.  Each returns 0 and fills *out, or an error naming

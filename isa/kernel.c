@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
+
 #define MAX_CODE 65536
 #define MAX_SLOTS 1024
 #define MAX_DEPTH 64
@@ -61,6 +63,28 @@ static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool 
 	return EXPR_NAME_UNKNOWN;
 }
 
+/* Every name lookup resolves, innermost variables first, for "did you mean". */
+static size_t list_names(void *ctx, const char **out, size_t max)
+{
+	/* the launch constants lookup() resolves */
+	static const char *const launch_names[] = {"block_size", "nblocks", "grid_size", "warp_size"};
+	struct compiler *c = ctx;
+	size_t n = 0;
+	for (int i = c->nvars - 1; i >= 0 && n < max; i--)
+		out[n++] = c->vars[i].name;
+	for (int i = 0; i < c->k->nparams && n < max; i++)
+		out[n++] = c->k->params[i].name;
+	for (size_t i = 0; i < sizeof launch_names / sizeof launch_names[0] && n < max; i++)
+		out[n++] = launch_names[i];
+	return n;
+}
+
+static struct expr_names names_of(struct compiler *c)
+{
+	return (struct expr_names){
+		.lookup = lookup, .ctx = c, .helpers = c->helpers, .nhelpers = (size_t)c->nhelpers, .list = list_names};
+}
+
 /* Compiles the expression in field key of obj (path c->at is obj). */
 static int compile_field(struct compiler *c, const cJSON *obj, const char *key, bool required, const char *dflt,
 			 struct expr *out)
@@ -75,7 +99,7 @@ static int compile_field(struct compiler *c, const cJSON *obj, const char *key, 
 			return 0;
 		snprintf(text, sizeof text, "%s", dflt);
 	}
-	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	struct expr_names names = names_of(c);
 	char err[512];
 	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err)) {
 		size_t old = jpath_key(&c->at, key);
@@ -137,7 +161,7 @@ static int compile_index(struct compiler *c, const char *name, const char *p, st
 	} else if (*p) {
 		return jdoc_error(c->doc, &c->at, c->d, "expected \"%s\" or \"%s[index]\"", name, name);
 	}
-	struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+	struct expr_names names = names_of(c);
 	char err[512];
 	if (expr_compile(&c->k->pool, idx, &names, out, err, sizeof err))
 		return jdoc_error(c->doc, &c->at, c->d, "in the index: %s", err);
@@ -167,7 +191,7 @@ static int compile_memref(struct compiler *c, const cJSON *obj, const char *key,
 		for (int i = 0; i < c->k->nbufs && nn < 63; i++)
 			names[nn++] = c->k->bufs[i].name;
 		names[nn] = NULL;
-		const char *hint = jdoc_suggest(name, names);
+		const char *hint = suggest_name(name, names);
 		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown buffer \"%s\"; did you mean \"%s\"?", name, hint)
 			  : jdoc_error(c->doc, &c->at, c->d,
 				       "unknown buffer \"%s\"; expected \"name[index]\" with a buffer declared under "
@@ -359,7 +383,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 				goto out;
 			char csrc[1200];
 			snprintf(csrc, sizeof csrc, "%s < (%s)", name, tsrc);
-			struct expr_names names = {lookup, c, c->helpers, (size_t)c->nhelpers};
+			struct expr_names names = names_of(c);
 			char err[512];
 			if (expr_compile(&c->k->pool, csrc, &names, &cond, err, sizeof err)) {
 				rc = jdoc_error(c->doc, &c->at, c->d, "%s", err);
@@ -435,7 +459,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		names[nn++] = "while";
 		names[nn++] = "if";
 		names[nn] = NULL;
-		const char *hint = jdoc_suggest(opname, names);
+		const char *hint = suggest_name(opname, names);
 		size_t old = jpath_key(&c->at, "op");
 		rc = hint ? jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"; did you mean \"%s\"?", opname, hint)
 			  : jdoc_error(c->doc, &c->at, c->d, "unknown op \"%s\"", opname);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../isa/jdoc.h"
+#include "../isa/suggest.h"
 
 /* dir of file + rel, unless rel is absolute. */
 static void resolve(const char *file, const char *rel, char *out, size_t outsz)
@@ -57,6 +58,28 @@ static int64_t *launch_field(struct experiment *e, const char *name)
 	if (strcmp(name, "grid_blocks") == 0)
 		return &e->launch.grid_blocks;
 	return NULL;
+}
+
+/* The limits by name, as the "limits" object and --set limit.NAME spell them. */
+static const char *const limit_names[] = {"cycles", "events", "threads", "loop_iterations", "memory", NULL};
+
+static uint64_t *limit_field(struct sim_limits *l, const char *name)
+{
+	uint64_t *fields[] = {&l->max_cycles, &l->max_events, &l->max_threads, &l->max_loop_iterations,
+			      &l->max_memory};
+	for (size_t i = 0; limit_names[i]; i++)
+		if (strcmp(name, limit_names[i]) == 0)
+			return fields[i];
+	return NULL;
+}
+
+/* A limit's value: a positive integer, in JSON's 1e9 form too (below 2^63, so the cast is defined). */
+static bool limit_value(double x, uint64_t *out)
+{
+	if (!jdoc_is_integer(x, 1, 9e18))
+		return false;
+	*out = (uint64_t)x;
+	return true;
 }
 
 static int load_file(const char *file, struct experiment *e, struct diag *d)
@@ -134,20 +157,14 @@ static int load_file(const char *file, struct experiment *e, struct diag *d)
 	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(doc.root, "limits");
 	if (limits) {
 		old = jpath_key(&at, "limits");
-		static const char *const mkeys[] = {"cycles", "events", NULL};
-		if ((rc = jdoc_check_keys(&doc, limits, &at, mkeys, d)))
+		if ((rc = jdoc_check_keys(&doc, limits, &at, limit_names, d)))
 			goto out;
 		for (const cJSON *f = limits->child; f; f = f->next) {
 			size_t o2 = jpath_key(&at, f->string);
-			if (!cJSON_IsNumber(f) || f->valuedouble < 1 || f->valuedouble > 1.8e19) {
-				rc = jdoc_error(&doc, &at, d, "expected a positive integer");
+			if (!cJSON_IsNumber(f) || !limit_value(f->valuedouble, limit_field(&e->limits, f->string))) {
+				rc = jdoc_error(&doc, &at, d, "expected a positive integer (at most 9e18)");
 				goto out;
 			}
-			uint64_t v = (uint64_t)f->valuedouble;
-			if (strcmp(f->string, "cycles") == 0)
-				e->limits.max_cycles = v;
-			else
-				e->limits.max_events = v;
 			jpath_pop(&at, o2);
 		}
 		jpath_pop(&at, old);
@@ -186,15 +203,24 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 		return machine_set(&e->machine, name + 8, st->value, d);
 	int64_t v;
 	if (strncmp(name, "limit.", 6) == 0) {
-		if (parse_int(st->value, &v) || v < 1)
-			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer", name, st->value);
-		if (strcmp(name + 6, "cycles") == 0)
-			e->limits.max_cycles = (uint64_t)v;
-		else if (strcmp(name + 6, "events") == 0)
-			e->limits.max_events = (uint64_t)v;
-		else
-			return diag_set(d, DIAG_INPUT, "--set %s: unknown limit; expected limit.cycles or limit.events",
+		uint64_t *lf = limit_field(&e->limits, name + 6);
+		if (!lf) {
+			const char *hint = suggest_name(name + 6, limit_names);
+			if (hint)
+				return diag_set(d, DIAG_INPUT, "--set %s: unknown limit; did you mean limit.%s?", name, hint);
+			return diag_set(d, DIAG_INPUT,
+					"--set %s: unknown limit; expected limit.cycles, limit.events, limit.threads, "
+					"limit.loop_iterations or limit.memory",
 					name);
+		}
+		char *end;
+		errno = 0;
+		double x = strtod(st->value, &end);
+		if (parse_int(st->value, &v) == 0 && v >= 1)
+			*lf = (uint64_t)v;
+		else if (!*st->value || *end || errno || !limit_value(x, lf))
+			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer (at most 9e18)", name,
+					st->value);
 		return 0;
 	}
 	if (strcmp(name, "check.dataflow") == 0) {
@@ -223,7 +249,7 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 {
 	*e = (struct experiment){0};
 	snprintf(e->file, sizeof e->file, "%s", file);
-	e->limits = (struct sim_limits){.max_cycles = SIM_DEFAULT_MAX_CYCLES, .max_events = SIM_DEFAULT_MAX_EVENTS};
+	e->limits = sim_default_limits();
 	int rc = load_file(file, e, d);
 	if (rc)
 		return rc;
@@ -239,7 +265,9 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 	if (e->launch.grid_blocks < e->launch.blocks)
 		return diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
 				file, (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
-	if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d)))
+	/* Before the kernel compiles: a runaway grid_size would otherwise surface as a buffer size error. */
+	if ((rc = sim_check_threads(&e->launch, &e->limits, d)) ||
+	    (rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d)))
 		return rc;
 	struct diag ld;
 	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld)) {
@@ -266,7 +294,7 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 		names[n++] = "blocks";
 		names[n++] = "grid_blocks";
 		names[n] = NULL;
-		const char *hint = jdoc_suggest(e->params[i].name, names);
+		const char *hint = suggest_name(e->params[i].name, names);
 		if (hint)
 			return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"; did you mean \"%s\"?", file,
 					e->kernel.name, e->params[i].name, hint);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../isa/jdoc.h"
+#include "../isa/suggest.h"
 
 void machine_defaults(struct machine *m)
 {
@@ -89,7 +90,7 @@ static int store(struct machine *m, const char *name, double x, char *msg, size_
 #undef MACHINE_STORE
 #undef MACHINE_STORE_I
 #undef MACHINE_STORE_F
-	const char *hint = jdoc_suggest(name, field_names);
+	const char *hint = suggest_name(name, field_names);
 	if (hint)
 		snprintf(msg, msgsz, "unknown machine field \"%s\"; did you mean \"%s\"?", name, hint);
 	else

@@ -221,6 +221,8 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	snprintf(rep->machine, sizeof rep->machine, "%s", m->name);
 	rep->clock_ghz = m->clock_ghz;
 	int rc = sim_check_launch(k, m, launch, d);
+	if (!rc)
+		rc = sim_check_limits(k, m, launch, limits, d);
 	if (rc)
 		return rc;
 	struct sim s = {.m = m,

@@ -18,17 +18,29 @@
 #include "stall.h"
 #include "trace.h"
 
+/* Runaway inputs stop at one of these with DIAG_LIMIT; each is raised by --set limit.NAME=N. */
 struct sim_limits {
 	uint64_t max_cycles;
 	uint64_t max_events;
+	uint64_t max_threads;         /* threads in the launch: grid_blocks x block_size */
+	uint64_t max_loop_iterations; /* backward jumps one warp takes, all its loops together */
+	uint64_t max_memory;          /* bytes of simulator state the launch needs, checked before allocating */
 	bool no_checks; /* turn the dataflow checks off (speed) */
 	bool trace;     /* record the timeline into sim_report.trace */
 };
 
-/* Far above any shipped experiment or benchmark (at most ~1e7 of either), low enough that a
- * kernel looping forever stops within seconds to a minute. */
+/*
+ * Far above any shipped experiment or benchmark (at most ~1e7 cycles or events, 33 792 threads,
+ * 32 769 loop iterations per warp, 1.5 MB of state), low enough that a kernel looping forever
+ * stops within seconds (a loop without waits at the loop limit, in about 1e7 cycles) and a
+ * launch that would need hundreds of MB (thousands of barriers per thread) stops before it is
+ * allocated.  A loop of 1e7 iterations with a realistic body is near 1e9 cycles anyway.
+ */
 #define SIM_DEFAULT_MAX_CYCLES 1000000000ull
 #define SIM_DEFAULT_MAX_EVENTS 100000000ull
+#define SIM_DEFAULT_MAX_THREADS 1000000000ull
+#define SIM_DEFAULT_MAX_LOOP_ITERATIONS 10000000ull
+#define SIM_DEFAULT_MAX_MEMORY (256ull << 20)
 #define SIM_MAX_BLOCKED 256
 
 /* One warp that cannot move, in a deadlock report. */
@@ -95,6 +107,16 @@ struct sim_report {
 
 /* Whether the launch fits the machine (block size, resident blocks, warps, shared memory). */
 int sim_check_launch(const struct kernel *k, const struct machine *m, const struct launch *launch, struct diag *d);
+
+/* limits.c: every limit at its default. */
+struct sim_limits sim_default_limits(void);
+/* limit.threads, which needs only the launch: checked before the kernel is even compiled. */
+int sim_check_threads(const struct launch *launch, const struct sim_limits *limits, struct diag *d);
+/* Bytes of host memory sim_run allocates for this launch before it starts (a fitting launch). */
+uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const struct launch *launch);
+/* limit.threads and limit.memory, before anything is allocated; a DIAG_LIMIT naming the limit. */
+int sim_check_limits(const struct kernel *k, const struct machine *m, const struct launch *launch,
+		     const struct sim_limits *limits, struct diag *d);
 
 int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,
 	    const struct sim_limits *limits, struct sim_report *rep, struct diag *d);

@@ -73,6 +73,7 @@ struct warp {
 	int64_t *regs; /* 32 lanes x nslots */
 	uint64_t stalls[STALL_COUNT];
 	uint64_t insts;
+	uint64_t loop_iterations; /* backward jumps taken, held to limit.loop_iterations */
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	struct cpa_warp cpa;
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */

@@ -132,6 +132,14 @@ void simt_advance(struct sim *s, struct warp *w)
 void simt_jump(struct sim *s, struct warp *w, int32_t target)
 {
 	struct simt_entry *e = simt_cur(w);
+	/* Only a loop's back-edge jumps backwards: a compare per iteration catches a loop without end. */
+	if (target <= e->pc && ++w->loop_iterations > s->limits.max_loop_iterations) {
+		sim_fail(s, DIAG_LIMIT, w,
+			 "the warp looped more than limit.loop_iterations = %llu times (all its loops together); raise "
+			 "it with --set limit.loop_iterations=N or \"limits\": {\"loop_iterations\": N} in the experiment",
+			 (unsigned long long)s->limits.max_loop_iterations);
+		return;
+	}
 	e->pc = target;
 	e->op_step = 0;
 	settle(s, w);

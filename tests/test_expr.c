@@ -48,6 +48,16 @@ static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool 
 	return EXPR_NAME_UNKNOWN;
 }
 
+static size_t list(void *ctx, const char **out, size_t max)
+{
+	(void)ctx;
+	static const char *const known[] = {"block_size", "grid_size", "stages", "tid", "x", "y"};
+	size_t n = 0;
+	for (; n < max && n < sizeof known / sizeof known[0]; n++)
+		out[n] = known[n];
+	return n;
+}
+
 static const struct expr_helper helpers[] = {
 	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b"},
 	{"twice", {"v"}, 1, "v * 2"},
@@ -61,9 +71,10 @@ static const struct expr_helper helpers[] = {
 	{"pong", {"a"}, 1, "ping(a) + 1"},
 	{"bad_body", {0}, 0, "1 +"},
 	{"undef_body", {0}, 0, "nowhere * 2"},
+	{"typo_body", {"value"}, 1, "valeu + 1"},
 };
 
-static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0]};
+static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list};
 
 static struct expr_pool pool;
 
@@ -293,7 +304,9 @@ Test(expr, evaluates_with_slots)
 	cr_assert_eq(eval_src("~x", 0, 5, 0), -6);
 	cr_assert_eq(eval_src("x >> 1", 0, -16, 0), -8);
 	cr_assert_eq(eval_src("x >> 63", 0, -1, 0), -1);
-	cr_assert_eq(eval_src("x << 63", 0, 1, 0), INT64_MIN);
+	cr_assert_eq(eval_src("x << 63", 0, -1, 0), INT64_MIN, "the sign bit: -1 * 2^63 fits");
+	cr_assert_eq(eval_src("x << 62", 0, 1, 0), (int64_t)1 << 62);
+	cr_assert_eq(eval_src("x << 4", 0, -3, 0), -48);
 	cr_assert_eq(eval_src("x % 7", 0, 23, 0), 2);
 	cr_assert_eq(eval_src("x / y", 0, -23, 5), -4);
 	cr_assert_eq(eval_src("min(x, tid)", 3, 9, 0), 3);
@@ -360,11 +373,44 @@ Test(expr, runtime_faults)
 	check_fault("x / y", INT64_MIN, -1, EXPR_OVERFLOW);
 	/* The same expressions are fine with other values. */
 	cr_assert_eq(eval_src("x / -1", 0, INT64_MIN + 1, 0), INT64_MAX);
-	cr_assert_eq(eval_src("1 << x", 0, 63, 0), INT64_MIN);
+	cr_assert_eq(eval_src("-1 << x", 0, 63, 0), INT64_MIN);
 	cr_assert_eq(eval_src("x / y", 0, INT64_MIN, 1), INT64_MIN);
 	cr_assert(strstr(expr_fault_name(EXPR_DIV_ZERO), "division by zero"));
 	cr_assert(strstr(expr_fault_name(EXPR_BAD_SHIFT), "shift"));
 	cr_assert(strstr(expr_fault_name(EXPR_OVERFLOW), "overflow"));
+}
+
+Test(expr, signed_overflow_is_a_fault_not_a_wrap)
+{
+	/* + - * leave int64: a fault, where C would be undefined and a wrap would index elsewhere. */
+	check_fault("x + 1", INT64_MAX, 0, EXPR_OVERFLOW);
+	check_fault("x + y", INT64_MIN, -1, EXPR_OVERFLOW);
+	check_fault("x - 1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x - y", 0, INT64_MIN, EXPR_OVERFLOW);
+	check_fault("x * 2", INT64_MAX / 2 + 1, 0, EXPR_OVERFLOW);
+	check_fault("x * y", INT64_MIN, -1, EXPR_OVERFLOW);
+	check_fault("x * y", 3037000500, 3037000500, EXPR_OVERFLOW); /* just past sqrt(2^63) */
+	check_fault("-x", INT64_MIN, 0, EXPR_OVERFLOW);
+	/* << is x * 2^n: bits shifted out or into the sign overflow. */
+	check_fault("1 << x", 63, 0, EXPR_OVERFLOW);
+	check_fault("x << 63", 1, 0, EXPR_OVERFLOW);
+	check_fault("x << 62", 2, 0, EXPR_OVERFLOW);
+	check_fault("x << 1", INT64_MIN, 0, EXPR_OVERFLOW);
+	check_fault("x << y", 3, 62, EXPR_OVERFLOW);
+	/* A fault deep inside stops the whole evaluation, short-circuit or not. */
+	check_fault("y == 0 || (x + 1) > 0", INT64_MAX, 1, EXPR_OVERFLOW);
+	check_fault("tid + (x * x) / 2", 3037000500, 0, EXPR_OVERFLOW);
+	/* Right at the edges nothing faults. */
+	cr_assert_eq(eval_src("x + y", 0, INT64_MAX - 1, 1), INT64_MAX);
+	cr_assert_eq(eval_src("x + y", 0, INT64_MIN + 1, -1), INT64_MIN);
+	cr_assert_eq(eval_src("x - y", 0, -1, INT64_MAX), INT64_MIN);
+	cr_assert_eq(eval_src("x * y", 0, 3037000499, 3037000499), (int64_t)3037000499 * 3037000499);
+	cr_assert_eq(eval_src("x * y", 0, INT64_MIN, 1), INT64_MIN);
+	cr_assert_eq(eval_src("-x", 0, INT64_MAX, 0), -INT64_MAX);
+	cr_assert_eq(eval_src("~x", 0, INT64_MIN, 0), INT64_MAX, "~ is a bit operation, never an overflow");
+	cr_assert_eq(eval_src("x >> 63", 0, INT64_MIN, 0), -1);
+	/* A short circuit that skips the overflowing side does not fault. */
+	cr_assert_eq(eval_src("y != 0 && x + y > 0", 0, INT64_MAX, 0), 0);
 }
 
 #define ASSERT_ERR(src, fragment)                                                                         \
@@ -411,6 +457,52 @@ Test(expr, compile_errors)
 	/* Messages say where: the column, counted from 1. */
 	ASSERT_ERR("1 + 2)", "column 6");
 	ASSERT_ERR("1 + foo", "column");
+	ASSERT_ERR("1 + bar(2)", "column 5"); /* the unknown function's name, not past its arguments */
+}
+
+Test(expr, constant_overflow_is_a_compile_error)
+{
+	ASSERT_ERR("9223372036854775807 + 1", "arithmetic overflow in a constant expression");
+	ASSERT_ERR("-9223372036854775807 - 2", "arithmetic overflow");
+	ASSERT_ERR("4611686018427387904 * 2", "arithmetic overflow");
+	ASSERT_ERR("-(-9223372036854775807 - 1)", "arithmetic overflow");
+	ASSERT_ERR("1 << 63", "arithmetic overflow");
+	ASSERT_ERR("block_size << 60", "arithmetic overflow"); /* parameters fold first */
+	ASSERT_ERR("grid_size * grid_size * grid_size * grid_size * grid_size", "arithmetic overflow");
+	/* ... and the message still says where. */
+	ASSERT_ERR("tid + 9223372036854775807 * 2", "column");
+	/* The edges fold. */
+	cr_assert_eq(compile_ok("-9223372036854775807 - 1").value, INT64_MIN);
+	cr_assert_eq(compile_ok("-1 << 63").value, INT64_MIN);
+	cr_assert_eq(compile_ok("4611686018427387903 * 2 + 1").value, INT64_MAX);
+}
+
+Test(expr, undefined_names_suggest_the_closest_known_one)
+{
+	/* Constants and slots the lookup knows, launch names among them. */
+	ASSERT_ERR("stagse + 1", "undefined name 'stagse'; did you mean 'stages'?");
+	ASSERT_ERR("1 + block_sise", "did you mean 'block_size'?");
+	ASSERT_ERR("2 * tdi", "did you mean 'tid'?");
+	/* A helper's parameters, inside its body. */
+	ASSERT_ERR("typo_body(3)", "undefined name 'valeu'; did you mean 'value'? (in helper typo_body");
+	/* A helper used without its arguments is offered as a call. */
+	ASSERT_ERR("twice + 1", "undefined name 'twice'; did you mean 'twice(...)'?");
+	ASSERT_ERR("block_bach", "did you mean 'block_batch(...)'?");
+	/* Functions: the helpers and min/max. */
+	ASSERT_ERR("blok_batch(1)", "unknown function 'blok_batch'; did you mean 'block_batch'?");
+	ASSERT_ERR("mni(1, 2)", "unknown function 'mni'; did you mean 'min'?");
+	/* Nothing close: no guess. */
+	const char *msg = compile_err("xyzzy + 1");
+	cr_assert(strstr(msg, "undefined name 'xyzzy'") && !strstr(msg, "did you mean"), "%s", msg);
+	msg = compile_err("frobnicate(1)");
+	cr_assert(strstr(msg, "unknown function 'frobnicate'") && !strstr(msg, "did you mean"), "%s", msg);
+	/* Without a list, names are still refused, just without a guess. */
+	struct expr_names bare = names;
+	bare.list = NULL;
+	struct expr e;
+	char err[512] = "";
+	cr_assert_eq(expr_compile(&pool, "stagse", &bare, &e, err, sizeof err), -1);
+	cr_assert(strstr(err, "undefined name 'stagse'") && !strstr(err, "did you mean"), "%s", err);
 }
 
 Test(expr, deep_parentheses_fail_cleanly)

@@ -14,6 +14,7 @@
 
 #include "isa/jdoc.h"
 #include "isa/kernel.h"
+#include "isa/suggest.h"
 
 static const struct launch launch = {.block_size = 256, .blocks = 1, .grid_blocks = 132};
 
@@ -1006,15 +1007,15 @@ Test(kernel_loader, jdoc_load_rejects_nul_and_reads_big_files)
 	cr_assert_null(jdoc_read_file("/nonexistent/dir/x.json", NULL));
 }
 
-Test(kernel_loader, jdoc_suggest_and_check_keys)
+Test(kernel_loader, suggest_name_and_check_keys)
 {
 	static const char *const names[] = {"kernel", "source", "body", "producer_acquire", NULL};
-	cr_assert_str_eq(jdoc_suggest("bdy", names), "body");
-	cr_assert_str_eq(jdoc_suggest("kernal", names), "kernel");
-	cr_assert_str_eq(jdoc_suggest("producer_aquire", names), "producer_acquire");
-	cr_assert_null(jdoc_suggest("xyzzy", names));
-	cr_assert_null(jdoc_suggest("b", names), "one letter is too little to guess from");
-	cr_assert_null(jdoc_suggest("body", NULL));
+	cr_assert_str_eq(suggest_name("bdy", names), "body");
+	cr_assert_str_eq(suggest_name("kernal", names), "kernel");
+	cr_assert_str_eq(suggest_name("producer_aquire", names), "producer_acquire");
+	cr_assert_null(suggest_name("xyzzy", names));
+	cr_assert_null(suggest_name("b", names), "one letter is too little to guess from");
+	cr_assert_null(suggest_name("body", NULL));
 
 	struct jdoc doc;
 	struct diag d = {0};

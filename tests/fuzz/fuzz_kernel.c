@@ -47,7 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct machine m;
 	machine_defaults(&m);
-	struct sim_limits lim = {.max_cycles = 200000, .max_events = 200000, .no_checks = false};
+	struct sim_limits lim = sim_default_limits();
+	lim.max_cycles = 200000;
+	lim.max_events = 200000;
 	memset(&rep, 0, sizeof rep);
 	(void)sim_run(&k, &m, &launch, &lim, &rep, &d);
 	kernel_free(&k);

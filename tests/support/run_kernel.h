@@ -43,7 +43,7 @@ static inline int run_kernel_text(const char *text, int64_t block_size, int64_t 
 	if (rc == 0) {
 		struct machine def;
 		machine_defaults(&def);
-		struct sim_limits lim = {.max_cycles = SIM_DEFAULT_MAX_CYCLES, .max_events = SIM_DEFAULT_MAX_EVENTS};
+		struct sim_limits lim = sim_default_limits();
 		rc = sim_run(&k, m ? m : &def, &l, &lim, r, d);
 		kernel_free(&k);
 	}
