@@ -280,13 +280,15 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		uint64_t at = ev_cycle <= s.sm_next ? ev_cycle : s.sm_next;
 		if (at > s.limits.max_cycles) {
 			diag_set(d, DIAG_LIMIT,
-				 "%s: simulated cycles passed the limit of %llu; raise it with --set limit.cycles=N",
+				 "%s: simulated cycles passed the limit of %llu; raise it with --set limit.cycles=N or "
+				 "\"limits\": {\"cycles\": N} in the experiment",
 				 k->file, (unsigned long long)s.limits.max_cycles);
 			s.error = DIAG_LIMIT;
 			break;
 		}
 		if (s.q.popped + s.sm_ticks > s.limits.max_events) {
-			diag_set(d, DIAG_LIMIT, "%s: events passed the limit of %llu; raise it with --set limit.events=N",
+			diag_set(d, DIAG_LIMIT, "%s: events passed the limit of %llu; raise it with --set limit.events=N or "
+				 "\"limits\": {\"events\": N} in the experiment",
 				 k->file, (unsigned long long)s.limits.max_events);
 			s.error = DIAG_LIMIT;
 			break;
