@@ -63,7 +63,8 @@ static int setup(struct sim *s)
 		return -1;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
 		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
-		if (!s->sps[p].warps)
+		s->sps[p].ready = calloc(s->nwarps, sizeof(uint64_t));
+		if (!s->sps[p].warps || !s->sps[p].ready)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
 		s->sps[p].greedy = NONE;
@@ -109,6 +110,7 @@ static int setup(struct sim *s)
 				r[SLOT_BLOCK] = b;
 			}
 			struct subpart *sp = &s->sps[w->sp];
+			w->ready = &sp->ready[sp->nwarps];
 			sp->warps[sp->nwarps++] = id;
 		}
 	}
@@ -129,8 +131,10 @@ static void teardown(struct sim *s)
 		free(s->blocks[b].cpa);
 		free(s->blocks[b].exited_in_pipe);
 	}
-	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++)
+	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++) {
 		free(s->sps[p].warps);
+		free(s->sps[p].ready);
+	}
 	free(s->warps);
 	free(s->blocks);
 	free(s->sps);

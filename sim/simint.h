@@ -65,8 +65,8 @@ struct warp {
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
-	uint64_t ready_at; /* first cycle it may issue; NEVER while blocked */
-	enum stall cause;  /* what the time until ready_at is charged to */
+	uint64_t *ready;   /* its slot in its sub-partition's ready array (warp_ready, warp_set_ready) */
+	enum stall cause;  /* what the time until it is ready is charged to */
 	uint64_t since;    /* stalls are charged up to here */
 	bool done;
 	uint64_t done_at;
@@ -78,12 +78,19 @@ struct warp {
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
 };
 
+/*
+ * The warps of a sub-partition and, in a parallel array, the first cycle
+ * each may issue (NEVER while blocked or done).  The array is the only copy
+ * of that cycle: the scheduler's per-issue scans read 8 bytes per warp,
+ * contiguous, instead of a field of each (large) struct warp.
+ */
 struct subpart {
 	uint32_t *warps;
+	uint64_t *ready;
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
-	uint32_t greedy;      /* GTO: the warp that issued last */
+	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; NONE before any */
 	uint32_t rr;          /* LRR: where the next search starts */
 	uint64_t issued;
 };
@@ -191,6 +198,8 @@ struct sim {
 };
 
 /* sched.c */
+static inline uint64_t warp_ready(const struct warp *w) { return *w->ready; }
+static inline void warp_set_ready(struct warp *w, uint64_t at) { *w->ready = at; }
 void sched_charge(struct sim *s, struct warp *w, uint64_t now);
 /* The issuing group blocks; the warp stays ready while another group can run. */
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now);

@@ -33,19 +33,23 @@ static void setup(void)
 	s.nwarps = 4;
 	s.warps = calloc(4, sizeof *s.warps);
 	s.sps = calloc(1, sizeof *s.sps);
+	s.sps[0].ready = calloc(4, sizeof *s.sps[0].ready);
 	s.sps[0].next_tick = s.sps[0].last_issue = NEVER;
 	s.sm_next = NEVER;
 	s.sps[0].greedy = NONE;
 	for (uint32_t i = 0; i < 4; i++)
-		s.warps[i] = (struct warp){.id = i, .ready_at = NEVER, .cause = STALL_BARRIER, .depth = 1, .live = 1,
+		s.warps[i] = (struct warp){.id = i, .ready = &s.sps[0].ready[i], .cause = STALL_BARRIER, .depth = 1, .live = 1,
 					   .stack = {{.mask = 1, .blocked = WAIT_MBAR, .next_waiter = NONE,
 						      .blocked_obj = -1, .wait_start = NEVER}}};
+	for (uint32_t i = 0; i < 4; i++)
+		warp_set_ready(&s.warps[i], NEVER);
 }
 
 static void teardown(void)
 {
 	free(s.mbars);
 	free(s.warps);
+	free(s.sps[0].ready);
 	free(s.sps);
 	evq_free(&s.q);
 }
@@ -121,9 +125,9 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 	cr_assert_eq(s.mbars[b].waiters, (3u << 6), "the last waiter heads the list");
 	mbar_arrive(&s, b, 2, false, 100);
 	uint64_t want = 100 + (uint64_t)m.mbarrier_wake_latency;
-	cr_assert_eq(s.warps[1].ready_at, want);
-	cr_assert_eq(s.warps[3].ready_at, want);
-	cr_assert_eq(s.warps[0].ready_at, NEVER, "a warp that did not wait stays as it was");
+	cr_assert_eq(warp_ready(&s.warps[1]), want);
+	cr_assert_eq(warp_ready(&s.warps[3]), want);
+	cr_assert_eq(warp_ready(&s.warps[0]), NEVER, "a warp that did not wait stays as it was");
 	cr_assert_eq(s.mbars[b].waiters, NONE);
 	cr_assert_eq(s.warps[3].stack[0].blocked, WAIT_NONE, "the woken group is runnable again");
 	cr_assert_eq(s.sps[0].next_tick, want, "the sub-partition must tick to issue the woken warps");
