@@ -180,7 +180,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			 * threads load into registers and store, waiting for memory.
 			 */
 			s->rep->sync_copies += nl;
-			warp_set_ready(w, land);
+			warp_set_ready(s, w, land);
 			w->cause = STALL_MEMORY;
 		}
 		for (uint32_t mm = lanes; mm; mm &= mm - 1) {

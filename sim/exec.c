@@ -152,14 +152,14 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					simt_eval(s, w, lane, &in->dst.index));
 		}
 		uint64_t back = smem_access(s, addr, mask, now);
-		warp_set_ready(w, back);
+		warp_set_ready(s, w, back);
 		w->cause = STALL_SMEM;
 		simt_cur(w)->op_step++;
 		return false;
 	}
 	if ((int64_t)simt_cur(w)->op_step <= k) {
 		count_compute_issue(s, now, copy_latest_land(s));
-		warp_set_ready(w, now + (uint64_t)s->m->alu_latency);
+		warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
 		w->cause = STALL_ALU;
 		w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
 		simt_cur(w)->op_step++;
@@ -179,7 +179,7 @@ static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint
 	}
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
-	warp_set_ready(w, now + (uint64_t)s->m->shfl_latency);
+	warp_set_ready(s, w, now + (uint64_t)s->m->shfl_latency);
 	w->cause = STALL_ALU;
 	simt_cur(w)->op_step++;
 	return false;
@@ -195,7 +195,7 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
 	count_compute_issue(s, now, copy_latest_land(s));
-	warp_set_ready(w, now + (uint64_t)s->m->alu_latency);
+	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
 	simt_cur(w)->op_step++;
@@ -213,7 +213,7 @@ static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in,
 		return;
 	uint64_t at = now + (uint64_t)s->m->pipe_call_latency;
 	if (at > warp_ready(w)) {
-		warp_set_ready(w, at);
+		warp_set_ready(s, w, at);
 		w->cause = cause;
 	}
 }
@@ -297,13 +297,13 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 			}
 			uint64_t back = smem_access(s, addr, mask, now);
 			if (in->op == OP_SHARED_LOAD) {
-				warp_set_ready(w, back);
+				warp_set_ready(s, w, back);
 				w->cause = STALL_SMEM;
 			}
 			break;
 		}
 		case OP_GLOBAL_LOAD:
-			warp_set_ready(w, global_load(s, w, &in->src, mask, now));
+			warp_set_ready(s, w, global_load(s, w, &in->src, mask, now));
 			w->cause = STALL_MEMORY;
 			break;
 		case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); break;

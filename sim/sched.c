@@ -44,7 +44,7 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 		e->wait_start = now;
 	if (simt_runnable(s, w))
 		return; /* another group of the warp can issue next cycle */
-	warp_set_ready(w, NEVER);
+	warp_set_ready(s, w, NEVER);
 	w->cause = cause;
 }
 
@@ -73,13 +73,44 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 		return;
 	sched_charge(s, w, s->now);
 	if (warp_ready(w) > at)
-		warp_set_ready(w, at);
+		warp_set_ready(s, w, at);
 	sched_kick(s, w->sp, warp_ready(w));
 }
 
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at)
 {
 	sched_wake(s, &s->warps[WAITER_WARP(waiter)], WAITER_ENTRY(waiter), at);
+}
+
+int sched_setup(struct sim *s)
+{
+	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
+		struct subpart *p = &s->sps[sp];
+		p->leaves = 1;
+		while (p->leaves < p->nwarps)
+			p->leaves *= 2;
+		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
+		if (!p->tree)
+			return -1;
+		for (uint32_t i = 0; i < 2 * p->leaves; i++)
+			p->tree[i] = NEVER;
+		p->ready = p->tree + p->leaves;
+		for (uint32_t i = 0; i < p->nwarps; i++) {
+			struct warp *w = &s->warps[p->warps[i]];
+			w->rtree = p->tree;
+			w->rleaf = p->leaves + i;
+			warp_set_ready(s, w, 0);
+		}
+	}
+	return 0;
+}
+
+void sched_free(struct sim *s)
+{
+	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
+		free(s->sps[sp].tree);
+		s->sps[sp].tree = s->sps[sp].ready = NULL;
+	}
 }
 
 /* The index (in p->warps) of the warp to issue at now; NONE when none is ready.  Done warps are at NEVER. */
@@ -89,10 +120,16 @@ static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
 	if (s->m->scheduler == SCHED_GTO) {
 		if (p->greedy != NONE && ready[p->greedy] <= now)
 			return p->greedy;
-		for (uint32_t i = 0; i < p->nwarps; i++)
-			if (ready[i] <= now)
-				return i;
-		return NONE;
+		if (p->tree[1] > now)
+			return NONE;
+		/* The leftmost leaf at or before now: the oldest ready warp. */
+		uint32_t i = 1;
+		while (i < p->leaves) {
+			i *= 2;
+			if (p->tree[i] > now)
+				i++;
+		}
+		return i - p->leaves;
 	}
 	for (uint32_t n = 0; n < p->nwarps; n++) {
 		uint32_t i = (p->rr + n) % p->nwarps;
@@ -116,17 +153,19 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		p->issued++;
 		sched_charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
-		trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
+		if (s->trace)
+			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
 		w->insts++;
 		w->since = now + 1;
-		warp_set_ready(w, now + 1);
 		w->cause = STALL_NOT_SELECTED;
+		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
+		w->rtree[w->rleaf] = now + 1;
+		s->issuing = w;
 		exec_issue(s, w, now);
+		s->issuing = NULL;
+		ready_tree_fix(w->rtree, w->rleaf);
 	}
-	uint64_t next = NEVER;
-	for (uint32_t j = 0; j < p->nwarps; j++)
-		if (p->ready[j] < next)
-			next = p->ready[j];
+	uint64_t next = p->tree[1];
 	if (next != NEVER)
 		sched_kick(s, sp, next);
 }

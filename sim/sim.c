@@ -63,8 +63,7 @@ static int setup(struct sim *s)
 		return -1;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
 		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
-		s->sps[p].ready = calloc(s->nwarps, sizeof(uint64_t));
-		if (!s->sps[p].warps || !s->sps[p].ready)
+		if (!s->sps[p].warps)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
 		s->sps[p].greedy = NONE;
@@ -110,12 +109,11 @@ static int setup(struct sim *s)
 				r[SLOT_BLOCK] = b;
 			}
 			struct subpart *sp = &s->sps[w->sp];
-			w->ready = &sp->ready[sp->nwarps];
 			sp->warps[sp->nwarps++] = id;
 		}
 	}
 	s->warps_left = s->nwarps;
-	return 0;
+	return sched_setup(s);
 }
 
 static void teardown(struct sim *s)
@@ -131,10 +129,10 @@ static void teardown(struct sim *s)
 		free(s->blocks[b].cpa);
 		free(s->blocks[b].exited_in_pipe);
 	}
-	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++) {
+	if (s->sps)
+		sched_free(s);
+	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++)
 		free(s->sps[p].warps);
-		free(s->sps[p].ready);
-	}
 	free(s->warps);
 	free(s->blocks);
 	free(s->sps);

@@ -65,7 +65,8 @@ struct warp {
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
-	uint64_t *ready;   /* its slot in its sub-partition's ready array (warp_ready, warp_set_ready) */
+	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint32_t rleaf;
 	enum stall cause;  /* what the time until it is ready is charged to */
 	uint64_t since;    /* stalls are charged up to here */
 	bool done;
@@ -79,14 +80,19 @@ struct warp {
 };
 
 /*
- * The warps of a sub-partition and, in a parallel array, the first cycle
- * each may issue (NEVER while blocked or done).  The array is the only copy
- * of that cycle: the scheduler's per-issue scans read 8 bytes per warp,
- * contiguous, instead of a field of each (large) struct warp.
+ * The warps of a sub-partition and the first cycle each may issue (NEVER
+ * while blocked or done), kept in a min-tree: leaf i (ready[i], in
+ * tree[leaves + i]) is warps[i], every inner node the minimum of its two
+ * children, so the next tick is the root and the oldest ready warp a walk
+ * down.  The tree is the only copy of those cycles and changes only
+ * through warp_set_ready, at log2(warps) per change instead of a scan of
+ * every warp per issue.
  */
 struct subpart {
 	uint32_t *warps;
-	uint64_t *ready;
+	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
+	uint64_t *ready;  /* tree + leaves */
+	uint32_t leaves;  /* a power of two >= nwarps */
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
@@ -192,14 +198,40 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
+	struct warp *issuing; /* the warp whose op runs now (sched_tick), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
 };
 
 /* sched.c */
-static inline uint64_t warp_ready(const struct warp *w) { return *w->ready; }
-static inline void warp_set_ready(struct warp *w, uint64_t at) { *w->ready = at; }
+static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rleaf]; }
+/* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
+static inline void ready_tree_fix(uint64_t *t, uint32_t i)
+{
+	while (i > 1) {
+		uint64_t m = t[i] < t[i ^ 1] ? t[i] : t[i ^ 1];
+		i >>= 1;
+		if (t[i] == m)
+			break;
+		t[i] = m;
+	}
+}
+/*
+ * The first cycle the warp may issue; NEVER: blocked or done.  The warp
+ * issuing now only writes its leaf: sched_tick fixes the tree above it
+ * once, after the op (until then only that leaf's parent may be stale, and
+ * the tree is not read).
+ */
+static inline void warp_set_ready(struct sim *s, struct warp *w, uint64_t at)
+{
+	w->rtree[w->rleaf] = at;
+	if (w != s->issuing)
+		ready_tree_fix(w->rtree, w->rleaf);
+}
+/* After the warps are made: each sub-partition's ready tree, every warp ready at cycle 0. */
+int sched_setup(struct sim *s);
+void sched_free(struct sim *s);
 void sched_charge(struct sim *s, struct warp *w, uint64_t now);
 /* The issuing group blocks; the warp stays ready while another group can run. */
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now);
