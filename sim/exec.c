@@ -104,7 +104,7 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
 	gmem_write(s, now, n);
-	exec_hold(w, now, s->m->store_issue_latency, STALL_MEMORY);
+	exec_hold(s, w, now, s->m->store_issue_latency, STALL_MEMORY);
 }
 
 static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *ref, uint32_t mask, uint64_t now)
@@ -149,7 +149,7 @@ static void chain_step(struct sim *s, struct warp *w, uint32_t i, uint64_t now)
 		cycles += (uint64_t)m->chain_setup_latency;
 	if (i % (uint64_t)m->chain_unroll == 0)
 		cycles += (uint64_t)m->chain_trip_latency;
-	w->ready_at = now + cycles;
+	warp_set_ready(s, w, now + cycles);
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += cycles;
 }
@@ -172,7 +172,7 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					simt_eval(s, w, lane, &in->dst.index));
 		}
 		uint64_t back = smem_access(s, addr, mask, now);
-		w->ready_at = back + (uint64_t)s->m->compute_setup_latency;
+		warp_set_ready(s, w, back + (uint64_t)s->m->compute_setup_latency);
 		w->cause = STALL_SMEM;
 		simt_cur(w)->op_step++;
 		return false;
@@ -197,7 +197,7 @@ static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint
 	}
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
-	w->ready_at = now + (uint64_t)s->m->shfl_latency;
+	warp_set_ready(s, w, now + (uint64_t)s->m->shfl_latency);
 	w->cause = STALL_ALU;
 	simt_cur(w)->op_step++;
 	return false;
@@ -213,7 +213,7 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
 	count_compute_issue(s, now, copy_latest_land(s));
-	w->ready_at = now + (uint64_t)s->m->alu_latency;
+	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
 	simt_cur(w)->op_step++;
@@ -221,11 +221,12 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 }
 
 /* The warp may not issue again before from + cycles (unless it is blocked: then its waker decides). */
-void exec_hold(struct warp *w, uint64_t from, int64_t cycles, enum stall cause)
+void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enum stall cause)
 {
-	if (cycles <= 0 || w->ready_at == NEVER || from + (uint64_t)cycles <= w->ready_at)
+	uint64_t ready = warp_ready(w);
+	if (cycles <= 0 || ready == NEVER || from + (uint64_t)cycles <= ready)
 		return;
-	w->ready_at = from + (uint64_t)cycles;
+	warp_set_ready(s, w, from + (uint64_t)cycles);
 	w->cause = cause;
 }
 
@@ -251,7 +252,7 @@ static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in,
 	default: break;
 	}
 	uint64_t began = simt_cur(w)->wait_start != NEVER ? simt_cur(w)->wait_start : now;
-	exec_hold(w, began, cycles, cause);
+	exec_hold(s, w, began, cycles, cause);
 }
 
 /*
@@ -265,7 +266,7 @@ static void statement_done(struct sim *s, struct warp *w, const struct insn *in,
 {
 	const struct expr *e = &in->e[0];
 	if (!e->is_const)
-		exec_hold(w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
+		exec_hold(s, w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
 }
 
 void exec_issue(struct sim *s, struct warp *w, uint64_t now)
@@ -355,13 +356,13 @@ void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 			}
 			uint64_t back = smem_access(s, addr, mask, now);
 			if (in->op == OP_SHARED_LOAD) {
-				w->ready_at = back;
+				warp_set_ready(s, w, back);
 				w->cause = STALL_SMEM;
 			}
 			break;
 		}
 		case OP_GLOBAL_LOAD:
-			w->ready_at = global_load(s, w, &in->src, mask, now);
+			warp_set_ready(s, w, global_load(s, w, &in->src, mask, now));
 			w->cause = STALL_MEMORY;
 			break;
 		case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); break;

@@ -300,7 +300,7 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 		uint64_t release = cpa_wait_prior(s, w, mask, n, now);
 		if (release > now) {
 			e->wait_start = now;
-			w->ready_at = release;
+			warp_set_ready(s, w, release);
 			w->cause = STALL_CONSUMER_WAIT;
 			return false; /* issue again at release, when the batches have landed */
 		}

@@ -6,7 +6,7 @@
  * sim.c runs the SM's ticks between events): a tick picks a warp (gto: the last one while it stays ready, else
  * the oldest; lrr: round robin), issues it, and schedules the next tick at
  * the earliest cycle any of its warps is ready.  Blocked warps have
- * ready_at = NEVER and cost nothing until something wakes them.
+ * a ready cycle of NEVER and cost nothing until something wakes them.
  */
 #include <stdlib.h>
 
@@ -18,12 +18,13 @@ const char *const stall_key[STALL_COUNT] = {
 #undef STALL_KEY
 };
 
-/* Charges the warp's time from since to now: its cause until ready_at, then not_selected. */
+/* Charges the warp's time from since to now: its cause until it is ready, then not_selected. */
 void sched_charge(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (now <= w->since)
 		return;
-	uint64_t split = w->ready_at < w->since ? w->since : w->ready_at;
+	uint64_t ready = warp_ready(w);
+	uint64_t split = ready < w->since ? w->since : ready;
 	if (split > now)
 		split = now;
 	w->stalls[w->cause] += split - w->since;
@@ -43,7 +44,7 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 		e->wait_start = now;
 	if (simt_runnable(s, w))
 		return; /* another group of the warp can issue next cycle */
-	w->ready_at = NEVER;
+	warp_set_ready(s, w, NEVER);
 	w->cause = cause;
 }
 
@@ -71,9 +72,9 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 	if (w->done)
 		return;
 	sched_charge(s, w, s->now);
-	if (w->ready_at == NEVER || w->ready_at > at)
-		w->ready_at = at;
-	sched_kick(s, w->sp, w->ready_at);
+	if (warp_ready(w) > at)
+		warp_set_ready(s, w, at);
+	sched_kick(s, w->sp, warp_ready(w));
 }
 
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at)
@@ -81,27 +82,60 @@ void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at)
 	sched_wake(s, &s->warps[WAITER_WARP(waiter)], WAITER_ENTRY(waiter), at);
 }
 
-static uint32_t pick(struct sim *s, struct subpart *p, uint64_t now)
+int sched_setup(struct sim *s)
 {
-	if (s->m->scheduler == SCHED_GTO) {
-		if (p->greedy != NONE) {
-			struct warp *g = &s->warps[p->greedy];
-			if (!g->done && g->ready_at <= now)
-				return p->greedy;
-		}
+	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
+		struct subpart *p = &s->sps[sp];
+		p->leaves = 1;
+		while (p->leaves < p->nwarps)
+			p->leaves *= 2;
+		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
+		if (!p->tree)
+			return -1;
+		for (uint32_t i = 0; i < 2 * p->leaves; i++)
+			p->tree[i] = NEVER;
+		p->ready = p->tree + p->leaves;
 		for (uint32_t i = 0; i < p->nwarps; i++) {
 			struct warp *w = &s->warps[p->warps[i]];
-			if (!w->done && w->ready_at <= now)
-				return p->warps[i];
+			w->rtree = p->tree;
+			w->rleaf = p->leaves + i;
+			warp_set_ready(s, w, 0);
 		}
-		return NONE;
+	}
+	return 0;
+}
+
+void sched_free(struct sim *s)
+{
+	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
+		free(s->sps[sp].tree);
+		s->sps[sp].tree = s->sps[sp].ready = NULL;
+	}
+}
+
+/* The index (in p->warps) of the warp to issue at now; NONE when none is ready.  Done warps are at NEVER. */
+static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
+{
+	const uint64_t *ready = p->ready;
+	if (s->m->scheduler == SCHED_GTO) {
+		if (p->greedy != NONE && ready[p->greedy] <= now)
+			return p->greedy;
+		if (p->tree[1] > now)
+			return NONE;
+		/* The leftmost leaf at or before now: the oldest ready warp. */
+		uint32_t i = 1;
+		while (i < p->leaves) {
+			i *= 2;
+			if (p->tree[i] > now)
+				i++;
+		}
+		return i - p->leaves;
 	}
 	for (uint32_t n = 0; n < p->nwarps; n++) {
 		uint32_t i = (p->rr + n) % p->nwarps;
-		struct warp *w = &s->warps[p->warps[i]];
-		if (!w->done && w->ready_at <= now) {
+		if (ready[i] <= now) {
 			p->rr = (i + 1) % p->nwarps;
-			return p->warps[i];
+			return i;
 		}
 	}
 	return NONE;
@@ -111,27 +145,27 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 {
 	struct subpart *p = &s->sps[sp];
 	p->next_tick = NEVER;
-	uint32_t wi = pick(s, p, now);
-	if (wi != NONE) {
-		struct warp *w = &s->warps[wi];
+	uint32_t i = pick(s, p, now);
+	if (i != NONE) {
+		struct warp *w = &s->warps[p->warps[i]];
 		p->last_issue = now;
-		p->greedy = wi;
+		p->greedy = i;
 		p->issued++;
 		sched_charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
-		trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
+		if (s->trace)
+			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
 		w->insts++;
 		w->since = now + 1;
-		w->ready_at = now + 1;
 		w->cause = STALL_NOT_SELECTED;
+		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
+		w->rtree[w->rleaf] = now + 1;
+		s->issuing = w;
 		exec_issue(s, w, now);
+		s->issuing = NULL;
+		ready_tree_fix(w->rtree, w->rleaf);
 	}
-	uint64_t next = NEVER;
-	for (uint32_t i = 0; i < p->nwarps; i++) {
-		const struct warp *w = &s->warps[p->warps[i]];
-		if (!w->done && w->ready_at < next)
-			next = w->ready_at;
-	}
+	uint64_t next = p->tree[1];
 	if (next != NEVER)
 		sched_kick(s, sp, next);
 }

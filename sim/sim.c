@@ -113,7 +113,7 @@ static int setup(struct sim *s)
 		}
 	}
 	s->warps_left = s->nwarps;
-	return 0;
+	return sched_setup(s);
 }
 
 static void teardown(struct sim *s)
@@ -129,6 +129,8 @@ static void teardown(struct sim *s)
 		free(s->blocks[b].cpa);
 		free(s->blocks[b].exited_in_pipe);
 	}
+	if (s->sps)
+		sched_free(s);
 	for (int64_t p = 0; s->sps && p < s->m->subpartitions; p++)
 		free(s->sps[p].warps);
 	free(s->warps);

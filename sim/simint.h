@@ -65,8 +65,9 @@ struct warp {
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
-	uint64_t ready_at; /* first cycle it may issue; NEVER while blocked */
-	enum stall cause;  /* what the time until ready_at is charged to */
+	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint32_t rleaf;
+	enum stall cause;  /* what the time until it is ready is charged to */
 	uint64_t since;    /* stalls are charged up to here */
 	bool done;
 	uint64_t done_at;
@@ -79,12 +80,24 @@ struct warp {
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
 };
 
+/*
+ * The warps of a sub-partition and the first cycle each may issue (NEVER
+ * while blocked or done), kept in a min-tree: leaf i (ready[i], in
+ * tree[leaves + i]) is warps[i], every inner node the minimum of its two
+ * children, so the next tick is the root and the oldest ready warp a walk
+ * down.  The tree is the only copy of those cycles and changes only
+ * through warp_set_ready, at log2(warps) per change instead of a scan of
+ * every warp per issue.
+ */
 struct subpart {
 	uint32_t *warps;
+	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
+	uint64_t *ready;  /* tree + leaves */
+	uint32_t leaves;  /* a power of two >= nwarps */
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
-	uint32_t greedy;      /* GTO: the warp that issued last */
+	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; NONE before any */
 	uint32_t rr;          /* LRR: where the next search starts */
 	uint64_t issued;
 };
@@ -186,12 +199,40 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
+	struct warp *issuing; /* the warp whose op runs now (sched_tick), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
 };
 
 /* sched.c */
+static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rleaf]; }
+/* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
+static inline void ready_tree_fix(uint64_t *t, uint32_t i)
+{
+	while (i > 1) {
+		uint64_t m = t[i] < t[i ^ 1] ? t[i] : t[i ^ 1];
+		i >>= 1;
+		if (t[i] == m)
+			break;
+		t[i] = m;
+	}
+}
+/*
+ * The first cycle the warp may issue; NEVER: blocked or done.  The warp
+ * issuing now only writes its leaf: sched_tick fixes the tree above it
+ * once, after the op (until then only that leaf's parent may be stale, and
+ * the tree is not read).
+ */
+static inline void warp_set_ready(struct sim *s, struct warp *w, uint64_t at)
+{
+	w->rtree[w->rleaf] = at;
+	if (w != s->issuing)
+		ready_tree_fix(w->rtree, w->rleaf);
+}
+/* After the warps are made: each sub-partition's ready tree, every warp ready at cycle 0. */
+int sched_setup(struct sim *s);
+void sched_free(struct sim *s);
 void sched_charge(struct sim *s, struct warp *w, uint64_t now);
 /* The issuing group blocks; the warp stays ready while another group can run. */
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now);
@@ -226,7 +267,7 @@ static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int 
 
 /* exec.c: runs the op at the warp's pc for one issue slot. */
 void exec_issue(struct sim *s, struct warp *w, uint64_t now);
-void exec_hold(struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
+void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */

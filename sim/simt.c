@@ -284,7 +284,7 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 		w->depth = 0;
 		w->done = true;
 		w->done_at = now + 1;
-		w->ready_at = NEVER;
+		warp_set_ready(s, w, NEVER);
 		s->warps_left--;
 	} else {
 		if (w->cur >= w->depth)

@@ -19,6 +19,7 @@ static struct diag d;
 static void setup(void)
 {
 	machine_defaults(&m);
+	m.subpartitions = 1; /* all four warps on one scheduler */
 	memset(&k, 0, sizeof k);
 	snprintf(k.file, sizeof k.file, "test.json");
 	memset(&s, 0, sizeof s);
@@ -33,19 +34,28 @@ static void setup(void)
 	s.nwarps = 4;
 	s.warps = calloc(4, sizeof *s.warps);
 	s.sps = calloc(1, sizeof *s.sps);
+	s.sps[0].warps = calloc(4, sizeof *s.sps[0].warps);
+	s.sps[0].nwarps = 4;
 	s.sps[0].next_tick = s.sps[0].last_issue = NEVER;
 	s.sm_next = NEVER;
 	s.sps[0].greedy = NONE;
 	for (uint32_t i = 0; i < 4; i++)
-		s.warps[i] = (struct warp){.id = i, .ready_at = NEVER, .cause = STALL_BARRIER, .depth = 1, .live = 1,
+		s.warps[i] = (struct warp){.id = i, .cause = STALL_BARRIER, .depth = 1, .live = 1,
 					   .stack = {{.mask = 1, .blocked = WAIT_MBAR, .next_waiter = NONE,
 						      .blocked_obj = -1, .wait_start = NEVER}}};
+	for (uint32_t i = 0; i < 4; i++)
+		s.sps[0].warps[i] = i;
+	cr_assert_eq(sched_setup(&s), 0);
+	for (uint32_t i = 0; i < 4; i++)
+		warp_set_ready(&s, &s.warps[i], NEVER);
 }
 
 static void teardown(void)
 {
 	free(s.mbars);
 	free(s.warps);
+	sched_free(&s);
+	free(s.sps[0].warps);
 	free(s.sps);
 	evq_free(&s.q);
 }
@@ -113,17 +123,15 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 	uint32_t b = mbar_new(&s, 0, "bar");
 	mbar_init(&s.mbars[b], 2);
 	s.now = 100;
-	s.sps[0].warps = (uint32_t[]){0, 1, 2, 3};
-	s.sps[0].nwarps = 4;
 	mbar_wait_on(&s, &s.warps[1], b);
 	mbar_wait_on(&s, &s.warps[3], b);
 	cr_assert_eq(s.warps[1].stack[0].blocked_obj, (int32_t)b);
 	cr_assert_eq(s.mbars[b].waiters, (3u << 6), "the last waiter heads the list");
 	mbar_arrive(&s, b, 2, false, 100);
 	uint64_t want = 100 + (uint64_t)m.mbarrier_wake_latency;
-	cr_assert_eq(s.warps[1].ready_at, want);
-	cr_assert_eq(s.warps[3].ready_at, want);
-	cr_assert_eq(s.warps[0].ready_at, NEVER, "a warp that did not wait stays as it was");
+	cr_assert_eq(warp_ready(&s.warps[1]), want);
+	cr_assert_eq(warp_ready(&s.warps[3]), want);
+	cr_assert_eq(warp_ready(&s.warps[0]), NEVER, "a warp that did not wait stays as it was");
 	cr_assert_eq(s.mbars[b].waiters, NONE);
 	cr_assert_eq(s.warps[3].stack[0].blocked, WAIT_NONE, "the woken group is runnable again");
 	cr_assert_eq(s.sps[0].next_tick, want, "the sub-partition must tick to issue the woken warps");
