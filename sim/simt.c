@@ -38,10 +38,10 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 			out[__builtin_ctz(m)] = v;
 		return;
 	}
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		out[lane] = simt_eval(s, w, lane, e);
-	}
+	enum expr_fault f = EXPR_OK;
+	int lane = expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, &f);
+	if (lane >= 0)
+		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
