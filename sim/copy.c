@@ -183,7 +183,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			warp_set_ready(s, w, land);
 			w->cause = STALL_MEMORY;
 		}
-		for (uint32_t mm = lanes; mm; mm &= mm - 1) {
+		for (uint32_t mm = s->checks ? lanes : 0; mm; mm &= mm - 1) {
 			int lane = __builtin_ctz(mm);
 			enum flow_kind kind;
 			int obj;
@@ -192,9 +192,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			if (kind == FLOW_BAR)
 				seq = s->mbars[bar].phase;
 			flow_copy(s, w, lane, saddr[lane], (uint32_t)c, in->src.buf, sidx[lane], land, kind, obj, seq);
-			if (c >= 4)
-				cpa_copy(s, w, lane, now, land);
 		}
+		if (c >= 4)
+			cpa_copy(s, w, lanes, now, land);
 	}
 	e->op_step++;
 	bool done = (int64_t)round + 1 >= rounds;

@@ -251,6 +251,11 @@ bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* Whether e has one value for all the warp's live lanes: it reads no slot that may differ between them. */
+static inline bool simt_uniform(const struct warp *w, const struct expr *e)
+{
+	return e->is_const || !(e->slots & w->divergent);
+}
 /* Evaluates for every lane in mask, once for the warp when nothing it reads differs between lanes. */
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32]);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
@@ -312,7 +317,8 @@ bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq);
 void pipe_finish_stats(struct sim *s);
 
 /* cpasync.c */
-void cpa_copy(struct sim *s, struct warp *w, int lane, uint64_t issue, uint64_t land);
+/* Copies by the lanes issued now that land at land. */
+void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);

@@ -32,7 +32,7 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 {
 	if (!mask)
 		return;
-	if (e->is_const || !(e->slots & w->divergent)) {
+	if (simt_uniform(w, e)) {
 		int64_t v = simt_eval(s, w, __builtin_ctz(mask), e);
 		for (uint32_t m = mask; m; m &= m - 1)
 			out[__builtin_ctz(m)] = v;
@@ -46,6 +46,21 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
 {
+	if (simt_uniform(w, e)) {
+		/* One value for every lane: no per-lane evaluation, nothing to compare. */
+		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
+		size_t stride = (size_t)s->k->nslots;
+		int64_t *r = w->regs + slot;
+		for (uint32_t m = mask; m; m &= m - 1)
+			r[(size_t)__builtin_ctz(m) * stride] = u;
+		if (slot < 63) {
+			if (mask == w->live)
+				w->divergent &= ~(1ull << slot);
+			else
+				w->divergent |= 1ull << slot;
+		}
+		return;
+	}
 	int64_t v[32];
 	simt_eval_lanes(s, w, e, mask, v);
 	bool same = true;
@@ -149,12 +164,16 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 {
 	struct simt_entry *top = simt_cur(w);
 	uint32_t taken = 0; /* threads whose condition is false: they jump */
-	int64_t cond[32];
-	simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
-	for (uint32_t m = top->mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		if (cond[lane] == 0)
-			taken |= 1u << lane;
+	if (top->mask && simt_uniform(w, &in->e[0])) {
+		taken = simt_eval(s, w, __builtin_ctz(top->mask), &in->e[0]) == 0 ? top->mask : 0;
+	} else {
+		int64_t cond[32];
+		simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
+		for (uint32_t m = top->mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			if (cond[lane] == 0)
+				taken |= 1u << lane;
+		}
 	}
 	int32_t pc = top->pc;
 	top->op_step = 0;
