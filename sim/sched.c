@@ -19,7 +19,7 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until it is ready, then not_selected. */
-void sched_charge(struct sim *s, struct warp *w, uint64_t now)
+static inline void charge(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (now <= w->since)
 		return;
@@ -35,6 +35,8 @@ void sched_charge(struct sim *s, struct warp *w, uint64_t now)
 	}
 	w->since = now;
 }
+
+void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s, w, now); }
 
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now)
 {
@@ -151,7 +153,7 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		p->last_issue = now;
 		p->greedy = i;
 		p->issued++;
-		sched_charge(s, w, now);
+		charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
 		if (s->trace)
 			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
@@ -164,6 +166,16 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		exec_issue(s, w, now);
 		s->issuing = NULL;
 		ready_tree_fix(w->rtree, w->rleaf);
+		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
+		uint64_t next = p->tree[1];
+		if (next <= now)
+			next = now + 1;
+		if (next < p->next_tick) {
+			p->next_tick = next;
+			if (next < s->sm_next)
+				s->sm_next = next;
+		}
+		return;
 	}
 	uint64_t next = p->tree[1];
 	if (next != NEVER)

@@ -245,8 +245,17 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now);
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
 static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->cur].mask; }
 static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->cur].pc; }
+/* independent: the next runnable group after the current one, round robin. */
+bool simt_pick_group(struct warp *w);
 /* Chooses the group to issue; false when none can. */
-bool simt_pick(const struct sim *s, struct warp *w);
+static inline bool simt_pick(const struct sim *s, struct warp *w)
+{
+	if (s->m->reconverge == RECONVERGE_INDEPENDENT)
+		return simt_pick_group(w);
+	/* post_dominator: the top of the stack, unless it waits */
+	w->cur = w->depth - 1;
+	return w->depth > 0 && !w->stack[w->cur].blocked;
+}
 bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);

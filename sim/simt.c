@@ -118,12 +118,9 @@ bool simt_runnable(const struct sim *s, const struct warp *w)
 	return false;
 }
 
-bool simt_pick(const struct sim *s, struct warp *w)
+/* independent: the next runnable group after the current one. */
+bool simt_pick_group(struct warp *w)
 {
-	if (!independent(s)) {
-		w->cur = w->depth - 1;
-		return w->depth > 0 && !w->stack[w->cur].blocked;
-	}
 	/* Round robin from the group after the last one, so no group starves. */
 	for (int n = 1; n <= w->depth; n++) {
 		int i = (w->cur + n) % w->depth;
