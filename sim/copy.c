@@ -21,7 +21,6 @@
 #include "smem.h"
 #include "simint.h"
 
-uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* Chunks thread r of a group of n threads copies out of bytes, chunk size c. */
 static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)

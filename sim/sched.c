@@ -143,7 +143,7 @@ static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
 	return NONE;
 }
 
-void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
+static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 {
 	struct subpart *p = &s->sps[sp];
 	p->next_tick = NEVER;
@@ -180,4 +180,17 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 	uint64_t next = p->tree[1];
 	if (next != NEVER)
 		sched_kick(s, sp, next);
+}
+
+/* The SM's tick at cycle now: each sub-partition due by now issues once, in order. */
+void sched_tick_sm(struct sim *s, uint64_t now)
+{
+	s->sm_next = NEVER;
+	for (uint32_t p = 0; p < (uint32_t)s->m->subpartitions && !s->error; p++) {
+		uint64_t next = s->sps[p].next_tick;
+		if (next <= now)
+			tick(s, p, now);
+		else if (next < s->sm_next)
+			s->sm_next = next;
+	}
 }

@@ -198,7 +198,7 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
-	struct warp *issuing; /* the warp whose op runs now (sched_tick), else NULL */
+	struct warp *issuing; /* the warp whose op runs now (sched_tick_sm), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
@@ -209,8 +209,10 @@ static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rle
 /* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
 static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 {
+	uint64_t m = t[i];
 	while (i > 1) {
-		uint64_t m = t[i] < t[i ^ 1] ? t[i] : t[i ^ 1];
+		uint64_t sib = t[i ^ 1];
+		m = sib < m ? sib : m;
 		i >>= 1;
 		if (t[i] == m)
 			break;
@@ -219,7 +221,7 @@ static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 }
 /*
  * The first cycle the warp may issue; NEVER: blocked or done.  The warp
- * issuing now only writes its leaf: sched_tick fixes the tree above it
+ * issuing now only writes its leaf: its tick fixes the tree above it
  * once, after the op (until then only that leaf's parent may be stale, and
  * the tree is not read).
  */
@@ -239,7 +241,8 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at);
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at);
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
-void sched_tick(struct sim *s, uint32_t sp, uint64_t now);
+/* Every sub-partition due at now issues once; s->sm_next becomes the SM's next tick. */
+void sched_tick_sm(struct sim *s, uint64_t now);
 
 /* simt.c */
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
@@ -346,7 +349,7 @@ bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, ui
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 /* The latest landing of any copy issued so far: copies are in flight until then. */
-uint64_t copy_latest_land(const struct sim *s);
+static inline uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* sync.c */
 bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);
