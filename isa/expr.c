@@ -624,8 +624,23 @@ overflow:
  */
 #define LANES_STACK 16
 
-int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots, size_t stride,
-		    uint32_t mask, int64_t out[32], enum expr_fault *fault)
+/*
+ * One binary operator over the lanes; with a constant op, flatten (below)
+ * inlines apply() and folds its switch, so each lane is the bare operation.
+ */
+#define LANES_BINARY(OP)                                                                \
+	for (int l = lo; l <= hi; l++) {                                                \
+		int64_t r = 0;                                                          \
+		enum expr_fault f = apply((OP), st[sp - 2][l], st[sp - 1][l], &r);      \
+		if (f && !(bad >> l & 1)) {                                             \
+			bad |= 1u << l;                                                 \
+			why[l] = f;                                                     \
+		}                                                                       \
+		st[sp - 2][l] = r;                                                      \
+	}
+
+__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
+					     size_t stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
 {
 	if (!mask)
 		return -1;
@@ -669,25 +684,36 @@ int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const in
 			break;
 		case OPC_JZ:
 		case OPC_JMP: goto by_thread;
-		default:
-			for (int l = lo; l <= hi; l++) {
-				int64_t r = 0;
-				enum expr_fault f = apply(op, st[sp - 2][l], st[sp - 1][l], &r);
-				if (f && !(bad >> l & 1)) {
-					bad |= 1u << l;
-					why[l] = f;
-				}
-				st[sp - 2][l] = r;
-			}
-			sp--;
+		case OPC_ADD: LANES_BINARY(OPC_ADD) sp--; break;
+		case OPC_SUB: LANES_BINARY(OPC_SUB) sp--; break;
+		case OPC_MUL: LANES_BINARY(OPC_MUL) sp--; break;
+		case OPC_DIV: LANES_BINARY(OPC_DIV) sp--; break;
+		case OPC_MOD: LANES_BINARY(OPC_MOD) sp--; break;
+		case OPC_SHL: LANES_BINARY(OPC_SHL) sp--; break;
+		case OPC_SHR: LANES_BINARY(OPC_SHR) sp--; break;
+		case OPC_AND: LANES_BINARY(OPC_AND) sp--; break;
+		case OPC_OR: LANES_BINARY(OPC_OR) sp--; break;
+		case OPC_XOR: LANES_BINARY(OPC_XOR) sp--; break;
+		case OPC_LT: LANES_BINARY(OPC_LT) sp--; break;
+		case OPC_LE: LANES_BINARY(OPC_LE) sp--; break;
+		case OPC_GT: LANES_BINARY(OPC_GT) sp--; break;
+		case OPC_GE: LANES_BINARY(OPC_GE) sp--; break;
+		case OPC_EQ: LANES_BINARY(OPC_EQ) sp--; break;
+		case OPC_NE: LANES_BINARY(OPC_NE) sp--; break;
+		case OPC_MIN: LANES_BINARY(OPC_MIN) sp--; break;
+		case OPC_MAX: LANES_BINARY(OPC_MAX) sp--; break;
+		default: LANES_BINARY(op) sp--;
 		}
 	}
 	/* Lanes outside mask were computed for a straight loop; their faults do not count. */
 	bad &= mask;
+	if (!bad) {
+		for (int l = lo; l <= hi; l++)
+			out[l] = st[0][l];
+		return -1;
+	}
 	for (int l = lo; l <= hi; l++)
 		out[l] = bad >> l & 1 ? 0 : st[0][l];
-	if (!bad)
-		return -1;
 	*fault = why[__builtin_ctz(bad)];
 	return __builtin_ctz(bad);
 by_thread:;
