@@ -42,6 +42,7 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 {
 	struct simt_entry *e = simt_cur(w);
 	e->blocked = (uint8_t)kind;
+	simt_mark(w, w->cur);
 	if (e->wait_start == NEVER)
 		e->wait_start = now;
 	if (simt_runnable(s, w))
@@ -69,6 +70,7 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 {
 	struct simt_entry *e = &w->stack[entry];
 	e->blocked = WAIT_NONE;
+	simt_mark(w, entry);
 	e->blocked_obj = -1;
 	e->next_waiter = NONE;
 	if (w->done)

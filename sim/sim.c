@@ -94,6 +94,7 @@ static int setup(struct sim *s)
 			w->stack[0] = (struct simt_entry){.pc = 0, .reconv = -1, .mask = w->live, .wait_start = NEVER,
 							  .next_waiter = NONE, .blocked_obj = -1};
 			w->depth = 1;
+			simt_mark(w, 0);
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;

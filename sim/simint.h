@@ -65,6 +65,7 @@ struct warp {
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
+	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
 	uint32_t rleaf;
 	enum stall cause;  /* what the time until it is ready is charged to */
@@ -248,6 +249,14 @@ void sched_tick_sm(struct sim *s, uint64_t now);
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
 static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->cur].mask; }
 static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->cur].pc; }
+/* Entry i's mask, blocked or the depth changed: its bit in w->runnable follows. */
+static inline void simt_mark(struct warp *w, int i)
+{
+	if (i < w->depth && w->stack[i].mask && !w->stack[i].blocked)
+		w->runnable |= 1ull << i;
+	else
+		w->runnable &= ~(1ull << i);
+}
 /* independent: the next runnable group after the current one, round robin. */
 bool simt_pick_group(struct warp *w);
 /* Chooses the group to issue; false when none can. */

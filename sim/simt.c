@@ -96,14 +96,14 @@ static void settle(const struct sim *s, struct warp *w)
 {
 	if (independent(s)) {
 		while (w->depth > 0 && w->stack[w->depth - 1].mask == 0)
-			w->depth--;
+			simt_mark(w, --w->depth);
 		return;
 	}
 	while (w->depth > 0) {
 		struct simt_entry *top = &w->stack[w->depth - 1];
 		if (top->mask != 0 && top->pc != top->reconv)
 			break;
-		w->depth--;
+		simt_mark(w, --w->depth);
 	}
 	w->cur = w->depth - 1;
 }
@@ -112,24 +112,19 @@ bool simt_runnable(const struct sim *s, const struct warp *w)
 {
 	if (!independent(s))
 		return w->depth > 0 && !w->stack[w->depth - 1].blocked;
-	for (int i = 0; i < w->depth; i++)
-		if (w->stack[i].mask && !w->stack[i].blocked)
-			return true;
-	return false;
+	return w->runnable != 0;
 }
 
 /* independent: the next runnable group after the current one. */
 bool simt_pick_group(struct warp *w)
 {
-	/* Round robin from the group after the last one, so no group starves. */
-	for (int n = 1; n <= w->depth; n++) {
-		int i = (w->cur + n) % w->depth;
-		if (w->stack[i].mask && !w->stack[i].blocked) {
-			w->cur = i;
-			return true;
-		}
-	}
-	return false;
+	if (!w->runnable)
+		return false;
+	/* Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur. */
+	int from = w->depth > 0 ? (w->cur + 1) % w->depth : 0;
+	uint64_t after = w->runnable & (~0ull << from);
+	w->cur = __builtin_ctzll(after ? after : w->runnable);
+	return true;
 }
 
 void simt_advance(struct sim *s, struct warp *w)
@@ -188,6 +183,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->mask &= ~taken;
 		top->pc = pc + 1;
 		w->stack[slot] = new_entry(in->target, -1, taken);
+		simt_mark(w, slot);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
@@ -200,6 +196,8 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 			w->depth--; /* already the entry that waits at this reconv: reuse it, do not stack a copy */
 		w->stack[w->depth++] = new_entry(in->target, in->reconv, taken);
 		w->stack[w->depth++] = new_entry(pc + 1, in->reconv, fall);
+		simt_mark(w, w->depth - 2);
+		simt_mark(w, w->depth - 1);
 	}
 	settle(s, w);
 }
@@ -218,6 +216,7 @@ void simt_merge(struct sim *s, struct warp *w)
 			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step) {
 				a->mask |= b->mask;
 				b->mask = 0;
+				simt_mark(w, j);
 				if (w->cur == j)
 					w->cur = i;
 			}
@@ -271,6 +270,7 @@ static void release_syncwarp_if_complete(struct sim *s, struct warp *w, uint64_t
 	int cur = w->cur;
 	w->cur = waiting;
 	w->stack[waiting].blocked = WAIT_NONE;
+	simt_mark(w, waiting);
 	simt_syncwarp(s, w, now);
 	if (w->stack[cur].mask)
 		w->cur = cur;
@@ -282,14 +282,17 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	lanes &= w->live;
 	pipe_thread_exits(s, w, lanes);
 	w->live &= ~lanes;
-	for (int i = 0; i < w->depth; i++)
+	for (int i = 0; i < w->depth; i++) {
 		w->stack[i].mask &= ~lanes;
+		simt_mark(w, i);
+	}
 	struct block *b = &s->blocks[w->block];
 	b->live_threads -= (uint32_t)__builtin_popcount(lanes);
 	simt_cur(w)->op_step = 0;
 	settle(s, w);
 	if (w->depth == 0 || w->live == 0) {
 		w->depth = 0;
+		w->runnable = 0;
 		w->done = true;
 		w->done_at = now + 1;
 		warp_set_ready(s, w, NEVER);
