@@ -709,6 +709,127 @@ overflow:
 	return 0;
 }
 
+/*
+ * The same program for many threads at once: each instruction is decoded
+ * once and applied to every lane, instead of running the whole program per
+ * thread.  The arithmetic is apply() and apply_unary(), as in
+ * expr_eval_code, so the two cannot disagree; a program with a jump (&&,
+ * ||, ?:, where threads may take different paths) or a deeper stack than
+ * LANES_STACK runs through expr_eval_code thread by thread instead.
+ */
+#define LANES_STACK 16
+
+/*
+ * One binary operator over the lanes; with a constant op, flatten (below)
+ * inlines apply() and folds its switch, so each lane is the bare operation.
+ */
+#define LANES_BINARY(OP)                                                                \
+	for (int l = lo; l <= hi; l++) {                                                \
+		int64_t r = 0;                                                          \
+		enum expr_fault f = apply((OP), st[sp - 2][l], st[sp - 1][l], &r);      \
+		if (f && !(bad >> l & 1)) {                                             \
+			bad |= 1u << l;                                                 \
+			why[l] = f;                                                     \
+		}                                                                       \
+		st[sp - 2][l] = r;                                                      \
+	}
+
+__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
+					     size_t stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
+{
+	if (!mask)
+		return -1;
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	if (e->is_const) {
+		for (int l = lo; l <= hi; l++)
+			out[l] = e->value;
+		return -1;
+	}
+	int64_t st[LANES_STACK][32];
+	uint32_t bad = 0; /* lanes that faulted; their values are garbage from then on */
+	enum expr_fault why[32];
+	int sp = 0;
+	const int64_t *w = pool->words + e->at;
+	const int64_t *end = w + e->len;
+	while (w < end) {
+		enum opc op = (enum opc)*w++;
+		switch (op) {
+		case OPC_PUSH:
+			if (sp == LANES_STACK)
+				goto by_thread;
+			for (int l = lo; l <= hi; l++)
+				st[sp][l] = *w;
+			sp++;
+			w++;
+			break;
+		case OPC_LOAD:
+			if (sp == LANES_STACK)
+				goto by_thread;
+			for (int l = lo; l <= hi; l++)
+				st[sp][l] = slots[(size_t)l * stride + (size_t)*w];
+			sp++;
+			w++;
+			break;
+		case OPC_NEG:
+		case OPC_LNOT:
+		case OPC_BNOT:
+		case OPC_BOOL:
+			for (int l = lo; l <= hi; l++) {
+				enum expr_fault f = apply_unary(op, st[sp - 1][l], &st[sp - 1][l]);
+				if (f && !(bad >> l & 1)) {
+					bad |= 1u << l;
+					why[l] = f;
+				}
+			}
+			break;
+		case OPC_JZ:
+		case OPC_JMP: goto by_thread;
+		case OPC_ADD: LANES_BINARY(OPC_ADD) sp--; break;
+		case OPC_SUB: LANES_BINARY(OPC_SUB) sp--; break;
+		case OPC_MUL: LANES_BINARY(OPC_MUL) sp--; break;
+		case OPC_DIV: LANES_BINARY(OPC_DIV) sp--; break;
+		case OPC_MOD: LANES_BINARY(OPC_MOD) sp--; break;
+		case OPC_SHL: LANES_BINARY(OPC_SHL) sp--; break;
+		case OPC_SHR: LANES_BINARY(OPC_SHR) sp--; break;
+		case OPC_AND: LANES_BINARY(OPC_AND) sp--; break;
+		case OPC_OR: LANES_BINARY(OPC_OR) sp--; break;
+		case OPC_XOR: LANES_BINARY(OPC_XOR) sp--; break;
+		case OPC_LT: LANES_BINARY(OPC_LT) sp--; break;
+		case OPC_LE: LANES_BINARY(OPC_LE) sp--; break;
+		case OPC_GT: LANES_BINARY(OPC_GT) sp--; break;
+		case OPC_GE: LANES_BINARY(OPC_GE) sp--; break;
+		case OPC_EQ: LANES_BINARY(OPC_EQ) sp--; break;
+		case OPC_NE: LANES_BINARY(OPC_NE) sp--; break;
+		case OPC_MIN: LANES_BINARY(OPC_MIN) sp--; break;
+		case OPC_MAX: LANES_BINARY(OPC_MAX) sp--; break;
+		default: LANES_BINARY(op) sp--;
+		}
+	}
+	/* Lanes outside mask were computed for a straight loop; their faults do not count. */
+	bad &= mask;
+	if (!bad) {
+		for (int l = lo; l <= hi; l++)
+			out[l] = st[0][l];
+		return -1;
+	}
+	for (int l = lo; l <= hi; l++)
+		out[l] = bad >> l & 1 ? 0 : st[0][l];
+	*fault = why[__builtin_ctz(bad)];
+	return __builtin_ctz(bad);
+by_thread:;
+	int first = -1;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		enum expr_fault f = EXPR_OK;
+		out[l] = expr_eval_code(pool, e, slots + (size_t)l * stride, &f);
+		if (f && first < 0) {
+			first = l;
+			*fault = f;
+		}
+	}
+	return first;
+}
+
 const char *expr_fault_name(enum expr_fault f)
 {
 	switch (f) {

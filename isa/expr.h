@@ -68,6 +68,15 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
 	return e->is_const ? e->value : expr_eval_code(pool, e, slots, fault);
 }
 
+/*
+ * Evaluates for every lane in mask, lane l's registers at slots + l * stride,
+ * as expr_eval_code would lane by lane (out[l] is 0 where it faulted), but
+ * faster.  Returns the lowest lane that faulted, with its fault in *fault, or -1.
+ * Lanes outside mask between its lowest and highest may be written.
+ */
+int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots, size_t stride,
+		    uint32_t mask, int64_t out[32], enum expr_fault *fault);
+
 const char *expr_fault_name(enum expr_fault f);
 void expr_pool_free(struct expr_pool *pool);
 

@@ -21,7 +21,6 @@
 #include "smem.h"
 #include "simint.h"
 
-uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* Chunks thread r of a group of n threads copies out of bytes, chunk size c. */
 static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
@@ -183,7 +182,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			warp_set_ready(s, w, land);
 			w->cause = STALL_MEMORY;
 		}
-		for (uint32_t mm = lanes; mm; mm &= mm - 1) {
+		for (uint32_t mm = s->checks ? lanes : 0; mm; mm &= mm - 1) {
 			int lane = __builtin_ctz(mm);
 			enum flow_kind kind;
 			int obj;
@@ -192,9 +191,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			if (kind == FLOW_BAR)
 				seq = s->mbars[bar].phase;
 			flow_copy(s, w, lane, saddr[lane], (uint32_t)c, in->src.buf, sidx[lane], land, kind, obj, seq);
-			if (c >= 4)
-				cpa_copy(s, w, lane, now, land);
 		}
+		if (c >= 4)
+			cpa_copy(s, w, lanes, now, land);
 	}
 	e->op_step++;
 	bool done = (int64_t)round + 1 >= rounds;

@@ -7,15 +7,18 @@ static struct cpa_thread *thread_of(struct sim *s, const struct warp *w, int lan
 	return &s->blocks[w->block].cpa[w->in_block * 32 + (uint32_t)lane];
 }
 
-void cpa_copy(struct sim *s, struct warp *w, int lane, uint64_t issue, uint64_t land)
+void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
-	struct cpa_thread *t = thread_of(s, w, lane);
-	if (issue < t->open_first)
-		t->open_first = issue;
-	if (land > t->open_land)
-		t->open_land = land;
-	if (land > t->last_land)
-		t->last_land = land;
+	struct cpa_thread *t0 = thread_of(s, w, 0);
+	for (uint32_t m = lanes; m; m &= m - 1) {
+		struct cpa_thread *t = t0 + __builtin_ctz(m);
+		if (issue < t->open_first)
+			t->open_first = issue;
+		if (land > t->open_land)
+			t->open_land = land;
+		if (land > t->last_land)
+			t->last_land = land;
+	}
 }
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }

@@ -136,22 +136,30 @@ static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_lan
 }
 
 /*
- * The i-th FMA (from 1) of compute's chain.  Compiled, the chain is a loop
- * unrolled chain_unroll times: entering it and each trip's counter, compare
- * and branch add to the FMAs' own latency (traces/h100/anatomy.csv, compute
- * at k = 0, 64, 128, 512).  An fma op is a straight dependent sequence.
+ * The i-th FMA (from 1) of compute's chain costs more than alu_latency:
+ * compiled, the chain is a loop unrolled chain_unroll times, and entering
+ * it and each trip's counter, compare and branch add to the FMAs' own
+ * latency (traces/h100/anatomy.csv, compute at k = 0, 64, 128, 512).  An
+ * fma op is a straight dependent sequence.
  */
-static void chain_step(struct sim *s, struct warp *w, uint32_t i, uint64_t now)
+static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
 {
-	const struct machine *m = s->m;
 	uint64_t cycles = (uint64_t)m->alu_latency;
 	if (i == 1)
 		cycles += (uint64_t)m->chain_setup_latency;
 	if (i % (uint64_t)m->chain_unroll == 0)
 		cycles += (uint64_t)m->chain_trip_latency;
+	return cycles;
+}
+
+/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots. */
+static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now)
+{
+	count_compute_issue(s, now, copy_latest_land(s));
 	warp_set_ready(s, w, now + cycles);
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += cycles;
+	simt_cur(w)->op_step++;
 }
 
 /* compute(out, in): step 0 loads in[elem], steps 1..k are dependent FMAs, the last stores out[elem]. */
@@ -178,9 +186,7 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 		return false;
 	}
 	if ((int64_t)simt_cur(w)->op_step <= k) {
-		count_compute_issue(s, now, copy_latest_land(s));
-		chain_step(s, w, simt_cur(w)->op_step, now);
-		simt_cur(w)->op_step++;
+		fma_step(s, w, chain_cycles(s->m, simt_cur(w)->op_step), now);
 		return false;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
@@ -212,11 +218,7 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 	}
 	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
 		return true;
-	count_compute_issue(s, now, copy_latest_land(s));
-	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
-	w->cause = STALL_ALU;
-	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
-	simt_cur(w)->op_step++;
+	fma_step(s, w, (uint64_t)s->m->alu_latency, now);
 	return false;
 }
 
@@ -269,10 +271,35 @@ static void statement_done(struct sim *s, struct warp *w, const struct insn *in,
 		exec_hold(s, w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
 }
 
+static void exec_op(struct sim *s, struct warp *w, uint64_t now);
+
 void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (!simt_pick(s, w))
 		return;
+	/*
+	 * Most issue slots are the FMAs of a chain with a constant length: they
+	 * go here, as exec_compute and exec_fma would run them, without the
+	 * general dispatch.
+	 */
+	const struct simt_entry *e = simt_cur(w);
+	if (e->pc < s->k->ncode && !s->error && !w->done) {
+		const struct insn *in = &s->k->code[e->pc];
+		int64_t step = (int64_t)e->op_step;
+		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
+			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now);
+			return;
+		}
+		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
+			fma_step(s, w, (uint64_t)s->m->alu_latency, now);
+			return;
+		}
+	}
+	exec_op(s, w, now);
+}
+
+static void exec_op(struct sim *s, struct warp *w, uint64_t now)
+{
 	for (;;) {
 		if (s->error || w->done)
 			return;

@@ -18,6 +18,9 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 		int lane = __builtin_ctz(m);
 		uint64_t first = addr[lane] / 32, last = (addr[lane] + width - 1) / 32;
 		for (uint64_t sec = first; sec <= last; sec++) {
+			/* Neighbouring lanes mostly share the sector just added. */
+			if (n && out[n - 1] == sec)
+				continue;
 			bool seen = false;
 			for (uint32_t i = 0; i < n; i++)
 				if (out[i] == sec) {

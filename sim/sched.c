@@ -19,7 +19,7 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until it is ready, then not_selected. */
-void sched_charge(struct sim *s, struct warp *w, uint64_t now)
+static inline void charge(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (now <= w->since)
 		return;
@@ -36,10 +36,13 @@ void sched_charge(struct sim *s, struct warp *w, uint64_t now)
 	w->since = now;
 }
 
+void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s, w, now); }
+
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now)
 {
 	struct simt_entry *e = simt_cur(w);
 	e->blocked = (uint8_t)kind;
+	simt_mark(w, w->cur);
 	if (e->wait_start == NEVER)
 		e->wait_start = now;
 	if (simt_runnable(s, w))
@@ -67,6 +70,7 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 {
 	struct simt_entry *e = &w->stack[entry];
 	e->blocked = WAIT_NONE;
+	simt_mark(w, entry);
 	e->blocked_obj = -1;
 	e->next_waiter = NONE;
 	if (w->done)
@@ -141,7 +145,7 @@ static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
 	return NONE;
 }
 
-void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
+static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 {
 	struct subpart *p = &s->sps[sp];
 	p->next_tick = NEVER;
@@ -151,7 +155,7 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		p->last_issue = now;
 		p->greedy = i;
 		p->issued++;
-		sched_charge(s, w, now);
+		charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
 		if (s->trace)
 			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
@@ -164,8 +168,31 @@ void sched_tick(struct sim *s, uint32_t sp, uint64_t now)
 		exec_issue(s, w, now);
 		s->issuing = NULL;
 		ready_tree_fix(w->rtree, w->rleaf);
+		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
+		uint64_t next = p->tree[1];
+		if (next <= now)
+			next = now + 1;
+		if (next < p->next_tick) {
+			p->next_tick = next;
+			if (next < s->sm_next)
+				s->sm_next = next;
+		}
+		return;
 	}
 	uint64_t next = p->tree[1];
 	if (next != NEVER)
 		sched_kick(s, sp, next);
+}
+
+/* The SM's tick at cycle now: each sub-partition due by now issues once, in order. */
+void sched_tick_sm(struct sim *s, uint64_t now)
+{
+	s->sm_next = NEVER;
+	for (uint32_t p = 0; p < (uint32_t)s->m->subpartitions && !s->error; p++) {
+		uint64_t next = s->sps[p].next_tick;
+		if (next <= now)
+			tick(s, p, now);
+		else if (next < s->sm_next)
+			s->sm_next = next;
+	}
 }

@@ -94,6 +94,7 @@ static int setup(struct sim *s)
 			w->stack[0] = (struct simt_entry){.pc = 0, .reconv = -1, .mask = w->live, .wait_start = NEVER,
 							  .next_waiter = NONE, .blocked_obj = -1};
 			w->depth = 1;
+			simt_mark(w, 0);
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
@@ -307,15 +308,8 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		}
 		s.now = at;
 		s.q.now = at; /* nothing may be scheduled before the tick */
-		s.sm_next = NEVER;
 		s.sm_ticks++;
-		for (int64_t p = 0; p < m->subpartitions && !s.error; p++) {
-			struct subpart *sp = &s.sps[p];
-			if (sp->next_tick <= at)
-				sched_tick(&s, (uint32_t)p, at);
-			else if (sp->next_tick < s.sm_next)
-				s.sm_next = sp->next_tick;
-		}
+		sched_tick_sm(&s, at);
 	}
 	if (!s.error && s.warps_left)
 		report_deadlock(&s);

@@ -65,6 +65,7 @@ struct warp {
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
+	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
 	uint32_t rleaf;
 	enum stall cause;  /* what the time until it is ready is charged to */
@@ -199,7 +200,7 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
-	struct warp *issuing; /* the warp whose op runs now (sched_tick), else NULL */
+	struct warp *issuing; /* the warp whose op runs now (sched_tick_sm), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
@@ -210,8 +211,10 @@ static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rle
 /* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
 static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 {
+	uint64_t m = t[i];
 	while (i > 1) {
-		uint64_t m = t[i] < t[i ^ 1] ? t[i] : t[i ^ 1];
+		uint64_t sib = t[i ^ 1];
+		m = sib < m ? sib : m;
 		i >>= 1;
 		if (t[i] == m)
 			break;
@@ -220,7 +223,7 @@ static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 }
 /*
  * The first cycle the warp may issue; NEVER: blocked or done.  The warp
- * issuing now only writes its leaf: sched_tick fixes the tree above it
+ * issuing now only writes its leaf: its tick fixes the tree above it
  * once, after the op (until then only that leaf's parent may be stale, and
  * the tree is not read).
  */
@@ -240,18 +243,41 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at);
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at);
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
-void sched_tick(struct sim *s, uint32_t sp, uint64_t now);
+/* Every sub-partition due at now issues once; s->sm_next becomes the SM's next tick. */
+void sched_tick_sm(struct sim *s, uint64_t now);
 
 /* simt.c */
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
 static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->cur].mask; }
 static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->cur].pc; }
+/* Entry i's mask, blocked or the depth changed: its bit in w->runnable follows. */
+static inline void simt_mark(struct warp *w, int i)
+{
+	if (i < w->depth && w->stack[i].mask && !w->stack[i].blocked)
+		w->runnable |= 1ull << i;
+	else
+		w->runnable &= ~(1ull << i);
+}
+/* independent: the next runnable group after the current one, round robin. */
+bool simt_pick_group(struct warp *w);
 /* Chooses the group to issue; false when none can. */
-bool simt_pick(const struct sim *s, struct warp *w);
+static inline bool simt_pick(const struct sim *s, struct warp *w)
+{
+	if (s->m->reconverge == RECONVERGE_INDEPENDENT)
+		return simt_pick_group(w);
+	/* post_dominator: the top of the stack, unless it waits */
+	w->cur = w->depth - 1;
+	return w->depth > 0 && !w->stack[w->cur].blocked;
+}
 bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* Whether e has one value for all the warp's live lanes: it reads no slot that may differ between them. */
+static inline bool simt_uniform(const struct warp *w, const struct expr *e)
+{
+	return e->is_const || !(e->slots & w->divergent);
+}
 /* Evaluates for every lane in mask, once for the warp when nothing it reads differs between lanes. */
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32]);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
@@ -314,7 +340,8 @@ bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq);
 void pipe_finish_stats(struct sim *s);
 
 /* cpasync.c */
-void cpa_copy(struct sim *s, struct warp *w, int lane, uint64_t issue, uint64_t land);
+/* Copies by the lanes issued now that land at land. */
+void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
@@ -333,7 +360,7 @@ bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, ui
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 /* The latest landing of any copy issued so far: copies are in flight until then. */
-uint64_t copy_latest_land(const struct sim *s);
+static inline uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* sync.c */
 bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);

@@ -32,20 +32,35 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 {
 	if (!mask)
 		return;
-	if (e->is_const || !(e->slots & w->divergent)) {
+	if (simt_uniform(w, e)) {
 		int64_t v = simt_eval(s, w, __builtin_ctz(mask), e);
 		for (uint32_t m = mask; m; m &= m - 1)
 			out[__builtin_ctz(m)] = v;
 		return;
 	}
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		out[lane] = simt_eval(s, w, lane, e);
-	}
+	enum expr_fault f = EXPR_OK;
+	int lane = expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, &f);
+	if (lane >= 0)
+		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
 {
+	if (simt_uniform(w, e)) {
+		/* One value for every lane: no per-lane evaluation, nothing to compare. */
+		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
+		size_t stride = (size_t)s->k->nslots;
+		int64_t *r = w->regs + slot;
+		for (uint32_t m = mask; m; m &= m - 1)
+			r[(size_t)__builtin_ctz(m) * stride] = u;
+		if (slot < 63) {
+			if (mask == w->live)
+				w->divergent &= ~(1ull << slot);
+			else
+				w->divergent |= 1ull << slot;
+		}
+		return;
+	}
 	int64_t v[32];
 	simt_eval_lanes(s, w, e, mask, v);
 	bool same = true;
@@ -81,14 +96,14 @@ static void settle(const struct sim *s, struct warp *w)
 {
 	if (independent(s)) {
 		while (w->depth > 0 && w->stack[w->depth - 1].mask == 0)
-			w->depth--;
+			simt_mark(w, --w->depth);
 		return;
 	}
 	while (w->depth > 0) {
 		struct simt_entry *top = &w->stack[w->depth - 1];
 		if (top->mask != 0 && top->pc != top->reconv)
 			break;
-		w->depth--;
+		simt_mark(w, --w->depth);
 	}
 	w->cur = w->depth - 1;
 }
@@ -97,27 +112,19 @@ bool simt_runnable(const struct sim *s, const struct warp *w)
 {
 	if (!independent(s))
 		return w->depth > 0 && !w->stack[w->depth - 1].blocked;
-	for (int i = 0; i < w->depth; i++)
-		if (w->stack[i].mask && !w->stack[i].blocked)
-			return true;
-	return false;
+	return w->runnable != 0;
 }
 
-bool simt_pick(const struct sim *s, struct warp *w)
+/* independent: the next runnable group after the current one. */
+bool simt_pick_group(struct warp *w)
 {
-	if (!independent(s)) {
-		w->cur = w->depth - 1;
-		return w->depth > 0 && !w->stack[w->cur].blocked;
-	}
-	/* Round robin from the group after the last one, so no group starves. */
-	for (int n = 1; n <= w->depth; n++) {
-		int i = (w->cur + n) % w->depth;
-		if (w->stack[i].mask && !w->stack[i].blocked) {
-			w->cur = i;
-			return true;
-		}
-	}
-	return false;
+	if (!w->runnable)
+		return false;
+	/* Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur. */
+	int from = w->depth > 0 ? (w->cur + 1) % w->depth : 0;
+	uint64_t after = w->runnable & (~0ull << from);
+	w->cur = __builtin_ctzll(after ? after : w->runnable);
+	return true;
 }
 
 void simt_advance(struct sim *s, struct warp *w)
@@ -157,12 +164,16 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 {
 	struct simt_entry *top = simt_cur(w);
 	uint32_t taken = 0; /* threads whose condition is false: they jump */
-	int64_t cond[32];
-	simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
-	for (uint32_t m = top->mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		if (cond[lane] == 0)
-			taken |= 1u << lane;
+	if (top->mask && simt_uniform(w, &in->e[0])) {
+		taken = simt_eval(s, w, __builtin_ctz(top->mask), &in->e[0]) == 0 ? top->mask : 0;
+	} else {
+		int64_t cond[32];
+		simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
+		for (uint32_t m = top->mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			if (cond[lane] == 0)
+				taken |= 1u << lane;
+		}
 	}
 	int32_t pc = top->pc;
 	top->op_step = 0;
@@ -180,6 +191,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->mask &= ~taken;
 		top->pc = pc + 1;
 		w->stack[slot] = new_entry(in->target, -1, taken);
+		simt_mark(w, slot);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
@@ -192,6 +204,8 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 			w->depth--; /* already the entry that waits at this reconv: reuse it, do not stack a copy */
 		w->stack[w->depth++] = new_entry(in->target, in->reconv, taken);
 		w->stack[w->depth++] = new_entry(pc + 1, in->reconv, fall);
+		simt_mark(w, w->depth - 2);
+		simt_mark(w, w->depth - 1);
 	}
 	settle(s, w);
 }
@@ -210,6 +224,7 @@ void simt_merge(struct sim *s, struct warp *w)
 			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step) {
 				a->mask |= b->mask;
 				b->mask = 0;
+				simt_mark(w, j);
 				if (w->cur == j)
 					w->cur = i;
 			}
@@ -263,6 +278,7 @@ static void release_syncwarp_if_complete(struct sim *s, struct warp *w, uint64_t
 	int cur = w->cur;
 	w->cur = waiting;
 	w->stack[waiting].blocked = WAIT_NONE;
+	simt_mark(w, waiting);
 	simt_syncwarp(s, w, now);
 	if (w->stack[cur].mask)
 		w->cur = cur;
@@ -274,14 +290,17 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	lanes &= w->live;
 	pipe_thread_exits(s, w, lanes);
 	w->live &= ~lanes;
-	for (int i = 0; i < w->depth; i++)
+	for (int i = 0; i < w->depth; i++) {
 		w->stack[i].mask &= ~lanes;
+		simt_mark(w, i);
+	}
 	struct block *b = &s->blocks[w->block];
 	b->live_threads -= (uint32_t)__builtin_popcount(lanes);
 	simt_cur(w)->op_step = 0;
 	settle(s, w);
 	if (w->depth == 0 || w->live == 0) {
 		w->depth = 0;
+		w->runnable = 0;
 		w->done = true;
 		w->done_at = now + 1;
 		warp_set_ready(s, w, NEVER);

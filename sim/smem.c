@@ -5,6 +5,24 @@
 /* Distinct words per bank among the lanes of one phase: the phase's wavefronts. */
 static uint32_t phase_ways(const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
+	/* The usual case first: no bank holds two different words (one wavefront, or none). */
+	uint64_t first[SMEM_BANKS];
+	uint32_t used = 0;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		for (uint32_t w = 0; w < width / 4; w++) {
+			uint64_t word = addr[lane] / 4 + w;
+			uint32_t bank = (uint32_t)(word % SMEM_BANKS);
+			if (!(used >> bank & 1)) {
+				used |= 1u << bank;
+				first[bank] = word;
+			} else if (first[bank] != word) {
+				goto conflict;
+			}
+		}
+	}
+	return used ? 1 : 0;
+conflict:;
 	uint64_t words[SMEM_BANKS][32];
 	uint32_t nwords[SMEM_BANKS] = {0};
 	uint32_t worst = 0;

@@ -58,11 +58,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 	if (expr_compile(&pool, src, &names, &e, err, sizeof err) == 0) {
 		static const int64_t regs[][NSLOTS] = {{0, 0, 0}, {37, 5, -3}, {255, 31, INT64_MAX}, {1, 1, INT64_MIN}};
-		for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+		enum { NREGS = sizeof regs / sizeof regs[0] };
+		int first = -1;
+		enum expr_fault first_fault = EXPR_OK;
+		int64_t want[NREGS];
+		for (size_t i = 0; i < NREGS; i++) {
 			enum expr_fault fault = EXPR_OK;
-			(void)expr_eval(&pool, &e, regs[i], &fault);
+			want[i] = expr_eval(&pool, &e, regs[i], &fault);
 			(void)expr_fault_name(fault);
+			if (fault && first < 0) {
+				first = (int)i;
+				first_fault = fault;
+			}
 		}
+		/* The warp-wide evaluator must agree with the per-thread one, value by value and on the first fault. */
+		int64_t out[32];
+		enum expr_fault fault = EXPR_OK;
+		int got = expr_eval_lanes(&pool, &e, &regs[0][0], NSLOTS, (1u << NREGS) - 1, out, &fault);
+		if (got != first || (got >= 0 && fault != first_fault))
+			abort();
+		for (size_t i = 0; i < NREGS; i++)
+			if (out[i] != want[i])
+				abort();
 	} else {
 		/* The message must be a terminated string. */
 		(void)strlen(err);
