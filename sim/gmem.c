@@ -14,12 +14,15 @@
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64])
 {
 	uint32_t n = 0;
+	uint64_t added = UINT64_MAX; /* out[n - 1]; no sector is numbered this */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint64_t first = addr[lane] / 32, last = (addr[lane] + width - 1) / 32;
+		/* Neighbouring lanes mostly share the sector just added. */
+		if (first == last && first == added)
+			continue;
 		for (uint64_t sec = first; sec <= last; sec++) {
-			/* Neighbouring lanes mostly share the sector just added. */
-			if (n && out[n - 1] == sec)
+			if (sec == added)
 				continue;
 			bool seen = false;
 			for (uint32_t i = 0; i < n; i++)
@@ -28,7 +31,7 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 					break;
 				}
 			if (!seen && n < 64)
-				out[n++] = sec;
+				added = out[n++] = sec;
 		}
 	}
 	return n;
