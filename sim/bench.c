@@ -53,8 +53,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Runs one experiment in a child; its time, peak memory and counts come back through a pipe. */
-static struct sample measure(const char *configs, const char *experiment, const char *const *sets, int nsets)
+/*
+ * Runs one experiment in a child; its time, peak memory and counts come back through a pipe.  With
+ * trace_dir the run records its timeline and writes it as a Chrome trace file there (timed, then removed),
+ * as run --trace does.
+ */
+static struct sample measure_run(const char *configs, const char *experiment, const char *const *sets, int nsets,
+				 const char *trace_dir)
 {
 	struct sample out = {.status = -1};
 	int p[2];
@@ -81,7 +86,17 @@ static struct sample measure(const char *configs, const char *experiment, const 
 		struct diag d;
 		struct sample s = {0};
 		double t0 = now_s();
-		s.status = runner_run(file, st, n, false, e, r, &d);
+		s.status = runner_run(file, st, n, trace_dir != NULL, e, r, &d);
+		if (trace_dir && !s.status && r->trace) {
+			char path[1200];
+			snprintf(path, sizeof path, "%.1000s/trace-%d.json", trace_dir, (int)getpid());
+			FILE *f = fopen(path, "w");
+			if (!f || trace_write_chrome(r->trace, f, experiment, r->clock_ghz))
+				s.status = 2;
+			if (f && fclose(f))
+				s.status = 2;
+			remove(path);
+		}
 		s.seconds = now_s() - t0;
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
@@ -109,12 +124,13 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct sample median_of(const char *configs, const char *exp, const char *const *sets, int nsets, int reps)
+static struct sample median_run(const char *configs, const char *exp, const char *const *sets, int nsets, int reps,
+				const char *trace_dir)
 {
 	double t[32];
 	struct sample s = {0};
 	for (int i = 0; i < reps && i < 32; i++) {
-		s = measure(configs, exp, sets, nsets);
+		s = measure_run(configs, exp, sets, nsets, trace_dir);
 		if (s.status)
 			return s;
 		t[i] = s.seconds;
@@ -122,6 +138,109 @@ static struct sample median_of(const char *configs, const char *exp, const char 
 	qsort(t, (size_t)reps, sizeof t[0], cmp_double);
 	s.seconds = t[reps / 2];
 	return s;
+}
+
+static struct sample median_of(const char *configs, const char *exp, const char *const *sets, int nsets, int reps)
+{
+	return median_run(configs, exp, sets, nsets, reps, NULL);
+}
+
+/* Wall seconds of `smsim sweep FILE -j jobs` (output discarded); negative if it failed. */
+static double time_sweep(const char *self, const char *file, int jobs)
+{
+	char j[16];
+	snprintf(j, sizeof j, "%d", jobs);
+	fflush(NULL);
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(self, self, "sweep", file, "-j", j, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return now_s() - t0;
+}
+
+static double median_sweep(const char *self, const char *file, int jobs, int reps)
+{
+	double t[32];
+	for (int i = 0; i < reps && i < 32; i++)
+		if ((t[i] = time_sweep(self, file, jobs)) < 0)
+			return -1;
+	qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+	return t[reps / 2];
+}
+
+/*
+ * Parallel sweeps and traces: sweep -j 2 against -j 1 (stages x k of with_staging_unified, 20 runs; the
+ * shipped stages_by_compute sweep with --quick), and a run that writes its trace against one that does not.
+ */
+static int bench_sweep_and_trace(const char *self, const char *configs, bool quick, int reps)
+{
+	char dir[] = "/tmp/smsim-bench-XXXXXX";
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "smsim bench: cannot make a temporary directory\n");
+		return 2;
+	}
+	char file[1200], cwd[1024] = "", abs[2200] = "";
+	int rc = 0;
+	if (quick) {
+		snprintf(file, sizeof file, "%.1000s/sweeps/stages_by_compute.json", configs);
+	} else {
+		snprintf(file, sizeof file, "%s/sweep.json", dir);
+		FILE *f = fopen(file, "w");
+		/* the sweep file names its experiment relative to itself, so an absolute path */
+		if (configs[0] == '/')
+			snprintf(abs, sizeof abs, "%.1000s", configs);
+		else if (getcwd(cwd, sizeof cwd))
+			snprintf(abs, sizeof abs, "%.1000s/%.1000s", cwd, configs);
+		if (!f || !abs[0]) {
+			if (f)
+				fclose(f);
+			fprintf(stderr, "smsim bench: cannot write %s\n", file);
+			rc = 2;
+			goto out;
+		}
+		fprintf(f,
+			"{\"sweep\": \"bench\", \"experiment\": \"%s/experiments/with_staging_unified.json\",\n"
+			" \"set\": {\"blocks\": 4, \"batch_sz\": 128, \"check.dataflow\": 0},\n"
+			" \"vary\": {\"stages\": [1, 2, 3, 4], \"k\": [0, 32, 128, 256, 512]}}\n",
+			abs);
+		fclose(f);
+	}
+	double j1 = median_sweep(self, file, 1, reps), j2 = median_sweep(self, file, 2, reps);
+	if (j1 <= 0 || j2 <= 0) {
+		fprintf(stderr, "smsim bench: sweep %s failed\n", file);
+		rc = 2;
+		goto out;
+	}
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	printf("\nsweep (%s, %s): -j 1 %.3f s, -j 2 %.3f s: ratio %.2f (target <= 0.60 on %ld cores)\n",
+	       quick ? "stages_by_compute" : "with_staging_unified 4 stages x 5 k, 128 batches", "median wall time", j1,
+	       j2, j2 / j1, cores);
+	const char *sets[] = {"blocks=4", "k=64", quick ? "batch_sz=256" : "batch_sz=1024"};
+	struct sample plain = median_run(configs, "with_staging_unified", sets, 3, reps, NULL);
+	struct sample traced = median_run(configs, "with_staging_unified", sets, 3, reps, dir);
+	if (plain.status || traced.status) {
+		fprintf(stderr, "smsim bench: trace run failed\n");
+		rc = 2;
+		goto out;
+	}
+	printf("trace (with_staging_unified, %s): without %.3f s, with --trace %.3f s: ratio %.2f (target <= 3), "
+	       "peak %.1f MiB vs %.1f MiB\n",
+	       sets[2], plain.seconds, traced.seconds, traced.seconds / plain.seconds, traced.maxrss_kb / 1024.0,
+	       plain.maxrss_kb / 1024.0);
+out:
+	if (!quick)
+		remove(file);
+	rmdir(dir);
+	return rc;
 }
 
 static int callgrind(const char *self, const char *configs)
@@ -229,6 +348,9 @@ int cmd_bench(int argc, char **argv, const char *self)
 			base = per;
 		printf("  %-14s %2d warps  %8.4f s/M  ratio %.2f\n", blocks[i], 8 << i, per, per / base);
 	}
+	int rc = bench_sweep_and_trace(self, configs, quick, reps);
+	if (rc)
+		return rc;
 	if (use_callgrind)
 		return callgrind(self, configs);
 	return 0;

@@ -126,13 +126,15 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	int64_t sidx[32], nbytes[32], dsti[32], srci[32];
 	uint32_t lanes = 0;
 	int64_t rounds = 0;
-	simt_eval_lanes(s, w, &in->e[0], mask, nbytes);
-	simt_eval_lanes(s, w, &in->dst.index, mask, dsti);
-	simt_eval_lanes(s, w, &in->src.index, mask, srci);
+	/* Warp-uniform operands (the usual case) stay one value instead of 32 copies. */
+	int64_t ubytes, udst, usrc;
+	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
+	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
+	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		int64_t r = in->group == GROUP_BLOCK ? (int64_t)(w->in_block * 32 + (uint32_t)lane) : 0;
-		int64_t bytes = nbytes[lane];
+		int64_t bytes = uni_bytes ? ubytes : nbytes[lane];
 		if (bytes < 0) {
 			sim_fail(s, DIAG_INPUT, w, "memcpy_async of %lld bytes", (long long)bytes);
 			return true;
@@ -143,7 +145,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		if ((int64_t)round >= n)
 			continue;
 		int64_t off = r * c + (int64_t)round * group * c;
-		int64_t di = dsti[lane], si = srci[lane];
+		int64_t di = uni_dst ? udst : dsti[lane], si = uni_src ? usrc : srci[lane];
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
 		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
@@ -156,7 +158,8 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		}
 		gaddr[lane] = src->base + sbyte;
 		saddr[lane] = dst->base + dbyte;
-		sidx[lane] = (int64_t)(sbyte / src->elem_bytes);
+		if (s->checks)
+			sidx[lane] = (int64_t)(sbyte / src->elem_bytes); /* for the dataflow checks only */
 		lanes |= 1u << lane;
 	}
 	if (lanes) {

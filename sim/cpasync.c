@@ -23,15 +23,6 @@ void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uin
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
 
-void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land)
-{
-	struct cpa_thread *t = thread_of(s, w, lane);
-	*first = t->open_first;
-	*land = t->open_land;
-	t->open_first = NEVER;
-	t->open_land = 0;
-}
-
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->last_land; }
 
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)

@@ -46,25 +46,32 @@ static bool overhead_done(struct warp *w, int64_t slots)
 	return true;
 }
 
-static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
-			    uint32_t mask, uint64_t addr[32])
+/* Each lane's byte address of ref[index + elem] (elem may be NULL: 0); a lane outside the buffer fails. */
+static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem, uint32_t mask,
+		       uint64_t addr[32], const char *verb)
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
-	int64_t base[32], off[32] = {0};
-	simt_eval_lanes(s, w, &ref->index, mask, base);
-	if (elem)
-		simt_eval_lanes(s, w, elem, mask, off);
+	int64_t base[32], off[32], ubase, uoff = 0;
+	/* Warp-uniform parts (the index, usually) stay one value. */
+	bool uni_base = simt_eval_some(s, w, &ref->index, mask, &ubase, base);
+	bool uni_off = !elem || simt_eval_some(s, w, elem, mask, &uoff, off);
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		int64_t idx = base[lane] + off[lane];
+		int64_t idx = (uni_base ? ubase : base[lane]) + (uni_off ? uoff : off[lane]);
 		if (idx < 0 || (uint64_t)idx >= b->elems) {
-			sim_fail(s, DIAG_INPUT, w, "thread %u reads %s[%lld], outside its %llu elements",
-				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
+			sim_fail(s, DIAG_INPUT, w, "thread %u %s %s[%lld], outside its %llu elements",
+				 w->in_block * 32 + (unsigned)lane, verb, b->name, (long long)idx,
 				 (unsigned long long)b->elems);
 			idx = 0;
 		}
 		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
 	}
+}
+
+static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
+			    uint32_t mask, uint64_t addr[32])
+{
+	lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
 /* A shared-memory access through the SM's shared-memory port; returns when its data is back. */
@@ -86,21 +93,7 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
 	uint64_t addr[32];
-	int64_t base[32], off[32] = {0};
-	simt_eval_lanes(s, w, &ref->index, mask, base);
-	if (elem)
-		simt_eval_lanes(s, w, elem, mask, off);
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		int64_t idx = base[lane] + off[lane];
-		if (idx < 0 || (uint64_t)idx >= b->elems) {
-			sim_fail(s, DIAG_INPUT, w, "thread %u writes %s[%lld], outside its %llu elements",
-				 w->in_block * 32 + (unsigned)lane, b->name, (long long)idx,
-				 (unsigned long long)b->elems);
-			idx = 0;
-		}
-		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
-	}
+	lane_addrs(s, w, ref, elem, mask, addr, "writes");
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
 	gmem_write(s, now, n);

@@ -14,12 +14,31 @@
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64])
 {
 	uint32_t n = 0;
+	/*
+	 * A run of lanes at consecutive addresses (width apart) covers one range
+	 * of sectors, which the search below would list in increasing order.
+	 */
+	if (mask && width && ((mask >> __builtin_ctz(mask)) & ((mask >> __builtin_ctz(mask)) + 1)) == 0) {
+		int l0 = __builtin_ctz(mask), l1 = 31 - __builtin_clz(mask);
+		bool run = true;
+		for (int l = l0 + 1; l <= l1 && run; l++)
+			run = addr[l] == addr[l0] + (uint64_t)(l - l0) * width;
+		if (run) {
+			uint64_t first = addr[l0] / 32, last = (addr[l1] + width - 1) / 32;
+			for (uint64_t sec = first; sec <= last && n < 64; sec++)
+				out[n++] = sec;
+			return n;
+		}
+	}
+	uint64_t added = UINT64_MAX; /* out[n - 1]; no sector is numbered this */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint64_t first = addr[lane] / 32, last = (addr[lane] + width - 1) / 32;
+		/* Neighbouring lanes mostly share the sector just added. */
+		if (first == last && first == added)
+			continue;
 		for (uint64_t sec = first; sec <= last; sec++) {
-			/* Neighbouring lanes mostly share the sector just added. */
-			if (n && out[n - 1] == sec)
+			if (sec == added)
 				continue;
 			bool seen = false;
 			for (uint32_t i = 0; i < n; i++)
@@ -28,7 +47,7 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 					break;
 				}
 			if (!seen && n < 64)
-				out[n++] = sec;
+				added = out[n++] = sec;
 		}
 	}
 	return n;

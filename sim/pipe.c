@@ -44,12 +44,15 @@ int pipe_setup(struct sim *s, struct block *b)
 		pb->decl = pd;
 		pb->role = calloc(n, 1);
 		pb->quit = calloc(n, 1);
+		pb->may_produce = calloc((n + 31) / 32, sizeof *pb->may_produce);
+		pb->may_consume = calloc((n + 31) / 32, sizeof *pb->may_consume);
 		pb->waiting = calloc(n, 1);
 		pb->head = calloc(n, sizeof *pb->head);
 		pb->tail = calloc(n, sizeof *pb->tail);
 		pb->seen = calloc(n, sizeof *pb->seen);
 		pb->ring = malloc(pd->stages * sizeof *pb->ring);
-		if (!pb->role || !pb->quit || !pb->waiting || !pb->head || !pb->tail || !pb->seen || !pb->ring)
+		if (!pb->role || !pb->quit || !pb->may_produce || !pb->may_consume || !pb->waiting || !pb->head ||
+		    !pb->tail || !pb->seen || !pb->ring)
 			return -1;
 		for (uint32_t st = 0; st < pd->stages; st++)
 			pb->ring[st] = (struct batch_rec){.seq = NEVER};
@@ -86,6 +89,8 @@ void pipe_free(struct sim *s, struct block *b)
 		struct pipe_block *pb = &b->pipes[i];
 		free(pb->role);
 		free(pb->quit);
+		free(pb->may_produce);
+		free(pb->may_consume);
 		free(pb->waiting);
 		free(pb->head);
 		free(pb->tail);
@@ -124,9 +129,22 @@ static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 	return true;
 }
 
+/* Thread t's role or quit changed: its bits in may_produce and may_consume follow. */
+static void note_role(struct pipe_block *pb, uint32_t t)
+{
+	uint32_t bit = 1u << (t % 32);
+	bool live = !pb->quit[t];
+	pb->may_produce[t / 32] = (pb->may_produce[t / 32] & ~bit) | (live && (pb->role[t] & ROLE_PRODUCER) ? bit : 0);
+	pb->may_consume[t / 32] = (pb->may_consume[t / 32] & ~bit) | (live && (pb->role[t] & ROLE_CONSUMER) ? bit : 0);
+}
+
 /* Program errors: a thread using the half of a partitioned pipeline that is not its role. */
 static bool check_role(struct sim *s, struct warp *w, struct pipe_block *pb, uint8_t need, const char *call)
 {
+	/* Every lane in role and not quit: the usual case, one mask test (need is one role bit). */
+	uint32_t ok = need == ROLE_PRODUCER ? pb->may_produce[w->in_block] : pb->may_consume[w->in_block];
+	if (!(simt_mask(w) & ~ok))
+		return true;
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		if (pb->quit[t]) {
@@ -162,6 +180,7 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			pb->consumers += (role & ROLE_CONSUMER) != 0;
 		}
 		pb->role[t] = role;
+		note_role(pb, t);
 	}
 	pb->made = true;
 	if (!block_scope(pb))
@@ -207,8 +226,13 @@ struct arrivals {
 	int n;
 };
 
-static void add_arrival(struct arrivals *a, uint32_t bar, uint64_t at)
+static inline void add_arrival(struct arrivals *a, uint32_t bar, uint64_t at)
 {
+	/* Pairs are unique, so the one just added, when it matches, is the one the search would find. */
+	if (a->n && a->bar[a->n - 1] == bar && a->at[a->n - 1] == at) {
+		a->count[a->n - 1]++;
+		return;
+	}
 	for (int i = 0; i < a->n; i++)
 		if (a->bar[i] == bar && a->at[i] == at) {
 			a->count[i]++;
@@ -259,17 +283,26 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		cpa_commit(s, w, mask);
 		return true;
 	}
-	struct arrivals a = {.n = 0};
+	struct arrivals a;
+	a.n = 0;
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	struct cpa_thread *ct = &s->blocks[w->block].cpa[tid_of(w, 0)];
+	uint32_t last_h = 0;
+	struct batch_rec *r = NULL; /* the record of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
 		uint32_t h = pb->head[t]++;
-		uint64_t first, land;
-		cpa_take_open(s, w, lane, &first, &land);
+		/* the thread's open cp.async batch closes: its copies are the stage's */
+		uint64_t first = ct[lane].open_first, land = ct[lane].open_land;
+		ct[lane].open_first = NEVER;
+		ct[lane].open_land = 0;
 		/* cp.async.mbarrier.arrive: the arrival happens when the thread's copies have landed. */
 		add_arrival(&a, pb->produced + h % S, land > soonest ? land : soonest);
-		struct batch_rec *r = batch_for(s, pb, h);
+		if (!r || h != last_h) {
+			r = batch_for(s, pb, h);
+			last_h = h;
+		}
 		if (first < r->first_issue)
 			r->first_issue = first;
 		if (land > r->last_land)
@@ -329,9 +362,15 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		uint32_t pending = pb->head[t] - pb->tail[t];
 		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
 	}
+	uint32_t checked = 0;
+	bool any = false; /* tail value `checked` already found complete: lanes mostly share it */
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
+		if (any && t == checked)
+			continue;
 		uint32_t bar = pb->produced + t % S;
+		any = true;
+		checked = t;
 		if (!mbar_phase_done(&s->mbars[bar], t / S)) {
 			sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
 			mbar_wait_on(s, w, bar);
@@ -365,7 +404,8 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_release"))
 		return true;
 	uint32_t S = pb->decl->stages;
-	struct arrivals a = {.n = 0};
+	struct arrivals a;
+	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));
@@ -413,6 +453,7 @@ bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			return true;
 		}
 		pb->quit[t] = 1;
+		note_role(pb, t);
 		pb->refcount--;
 		s->rep->quits++;
 		if (!block_scope(pb) || s->m->quit == QUIT_LIBCUDACXX)

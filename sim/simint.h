@@ -143,6 +143,8 @@ struct pipe_block {
 	int64_t refcount;    /* libcudacxx: threads still in the pipeline */
 	uint8_t *role;       /* per thread: ROLE_* bits; 0 before make_pipeline */
 	uint8_t *quit;       /* per thread: left with quit() */
+	uint32_t *may_produce; /* per warp of the block: lanes whose thread is a producer and has not quit */
+	uint32_t *may_consume; /* ... a consumer and has not quit */
 	uint8_t *waiting;    /* per thread: a consumer_wait completed, not yet released */
 	uint32_t *head;      /* per thread: commits so far */
 	uint32_t *tail;      /* per thread: releases so far */
@@ -280,6 +282,8 @@ static inline bool simt_uniform(const struct warp *w, const struct expr *e)
 }
 /* Evaluates for every lane in mask, once for the warp when nothing it reads differs between lanes. */
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32]);
+/* As simt_eval_lanes, but a warp-uniform value is only stored in *uni (true is returned, out is untouched). */
+bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32]);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
@@ -343,7 +347,6 @@ void pipe_finish_stats(struct sim *s);
 /* Copies by the lanes issued now that land at land. */
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
-void cpa_take_open(struct sim *s, const struct warp *w, int lane, uint64_t *first, uint64_t *land);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);
 /* The cycle the warp's threads in mask may go on; records each thread's over-wait. */

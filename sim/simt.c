@@ -44,6 +44,16 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
+bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32])
+{
+	if (mask && simt_uniform(w, e)) {
+		*uni = simt_eval(s, w, __builtin_ctz(mask), e);
+		return true;
+	}
+	simt_eval_lanes(s, w, e, mask, out);
+	return false;
+}
+
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
 {
 	if (simt_uniform(w, e)) {

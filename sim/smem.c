@@ -47,6 +47,18 @@ conflict:;
 	return worst;
 }
 
+/* Whether lane l's address is addr[lowest lane] + (l - lowest) * width for every lane in mask. */
+static bool consecutive(const uint64_t addr[32], uint32_t mask, uint32_t width)
+{
+	int l0 = __builtin_ctz(mask);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		if (addr[l] != addr[l0] + (uint64_t)(l - l0) * width)
+			return false;
+	}
+	return true;
+}
+
 struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
 	struct smem_cost c = {0, 0};
@@ -54,6 +66,18 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 		width = 4;
 	/* 8-byte accesses run as 2 half-warp phases, 16-byte ones as 4 quarter-warp phases. */
 	uint32_t lanes_per_phase = width >= 16 ? 8 : width == 8 ? 16 : 32;
+	/*
+	 * Lanes at consecutive addresses (4, 8 or 16 bytes apart) touch at most
+	 * 32 consecutive words per phase, one per bank: one wavefront for each
+	 * phase with a lane in it.
+	 */
+	if (mask && (width == 4 || width == 8 || width == 16) && consecutive(addr, mask, width)) {
+		for (uint32_t first = 0; first < 32; first += lanes_per_phase)
+			if (lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first))
+				c.wavefronts++;
+		c.ways = 1;
+		return c;
+	}
 	for (uint32_t first = 0; first < 32; first += lanes_per_phase) {
 		uint32_t phase_mask = lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first);
 		if (!phase_mask)

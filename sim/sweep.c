@@ -224,9 +224,47 @@ static void progress(const struct sweep *sw, int done)
 		fprintf(stderr, "\rsmsim sweep %s: %d/%d runs%s", sw->name, done, sw->runs, done == sw->runs ? "\n" : "");
 }
 
-/* Runs every index; with jobs > 1 in worker processes that send their results back through pipes. */
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *b = buf;
+	while (len) {
+		ssize_t n = write(fd, b, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		b += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+	char *b = buf;
+	while (len) {
+		ssize_t n = read(fd, b, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		b += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * Runs every index; with jobs > 1 in worker processes.  Work is handed out
+ * one run at a time: a worker reads the index of its next run from its
+ * command pipe, and is sent another when its result comes back, so a few
+ * long runs do not leave the other workers idle (a fixed split by index
+ * would, when the costly values fall on one worker's share).
+ */
 static int run_all(const struct sweep *sw, int jobs, struct result *res)
 {
+	if (jobs > sw->runs)
+		jobs = sw->runs;
 	if (jobs <= 1) {
 		for (int i = 0; i < sw->runs; i++) {
 			run_one(sw, i, &res[i]);
@@ -234,44 +272,54 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 		}
 		return 0;
 	}
-	int fds[MAX_WORKERS];
+	int fds[MAX_WORKERS], cmd[MAX_WORKERS];
 	pid_t pids[MAX_WORKERS];
+	int started = 0, next = 0, bad = 0;
 	for (int w = 0; w < jobs; w++) {
-		int p[2];
+		int p[2], c[2];
 		if (pipe(p))
 			return -1;
+		if (pipe(c)) {
+			close(p[0]);
+			close(p[1]);
+			return -1;
+		}
 		fflush(NULL);
 		pid_t pid = fork();
 		if (pid < 0)
 			return -1;
 		if (pid == 0) {
 			close(p[0]);
-			for (int i = w; i < sw->runs; i += jobs) {
+			close(c[1]);
+			for (int i = 0; i < w; i++)
+				close(cmd[i]); /* the other workers' command pipes stay the parent's alone */
+			int32_t index;
+			while (read_all(c[0], &index, sizeof index) && index >= 0) {
 				struct result r;
-				run_one(sw, i, &r);
-				const char *b = (const char *)&r;
-				size_t left = sizeof r;
-				while (left) {
-					ssize_t n = write(p[1], b, left);
-					if (n < 0 && errno == EINTR)
-						continue;
-					if (n <= 0)
-						_exit(1);
-					b += n;
-					left -= (size_t)n;
-				}
+				run_one(sw, index, &r);
+				if (!write_all(p[1], &r, sizeof r))
+					_exit(1);
 			}
 			_exit(0);
 		}
 		close(p[1]);
+		close(c[0]);
 		fds[w] = p[0];
+		cmd[w] = c[1];
 		pids[w] = pid;
+		started++;
+	}
+	/* One run each to start with. */
+	for (int w = 0; w < jobs; w++) {
+		int32_t index = next < sw->runs ? next++ : -1;
+		if (!write_all(cmd[w], &index, sizeof index))
+			bad = 1;
 	}
 	struct pollfd pfd[MAX_WORKERS];
 	size_t got[MAX_WORKERS] = {0};
 	struct result partial[MAX_WORKERS];
-	int open = jobs, done = 0, bad = 0;
-	while (open) {
+	int open = jobs, done = 0;
+	while (open && !bad) {
 		for (int w = 0; w < jobs; w++)
 			pfd[w] = (struct pollfd){.fd = fds[w], .events = POLLIN};
 		if (poll(pfd, (nfds_t)jobs, -1) < 0) {
@@ -300,10 +348,22 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 					res[partial[w].index] = partial[w];
 					progress(sw, ++done);
 				}
+				/* Its next run, or -1: no more. */
+				int32_t index = next < sw->runs ? next++ : -1;
+				if (cmd[w] >= 0 && !write_all(cmd[w], &index, sizeof index))
+					bad = 1;
+				if (index < 0 && cmd[w] >= 0) {
+					close(cmd[w]);
+					cmd[w] = -1;
+				}
 			}
 		}
 	}
-	for (int w = 0; w < jobs; w++) {
+	for (int w = 0; w < started; w++) {
+		if (cmd[w] >= 0)
+			close(cmd[w]);
+		if (fds[w] >= 0)
+			close(fds[w]);
 		int st;
 		waitpid(pids[w], &st, 0);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)

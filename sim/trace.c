@@ -1,5 +1,8 @@
 #include "trace.h"
 
+#include "../isa/diag.h"
+
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +39,7 @@ void trace_free(struct trace *t)
 	free(t);
 }
 
-static struct trace_span *grow(struct trace *t, struct trace_track *tr)
+static inline struct trace_span *grow(struct trace *t, struct trace_track *tr)
 {
 	if (tr->n == tr->cap) {
 		uint32_t cap = tr->cap ? tr->cap * 2 : 64;
@@ -51,15 +54,8 @@ static struct trace_span *grow(struct trace *t, struct trace_track *tr)
 	return &tr->spans[tr->n++];
 }
 
-void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end)
+void trace_warp_span(struct trace *t, struct trace_track *tr, enum stall cause, uint64_t begin, uint64_t end)
 {
-	if (!t || end <= begin || warp >= t->nwarps)
-		return;
-	struct trace_track *tr = &t->warps[warp];
-	if (tr->n && tr->spans[tr->n - 1].what == (uint32_t)cause && tr->spans[tr->n - 1].end == begin) {
-		tr->spans[tr->n - 1].end = end;
-		return;
-	}
 	struct trace_span *s = grow(t, tr);
 	if (s)
 		*s = (struct trace_span){begin, end, (uint32_t)cause};
@@ -93,8 +89,121 @@ static int by_cycle(const void *a, const void *b)
 	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
 }
 
+/*
+ * The file is tens of megabytes of short records: they are formatted by
+ * hand into a buffer and written in large blocks, at a small fraction of
+ * fprintf's cost per field (the bytes are the same).
+ */
+struct obuf {
+	FILE *f;
+	size_t n;
+	char buf[1 << 16];
+};
+
+static void ob_flush(struct obuf *o)
+{
+	if (o->n)
+		fwrite(o->buf, 1, o->n, o->f);
+	o->n = 0;
+}
+
+static inline void ob_mem(struct obuf *o, const char *s, size_t n)
+{
+	if (n > sizeof o->buf - o->n) {
+		ob_flush(o);
+		if (n > sizeof o->buf) {
+			fwrite(s, 1, n, o->f);
+			return;
+		}
+	}
+	memcpy(o->buf + o->n, s, n);
+	o->n += n;
+}
+
+static inline void ob_str(struct obuf *o, const char *s) { ob_mem(o, s, strlen(s)); }
+
+/* The hot loops make room for a whole record first, then write it unchecked. */
+enum { OB_RECORD = 512 };
+
+static inline char *ob_room(struct obuf *o)
+{
+	if (sizeof o->buf - o->n < OB_RECORD)
+		ob_flush(o);
+	return o->buf + o->n;
+}
+
+static inline char *put_mem(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define PUT_LIT(p, lit) put_mem((p), (lit), sizeof(lit) - 1)
+
+/* Copies n <= 32 bytes from s, which must have 32 readable bytes (the record has room for the rest). */
+static inline char *put_short(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, 32);
+	return p + n;
+}
+
+static const char digits2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+			       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+			       "8081828384858687888990919293949596979899";
+
+/* Decimal, two digits at a time, copied as a fixed 20 bytes (the record has room). */
+static inline char *put_u64(char *p, uint64_t v)
+{
+	char tmp[40] = {0};
+	int i = 20;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		tmp[--i] = digits2[d + 1];
+		tmp[--i] = digits2[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = digits2[v * 2 + 1];
+		tmp[--i] = digits2[v * 2];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	memcpy(p, tmp + i, 20);
+	return p + (20 - i);
+}
+
+static inline void ob_u64(struct obuf *o, uint64_t v)
+{
+	char *p = ob_room(o);
+	o->n = (size_t)(put_u64(p, v) - o->buf);
+}
+
+static inline void ob_i64(struct obuf *o, int64_t v)
+{
+	if (v < 0) {
+		ob_mem(o, "-", 1);
+		ob_u64(o, 0 - (uint64_t)v);
+	} else {
+		ob_u64(o, (uint64_t)v);
+	}
+}
+
+/* printf-style, for the few records with real numbers. */
+static void ob_printf(struct obuf *o, const char *fmt, ...) DIAG_PRINTF(2, 3);
+
+static void ob_printf(struct obuf *o, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		ob_mem(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
 /* A counter track: the running sum of the deltas, one event per cycle it changes. */
-static void write_counter(FILE *out, const struct trace_series *c, const char *name, int pid, bool *first)
+static void write_counter(struct obuf *out, const struct trace_series *c, const char *name, int pid, bool *first)
 {
 	if (!c->n)
 		return;
@@ -109,15 +218,22 @@ static void write_counter(FILE *out, const struct trace_series *c, const char *n
 		v += d[i].delta;
 		if (i + 1 < c->n && d[i + 1].cycle == d[i].cycle)
 			continue;
-		fprintf(out, "%s\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"%s\",\"ts\":%llu,\"args\":{\"value\":%lld}}",
-			*first ? "" : ",", pid, name, (unsigned long long)d[i].cycle, (long long)v);
+		ob_str(out, *first ? "\n{\"ph\":\"C\",\"pid\":" : ",\n{\"ph\":\"C\",\"pid\":");
+		ob_i64(out, pid);
+		ob_str(out, ",\"name\":\"");
+		ob_str(out, name);
+		ob_str(out, "\",\"ts\":");
+		ob_u64(out, d[i].cycle);
+		ob_str(out, ",\"args\":{\"value\":");
+		ob_i64(out, v);
+		ob_str(out, "}}");
 		*first = false;
 	}
 	free(d);
 }
 
 /* DRAM traffic as bytes per cycle over windows of 256 cycles. */
-static void write_dram(FILE *out, const struct trace_series *c, int pid, bool *first)
+static void write_dram(struct obuf *out, const struct trace_series *c, int pid, bool *first)
 {
 	enum { WINDOW = 256 };
 	if (!c->n)
@@ -132,63 +248,106 @@ static void write_dram(FILE *out, const struct trace_series *c, int pid, bool *f
 		int64_t bytes = 0;
 		while (i < c->n && d[i].cycle / WINDOW == w)
 			bytes += d[i++].delta;
-		fprintf(out, "%s\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"DRAM bytes/cycle\",\"ts\":%llu,\"args\":{\"value\":%.3f}}",
-			*first ? "" : ",", pid, (unsigned long long)(w * WINDOW), (double)bytes / WINDOW);
+		ob_printf(out, "%s\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"DRAM bytes/cycle\",\"ts\":%llu,\"args\":{\"value\":%.3f}}",
+			  *first ? "" : ",", pid, (unsigned long long)(w * WINDOW), (double)bytes / WINDOW);
 		*first = false;
 		uint64_t next = i < c->n ? d[i].cycle / WINDOW : w + 2;
 		if (next > w + 1) {
-			fprintf(out, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"DRAM bytes/cycle\",\"ts\":%llu,\"args\":{\"value\":0}}",
-				pid, (unsigned long long)((w + 1) * WINDOW));
+			ob_printf(out, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"DRAM bytes/cycle\",\"ts\":%llu,\"args\":{\"value\":0}}",
+				  pid, (unsigned long long)((w + 1) * WINDOW));
 		}
 	}
 	free(d);
 }
 
-int trace_write_chrome(const struct trace *t, FILE *out, const char *title, double clock_ghz)
+int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double clock_ghz)
 {
 	enum { PID_WARPS = 1, PID_COPIES = 2, PID_COUNTERS = 3 };
-	fprintf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":\"%s\",\"time_unit\":\"1 us in the viewer = 1 SM "
-		     "cycle\",\"clock_ghz\":%.3f,\"cycles\":%llu},\n\"traceEvents\":[",
-		title, clock_ghz, (unsigned long long)t->end);
+	struct obuf *out = malloc(sizeof *out);
+	if (!out)
+		return -1;
+	out->f = f;
+	out->n = 0;
+	ob_printf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":\"");
+	ob_str(out, title);
+	ob_printf(out, "\",\"time_unit\":\"1 us in the viewer = 1 SM cycle\",\"clock_ghz\":%.3f,\"cycles\":%llu},\n\"traceEvents\":[",
+		  clock_ghz, (unsigned long long)t->end);
 	bool first = true;
 	static const char *const procs[] = {"", "warps", "copy engine (per stage)", "counters"};
 	for (int p = PID_WARPS; p <= PID_COUNTERS; p++) {
-		fprintf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"%s\"}}",
-			first ? "" : ",", p, procs[p]);
-		fprintf(out, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", p, p);
+		ob_printf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"%s\"}}",
+			  first ? "" : ",", p, procs[p]);
+		ob_printf(out, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", p, p);
 		first = false;
+	}
+	/* The stall names padded to 32 bytes for put_short (each is far shorter). */
+	char key[STALL_COUNT][32] = {{0}};
+	size_t keylen[STALL_COUNT];
+	for (int c = 0; c < STALL_COUNT; c++) {
+		keylen[c] = strlen(stall_key[c]);
+		if (keylen[c] > sizeof key[c])
+			keylen[c] = sizeof key[c];
+		memcpy(key[c], stall_key[c], keylen[c]);
 	}
 	for (uint32_t w = 0; w < t->nwarps; w++) {
 		const struct trace_track *tr = &t->warps[w];
-		fprintf(out, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
-			PID_WARPS, w, tr->name);
-		fprintf(out, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}",
-			PID_WARPS, w, w);
+		ob_str(out, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
+		ob_u64(out, w);
+		ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
+		ob_str(out, tr->name);
+		ob_str(out, "\"}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
+		ob_u64(out, w);
+		ob_str(out, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+		ob_u64(out, w);
+		ob_str(out, "}}");
+		/* ",\n{...\"tid\":W,\"name\":\"" is the same for every span of the warp */
+		char head[64] = {0};
+		int hn = snprintf(head, sizeof head, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"name\":\"", PID_WARPS, w);
 		for (uint32_t i = 0; i < tr->n; i++) {
 			const struct trace_span *s = &tr->spans[i];
-			fprintf(out, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"name\":\"%s\",\"cat\":\"warp\",\"ts\":%llu,\"dur\":%llu}",
-				PID_WARPS, w, stall_key[s->what], (unsigned long long)s->begin,
-				(unsigned long long)(s->end - s->begin));
+			char *p = ob_room(out);
+			memcpy(p, head, sizeof head); /* whole, for a fixed-size copy; hn bytes count */
+			p += hn;
+			p = put_short(p, key[s->what], keylen[s->what]);
+			p = PUT_LIT(p, "\",\"cat\":\"warp\",\"ts\":");
+			p = put_u64(p, s->begin);
+			p = PUT_LIT(p, ",\"dur\":");
+			p = put_u64(p, s->end - s->begin);
+			*p++ = '}';
+			out->n = (size_t)(p - out->buf);
 		}
 	}
 	for (uint32_t c = 0; c < t->ncopies; c++) {
 		const struct trace_track *tr = &t->copies[c];
 		if (!tr->n)
 			continue;
-		fprintf(out, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
-			PID_COPIES, c, tr->name);
+		ob_str(out, ",\n{\"ph\":\"M\",\"pid\":2,\"tid\":");
+		ob_u64(out, c);
+		ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
+		ob_str(out, tr->name);
+		ob_str(out, "\"}}");
 		for (uint32_t i = 0; i < tr->n; i++) {
 			const struct trace_span *s = &tr->spans[i];
-			fprintf(out,
-				",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"name\":\"%s batch %u\",\"cat\":\"copy\",\"ts\":%llu,"
-				"\"dur\":%llu,\"args\":{\"batch\":%u}}",
-				PID_COPIES, c, tr->name, s->what, (unsigned long long)s->begin,
-				(unsigned long long)(s->end - s->begin), s->what);
+			ob_str(out, ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":");
+			ob_u64(out, c);
+			ob_str(out, ",\"name\":\"");
+			ob_str(out, tr->name);
+			ob_str(out, " batch ");
+			ob_u64(out, s->what);
+			ob_str(out, "\",\"cat\":\"copy\",\"ts\":");
+			ob_u64(out, s->begin);
+			ob_str(out, ",\"dur\":");
+			ob_u64(out, s->end - s->begin);
+			ob_str(out, ",\"args\":{\"batch\":");
+			ob_u64(out, s->what);
+			ob_str(out, "}}");
 		}
 	}
 	write_counter(out, &t->inflight, "bytes in flight", PID_COUNTERS, &first);
 	write_counter(out, &t->stages, "stages full", PID_COUNTERS, &first);
 	write_dram(out, &t->dram, PID_COUNTERS, &first);
-	fprintf(out, "\n]}\n");
-	return ferror(out) ? -1 : 0;
+	ob_str(out, "\n]}\n");
+	ob_flush(out);
+	free(out);
+	return ferror(f) ? -1 : 0;
 }

@@ -52,7 +52,19 @@ struct trace {
 
 struct trace *trace_new(uint32_t nwarps, uint32_t ncopy_tracks);
 void trace_free(struct trace *t);
-void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end);
+void trace_warp_span(struct trace *t, struct trace_track *tr, enum stall cause, uint64_t begin, uint64_t end);
+/* A span of the warp's timeline; it extends the last one when that has the same cause and ends at begin. */
+static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end)
+{
+	if (!t || end <= begin || warp >= t->nwarps)
+		return;
+	struct trace_track *tr = &t->warps[warp];
+	if (tr->n && tr->spans[tr->n - 1].what == (uint32_t)cause && tr->spans[tr->n - 1].end == begin) {
+		tr->spans[tr->n - 1].end = end;
+		return;
+	}
+	trace_warp_span(t, tr, cause, begin, end);
+}
 void trace_copy(struct trace *t, uint32_t track, uint32_t seq, uint64_t begin, uint64_t end);
 void trace_count(struct trace_series *c, uint64_t cycle, int64_t delta);
 /* Chrome trace-event JSON; returns -1 on a write error. */

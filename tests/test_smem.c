@@ -249,3 +249,21 @@ Test(smem, random_addresses_match_reference)
 		check(a, mask, width, "random");
 	}
 }
+
+/* Lanes at consecutive addresses (the fast path), aligned or not, with gaps in the mask. */
+Test(smem, consecutive_lanes_match_reference)
+{
+	static const uint32_t masks[] = {0xffffffffu, 0x0000ffffu, 0xffff0000u, 0x00ff00ffu, 0x80000001u, 0x7ffffffeu, 1u};
+	static const uint32_t widths[] = {4, 8, 16};
+	static const uint64_t bases[] = {0, 4, 8, 12, 124, 4096 + 20};
+	uint64_t a[32];
+	for (size_t wi = 0; wi < 3; wi++)
+		for (size_t bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+			for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+				for (uint32_t lane = 0; lane < 32; lane++)
+					a[lane] = bases[bi] + (uint64_t)lane * widths[wi];
+				check(a, masks[mi], widths[wi], "consecutive");
+				a[31] += 4; /* one lane off the run: the general path */
+				check(a, masks[mi], widths[wi], "consecutive but the last lane");
+			}
+}
