@@ -61,8 +61,13 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
 		size_t stride = (size_t)s->k->nslots;
 		int64_t *r = w->regs + slot;
-		for (uint32_t m = mask; m; m &= m - 1)
-			r[(size_t)__builtin_ctz(m) * stride] = u;
+		if (mask == 0xffffffffu) {
+			for (int lane = 0; lane < 32; lane++)
+				r[(size_t)lane * stride] = u;
+		} else {
+			for (uint32_t m = mask; m; m &= m - 1)
+				r[(size_t)__builtin_ctz(m) * stride] = u;
+		}
 		if (slot < 63) {
 			if (mask == w->live)
 				w->divergent &= ~(1ull << slot);
