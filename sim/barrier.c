@@ -55,7 +55,8 @@ int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint3
 	const struct barrier_decl *bd = &s->k->bars[in->bar];
 	uint32_t mask = simt_mask(w);
 	int64_t idx = simt_eval(s, w, __builtin_ctz(mask), &in->bar_index);
-	for (uint32_t m = mask & (mask - 1); m && !in->bar_index.is_const; m &= m - 1)
+	/* A warp-uniform index has the same value in every lane: only a per-lane one needs comparing. */
+	for (uint32_t m = mask & (mask - 1); m && !simt_uniform(w, &in->bar_index); m &= m - 1)
 		if (simt_eval(s, w, __builtin_ctz(m), &in->bar_index) != idx) {
 			sim_fail(s, DIAG_INPUT, w, "threads of one warp name different elements of %s in one call",
 				 bd->name);
