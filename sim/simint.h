@@ -274,6 +274,14 @@ bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/*
+ * Evaluates in every lane of mask, whatever the uniformity tracking says, and reports nothing:
+ * returns the lowest lane that faulted (its fault in *fault; out is 0 there) or -1.
+ */
+int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		   enum expr_fault *fault);
+/* The program error of an expression that faulted in this lane. */
+void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f);
 /* Whether e has one value for all the warp's live lanes: it reads no slot that may differ between them. */
 static inline bool simt_uniform(const struct warp *w, const struct expr *e)
 {

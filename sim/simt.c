@@ -17,6 +17,11 @@
 
 #include "simint.h"
 
+void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
+{
+	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+}
+
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 {
 	if (e->is_const)
@@ -24,8 +29,14 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 	enum expr_fault f = EXPR_OK;
 	int64_t v = expr_eval_code(&s->k->pool, e, simt_regs(s, w, lane), &f);
 	if (f)
-		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+		simt_fault(s, w, lane, f);
 	return v;
+}
+
+int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		   enum expr_fault *fault)
+{
+	return expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, fault);
 }
 
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32])
@@ -39,9 +50,9 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 		return;
 	}
 	enum expr_fault f = EXPR_OK;
-	int lane = expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, &f);
+	int lane = simt_eval_each(s, w, e, mask, out, &f);
 	if (lane >= 0)
-		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+		simt_fault(s, w, lane, f);
 }
 
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32])
