@@ -119,23 +119,6 @@ static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *
 	return gmem_read(s, now, sectors, n);
 }
 
-/* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
-static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
-{
-	s->rep->compute_issues++;
-	if (copies_land > now)
-		s->rep->compute_overlapped++;
-}
-
-/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots. */
-static inline void fma_step(struct sim *s, struct warp *w, uint64_t now)
-{
-	count_compute_issue(s, now, copy_latest_land(s));
-	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
-	w->cause = STALL_ALU;
-	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
-	simt_cur(w)->op_step++;
-}
 
 /* compute(out, in): step 0 loads in[elem], steps 1..k are dependent FMAs, the last stores out[elem]. */
 static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
@@ -213,32 +196,7 @@ static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in,
 	}
 }
 
-static void exec_op(struct sim *s, struct warp *w, uint64_t now);
-
-void exec_issue(struct sim *s, struct warp *w, uint64_t now)
-{
-	if (!simt_pick(s, w))
-		return;
-	/*
-	 * Most issue slots are the FMAs of a chain with a constant length: they
-	 * go here, as exec_compute and exec_fma would run them, without the
-	 * general dispatch.
-	 */
-	const struct simt_entry *e = simt_cur(w);
-	if (e->pc < s->k->ncode && !s->error && !w->done) {
-		const struct insn *in = &s->k->code[e->pc];
-		int64_t step = (int64_t)e->op_step;
-		if (in->e[0].is_const &&
-		    ((in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) ||
-		     (in->op == OP_FMA && step + 1 < in->e[0].value))) {
-			fma_step(s, w, now);
-			return;
-		}
-	}
-	exec_op(s, w, now);
-}
-
-static void exec_op(struct sim *s, struct warp *w, uint64_t now)
+void exec_op(struct sim *s, struct warp *w, uint64_t now)
 {
 	for (;;) {
 		if (s->error || w->done)

@@ -209,17 +209,14 @@ struct sim {
 
 /* sched.c */
 static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rleaf]; }
-/* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
+/* Brings the ancestors of leaf i up to date (all of them: straight-line code beats stopping early). */
 static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 {
 	uint64_t m = t[i];
-	while (i > 1) {
+	for (; i > 1; i >>= 1) {
 		uint64_t sib = t[i ^ 1];
 		m = sib < m ? sib : m;
-		i >>= 1;
-		if (t[i] == m)
-			break;
-		t[i] = m;
+		t[i >> 1] = m;
 	}
 }
 /*
@@ -302,8 +299,8 @@ static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int 
 	return w->regs + (size_t)lane * (size_t)s->k->nslots;
 }
 
-/* exec.c: runs the op at the warp's pc for one issue slot. */
-void exec_issue(struct sim *s, struct warp *w, uint64_t now);
+/* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */
+void exec_op(struct sim *s, struct warp *w, uint64_t now);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
@@ -391,5 +388,46 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);
 void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
+
+/* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
+static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
+{
+	s->rep->compute_issues++;
+	if (copies_land > now)
+		s->rep->compute_overlapped++;
+}
+
+/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots. */
+static inline void fma_step(struct sim *s, struct warp *w, uint64_t now)
+{
+	count_compute_issue(s, now, copy_latest_land(s));
+	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
+	w->cause = STALL_ALU;
+	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
+	simt_cur(w)->op_step++;
+}
+
+/*
+ * One issue slot of the warp.  Most slots are the FMAs of a chain with a
+ * constant length: they run here, inline in the tick, as exec_compute and
+ * exec_fma would run them; everything else goes through exec_op.
+ */
+static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!simt_pick(s, w))
+		return;
+	const struct simt_entry *e = simt_cur(w);
+	if (e->pc < s->k->ncode && !s->error && !w->done) {
+		const struct insn *in = &s->k->code[e->pc];
+		int64_t step = (int64_t)e->op_step;
+		if (in->e[0].is_const &&
+		    ((in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) ||
+		     (in->op == OP_FMA && step + 1 < in->e[0].value))) {
+			fma_step(s, w, now);
+			return;
+		}
+	}
+	exec_op(s, w, now);
+}
 
 #endif
