@@ -156,7 +156,6 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 		w->stalls[STALL_ISSUE]++;
 		if (s->trace)
 			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
-		w->insts++;
 		w->since = now + 1;
 		w->cause = STALL_NOT_SELECTED;
 		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */

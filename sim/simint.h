@@ -74,7 +74,6 @@ struct warp {
 	uint64_t done_at;
 	int64_t *regs; /* 32 lanes x nslots */
 	uint64_t stalls[STALL_COUNT];
-	uint64_t insts;
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	struct cpa_warp cpa;
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
@@ -397,11 +396,11 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
 		s->rep->compute_overlapped++;
 }
 
-/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots. */
+/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing). */
 static inline void fma_step(struct sim *s, struct warp *w, uint64_t now)
 {
 	count_compute_issue(s, now, copy_latest_land(s));
-	warp_set_ready(s, w, now + (uint64_t)s->m->alu_latency);
+	w->rtree[w->rleaf] = now + (uint64_t)s->m->alu_latency; /* warp_set_ready of the issuing warp */
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += (uint64_t)s->m->alu_latency;
 	simt_cur(w)->op_step++;
@@ -416,8 +415,9 @@ static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (!simt_pick(s, w))
 		return;
+	/* (the tick runs without an error, and a warp that can be picked is not done) */
 	const struct simt_entry *e = simt_cur(w);
-	if (e->pc < s->k->ncode && !s->error && !w->done) {
+	if (e->pc < s->k->ncode) {
 		const struct insn *in = &s->k->code[e->pc];
 		int64_t step = (int64_t)e->op_step;
 		if (in->e[0].is_const &&
