@@ -620,7 +620,7 @@ overflow:
  * thread.  The arithmetic is apply() and apply_unary(), as in
  * expr_eval_code, so the two cannot disagree; a program with a jump (&&,
  * ||, ?:, where threads may take different paths) or a deeper stack than
- * LANES_STACK runs through expr_eval_code thread by thread instead.
+ * LANES_STACK is left to the caller, to run thread by thread.
  */
 #define LANES_STACK 16
 
@@ -645,7 +645,7 @@ overflow:
 /* PUSH c then the operator: the constant is the right operand, never broadcast. */
 #define LANES_CONST(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], c)
 /* LOAD slot then the operator: the right operand comes straight from the registers. */
-#define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * stride])
+#define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * lane_stride])
 
 /* The binary operators, each with its op a constant. */
 #define BINARY_SWITCH(op, BODY)            \
@@ -689,8 +689,9 @@ static bool binary_at(const int64_t *w, const int64_t *end)
 	}
 }
 
-__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
-					     size_t stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
+__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+					     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32],
+					     enum expr_fault *fault)
 {
 	if (!mask)
 		return -1;
@@ -718,7 +719,7 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 				break;
 			}
 			if (sp == LANES_STACK)
-				goto by_thread;
+				return EXPR_LANES_BY_THREAD;
 			for (int l = lo; l <= hi; l++)
 				st[sp][l] = *w;
 			sp++;
@@ -726,16 +727,19 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 			break;
 		case OPC_LOAD:
 			if (sp >= 1 && binary_at(w + 1, end)) {
-				const int64_t *src = slots + (size_t)w[0];
+				const int64_t *src = regs + (size_t)w[0] * slot_stride;
 				enum opc bop = (enum opc)w[1];
 				w += 2;
 				BINARY_SWITCH(bop, LANES_REG)
 				break;
 			}
 			if (sp == LANES_STACK)
-				goto by_thread;
+				return EXPR_LANES_BY_THREAD;
+		{
+			const int64_t *src = regs + (size_t)*w * slot_stride;
 			for (int l = lo; l <= hi; l++)
-				st[sp][l] = slots[(size_t)l * stride + (size_t)*w];
+				st[sp][l] = src[(size_t)l * lane_stride];
+		}
 			sp++;
 			w++;
 			break;
@@ -747,7 +751,7 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 				st[sp - 1][l] = apply_unary(op, st[sp - 1][l]);
 			break;
 		case OPC_JZ:
-		case OPC_JMP: goto by_thread;
+		case OPC_JMP: return EXPR_LANES_BY_THREAD;
 		default:
 			BINARY_SWITCH(op, LANES_STACKED)
 			sp--;
@@ -764,18 +768,6 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 		out[l] = bad >> l & 1 ? 0 : st[0][l];
 	*fault = why[__builtin_ctz(bad)];
 	return __builtin_ctz(bad);
-by_thread:;
-	int first = -1;
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		enum expr_fault f = EXPR_OK;
-		out[l] = expr_eval_code(pool, e, slots + (size_t)l * stride, &f);
-		if (f && first < 0) {
-			first = l;
-			*fault = f;
-		}
-	}
-	return first;
 }
 
 const char *expr_fault_name(enum expr_fault f)

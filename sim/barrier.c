@@ -151,7 +151,7 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		if (!check_init(s, w, b, "arrive"))
 			return true;
 		for (uint32_t m = mask; m; m &= m - 1)
-			simt_regs(s, w, __builtin_ctz(m))[in->slot] = b->phase;
+			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
 		mbar_arrive_later(s, bar, at, count, false);
 		return true;
 	case OP_BARRIER_WAIT: {

@@ -72,7 +72,7 @@ struct warp {
 	uint64_t since;    /* stalls are charged up to here */
 	bool done;
 	uint64_t done_at;
-	int64_t *regs; /* 32 lanes x nslots */
+	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	uint64_t stalls[STALL_COUNT];
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	struct cpa_warp cpa;
@@ -159,6 +159,7 @@ struct block {
 	uint32_t bar_waiters;  /* waiter list */
 	struct pipe_block *pipes;
 	struct cpa_thread *cpa; /* per thread */
+	struct cpa_open *cpa_open; /* per thread: its open cp.async batch */
 	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
 	uint32_t nbar_elems;    /* cuda::barrier objects in all */
 	uint32_t *bar_seen;     /* [element][thread]: phases below this it has waited for */
@@ -204,6 +205,7 @@ struct sim {
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
+	int64_t *lane_regs; /* nslots: one lane's registers gathered for expr_eval_code */
 };
 
 /* sched.c */
@@ -293,9 +295,13 @@ void simt_advance(struct sim *s, struct warp *w);
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in);
 void simt_jump(struct sim *s, struct warp *w, int32_t target);
 void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
-static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int lane)
+/*
+ * A slot's 32 lanes lie together, so a warp-wide read or write of a
+ * variable touches four cache lines, not one per lane.
+ */
+static inline int64_t *simt_reg(const struct warp *w, unsigned slot, int lane)
 {
-	return w->regs + (size_t)lane * (size_t)s->k->nslots;
+	return &w->regs[(size_t)slot * 32 + (size_t)lane];
 }
 
 /* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */

@@ -22,12 +22,26 @@ void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
 	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
+/* One lane's value of e, through expr_eval_code on the slots it reads, gathered into s->lane_regs. */
+static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
+{
+	int64_t *r = s->lane_regs;
+	for (uint64_t b = e->slots & ~(1ull << 63); b; b &= b - 1) {
+		unsigned slot = (unsigned)__builtin_ctzll(b);
+		r[slot] = *simt_reg(w, slot, lane);
+	}
+	if (e->slots >> 63) /* bit 63 stands for every slot from 63 on */
+		for (unsigned slot = 63; slot < (unsigned)s->k->nslots; slot++)
+			r[slot] = *simt_reg(w, slot, lane);
+	return expr_eval_code(&s->k->pool, e, r, f);
+}
+
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 {
 	if (e->is_const)
 		return e->value;
 	enum expr_fault f = EXPR_OK;
-	int64_t v = expr_eval_code(&s->k->pool, e, simt_regs(s, w, lane), &f);
+	int64_t v = eval_lane(s, w, lane, e, &f);
 	if (f)
 		simt_fault(s, w, lane, f);
 	return v;
@@ -36,7 +50,20 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
 		   enum expr_fault *fault)
 {
-	return expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, fault);
+	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
+	if (first != EXPR_LANES_BY_THREAD)
+		return first;
+	first = -1;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		enum expr_fault f = EXPR_OK;
+		out[lane] = eval_lane(s, w, lane, e, &f);
+		if (f && first < 0) {
+			first = lane;
+			*fault = f;
+		}
+	}
+	return first;
 }
 
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32])
@@ -70,14 +97,13 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	if (simt_uniform(w, e)) {
 		/* One value for every lane: no per-lane evaluation, nothing to compare. */
 		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
-		size_t stride = (size_t)s->k->nslots;
-		int64_t *r = w->regs + slot;
+		int64_t *r = simt_reg(w, slot, 0);
 		if (mask == 0xffffffffu) {
 			for (int lane = 0; lane < 32; lane++)
-				r[(size_t)lane * stride] = u;
+				r[lane] = u;
 		} else {
 			for (uint32_t m = mask; m; m &= m - 1)
-				r[(size_t)__builtin_ctz(m) * stride] = u;
+				r[__builtin_ctz(m)] = u;
 		}
 		if (slot < 63) {
 			if (mask == w->live)
@@ -93,7 +119,7 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	int64_t first = v[__builtin_ctz(mask)];
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		simt_regs(s, w, lane)[slot] = v[lane];
+		*simt_reg(w, slot, lane) = v[lane];
 		same = same && v[lane] == first;
 	}
 	if (slot >= 63)
