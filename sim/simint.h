@@ -57,26 +57,27 @@ struct simt_entry {
 #define WAITER_ENTRY(id) ((int)((id) & 63))
 
 struct warp {
+	/* What an issue touches comes first, in a few cache lines; the group stack follows. */
 	uint32_t id;       /* index in the SM */
 	uint32_t block;    /* resident block */
 	uint32_t in_block; /* warp index within its block */
 	uint32_t sp;       /* sub-partition */
 	uint32_t live;     /* threads that have not exited */
-	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
-	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
-	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
 	uint32_t rleaf;
+	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
-	uint64_t since;    /* stalls are charged up to here */
 	bool done;
-	uint64_t done_at;
+	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
+	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
 	uint64_t stalls[STALL_COUNT];
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+	uint64_t done_at;
 	struct cpa_warp cpa;
-	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
+	struct simt_entry stack[SIMT_MAX_DEPTH];
 };
 
 /*
