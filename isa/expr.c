@@ -689,9 +689,8 @@ static bool binary_at(const int64_t *w, const int64_t *end)
 	}
 }
 
-__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
-					     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32],
-					     enum expr_fault *fault)
+static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+			     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
 {
 	if (!mask)
 		return -1;
@@ -768,6 +767,16 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 		out[l] = bad >> l & 1 ? 0 : st[0][l];
 	*fault = why[__builtin_ctz(bad)];
 	return __builtin_ctz(bad);
+}
+
+__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+					     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32],
+					     enum expr_fault *fault)
+{
+	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
+	if (lane_stride == 1)
+		return eval_lanes(pool, e, regs, 1, slot_stride, mask, out, fault);
+	return eval_lanes(pool, e, regs, lane_stride, slot_stride, mask, out, fault);
 }
 
 const char *expr_fault_name(enum expr_fault f)
