@@ -55,6 +55,18 @@ static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, 
 	/* Warp-uniform parts (the index, usually) stay one value. */
 	bool uni_base = simt_eval_some(s, w, &ref->index, mask, &ubase, base);
 	bool uni_off = !elem || simt_eval_some(s, w, elem, mask, &uoff, off);
+	if (uni_base && !uni_off) {
+		/* The usual case (a uniform index plus a per-lane element): every lane first, checked once. */
+		bool outside = false;
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			int64_t idx = ubase + off[lane];
+			outside |= idx < 0 || (uint64_t)idx >= b->elems;
+			addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+		}
+		if (!outside)
+			return;
+	}
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		int64_t idx = (uni_base ? ubase : base[lane]) + (uni_off ? uoff : off[lane]);
