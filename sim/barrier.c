@@ -150,6 +150,7 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	case OP_BARRIER_ARRIVE:
 		if (!check_init(s, w, b, "arrive"))
 			return true;
+		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
 		mbar_arrive_later(s, bar, at, count, false);

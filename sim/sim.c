@@ -100,7 +100,8 @@ static int setup(struct sim *s)
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
-			w->regs = calloc(32 * nslots, sizeof *w->regs);
+			w->regs = calloc(33 * nslots, sizeof *w->regs);
+			w->uval = w->regs + 32 * nslots;
 			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
 			if (!w->regs || !w->cpa.land)
 				return -1;

@@ -72,7 +72,9 @@ struct warp {
 	bool done;
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
+	int64_t *uval; /* nslots: a stale slot's one value */
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
+	uint64_t stale;     /* slots below 63 set warp-uniformly whose 32 lanes were not written: the value is uval[slot] */
 	uint64_t stalls[STALL_COUNT];
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	uint64_t done_at;
@@ -303,6 +305,17 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 static inline int64_t *simt_reg(const struct warp *w, unsigned slot, int lane)
 {
 	return &w->regs[(size_t)slot * 32 + (size_t)lane];
+}
+/* Writes the stale ones among slots into their 32 lanes, before lanes are read or written one by one. */
+static inline void simt_materialize(struct warp *w, uint64_t slots)
+{
+	for (uint64_t b = slots & w->stale; b; b &= b - 1) {
+		unsigned slot = (unsigned)__builtin_ctzll(b);
+		int64_t u = w->uval[slot], *r = simt_reg(w, slot, 0);
+		for (int lane = 0; lane < 32; lane++)
+			r[lane] = u;
+	}
+	w->stale &= ~slots;
 }
 
 /* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */

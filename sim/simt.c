@@ -28,7 +28,7 @@ static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct e
 	int64_t *r = s->lane_regs;
 	for (uint64_t b = e->slots & ~(1ull << 63); b; b &= b - 1) {
 		unsigned slot = (unsigned)__builtin_ctzll(b);
-		r[slot] = *simt_reg(w, slot, lane);
+		r[slot] = w->stale >> slot & 1 ? w->uval[slot] : *simt_reg(w, slot, lane);
 	}
 	if (e->slots >> 63) /* bit 63 stands for every slot from 63 on */
 		for (unsigned slot = 63; slot < (unsigned)s->k->nslots; slot++)
@@ -50,6 +50,7 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
 		   enum expr_fault *fault)
 {
+	simt_materialize(w, e->slots & ~(1ull << 63));
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
@@ -97,6 +98,14 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	if (simt_uniform(w, e)) {
 		/* One value for every lane: no per-lane evaluation, nothing to compare. */
 		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
+		if (slot < 63 && mask == w->live) {
+			/* Every live lane gets it: keep the one value, write the lanes only if one is read. */
+			w->uval[slot] = u;
+			w->stale |= 1ull << slot;
+			w->divergent &= ~(1ull << slot);
+			return;
+		}
+		simt_materialize(w, slot < 63 ? 1ull << slot : 0);
 		int64_t *r = simt_reg(w, slot, 0);
 		if (mask == 0xffffffffu) {
 			for (int lane = 0; lane < 32; lane++)
@@ -115,6 +124,7 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	}
 	int64_t v[32];
 	simt_eval_lanes(s, w, e, mask, v);
+	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
 	bool same = true;
 	int64_t first = v[__builtin_ctz(mask)];
 	for (uint32_t m = mask; m; m &= m - 1) {
