@@ -715,27 +715,77 @@ overflow:
  * thread.  The arithmetic is apply() and apply_unary(), as in
  * expr_eval_code, so the two cannot disagree; a program with a jump (&&,
  * ||, ?:, where threads may take different paths) or a deeper stack than
- * LANES_STACK runs through expr_eval_code thread by thread instead.
+ * LANES_STACK is left to the caller, to run thread by thread.
  */
 #define LANES_STACK 16
 
 /*
- * One binary operator over the lanes; with a constant op, flatten (below)
- * inlines apply() and folds its switch, so each lane is the bare operation.
+ * One binary operator over the lanes, dst = a OP b; with a constant op,
+ * flatten (below) inlines apply() and folds its switch, so each lane is the
+ * bare operation.
  */
-#define LANES_BINARY(OP)                                                                \
+#define LANES_OP(OP, DST, A, B)                                                         \
 	for (int l = lo; l <= hi; l++) {                                                \
 		int64_t r = 0;                                                          \
-		enum expr_fault f = apply((OP), st[sp - 2][l], st[sp - 1][l], &r);      \
+		enum expr_fault f = apply((OP), (A), (B), &r);                          \
 		if (f && !(bad >> l & 1)) {                                             \
 			bad |= 1u << l;                                                 \
 			why[l] = f;                                                     \
 		}                                                                       \
-		st[sp - 2][l] = r;                                                      \
+		(DST) = r;                                                              \
 	}
 
-__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
-					     size_t stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
+/* The two operands on the stack. */
+#define LANES_STACKED(OP) LANES_OP(OP, st[sp - 2][l], st[sp - 2][l], st[sp - 1][l])
+/* PUSH c then the operator: the constant is the right operand, never broadcast. */
+#define LANES_CONST(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], c)
+/* LOAD slot then the operator: the right operand comes straight from the registers. */
+#define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * lane_stride])
+
+/* The binary operators, each with its op a constant. */
+#define BINARY_SWITCH(op, BODY)            \
+	switch (op) {                      \
+	case OPC_ADD: BODY(OPC_ADD) break; \
+	case OPC_SUB: BODY(OPC_SUB) break; \
+	case OPC_MUL: BODY(OPC_MUL) break; \
+	case OPC_DIV: BODY(OPC_DIV) break; \
+	case OPC_MOD: BODY(OPC_MOD) break; \
+	case OPC_SHL: BODY(OPC_SHL) break; \
+	case OPC_SHR: BODY(OPC_SHR) break; \
+	case OPC_AND: BODY(OPC_AND) break; \
+	case OPC_OR: BODY(OPC_OR) break;   \
+	case OPC_XOR: BODY(OPC_XOR) break; \
+	case OPC_LT: BODY(OPC_LT) break;   \
+	case OPC_LE: BODY(OPC_LE) break;   \
+	case OPC_GT: BODY(OPC_GT) break;   \
+	case OPC_GE: BODY(OPC_GE) break;   \
+	case OPC_EQ: BODY(OPC_EQ) break;   \
+	case OPC_NE: BODY(OPC_NE) break;   \
+	case OPC_MIN: BODY(OPC_MIN) break; \
+	case OPC_MAX: BODY(OPC_MAX) break; \
+	default: BODY(op) break;           \
+	}
+
+/* Whether the word at w is an operator that expr_eval_code would run as binary (its default). */
+static bool binary_at(const int64_t *w, const int64_t *end)
+{
+	if (w >= end)
+		return false;
+	switch ((enum opc)*w) {
+	case OPC_PUSH:
+	case OPC_LOAD:
+	case OPC_NEG:
+	case OPC_LNOT:
+	case OPC_BNOT:
+	case OPC_BOOL:
+	case OPC_JZ:
+	case OPC_JMP: return false;
+	default: return true;
+	}
+}
+
+static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+			     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
 {
 	if (!mask)
 		return -1;
@@ -755,18 +805,35 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 		enum opc op = (enum opc)*w++;
 		switch (op) {
 		case OPC_PUSH:
+			if (sp >= 1 && binary_at(w + 1, end)) {
+				int64_t c = w[0];
+				enum opc bop = (enum opc)w[1];
+				w += 2;
+				BINARY_SWITCH(bop, LANES_CONST)
+				break;
+			}
 			if (sp == LANES_STACK)
-				goto by_thread;
+				return EXPR_LANES_BY_THREAD;
 			for (int l = lo; l <= hi; l++)
 				st[sp][l] = *w;
 			sp++;
 			w++;
 			break;
 		case OPC_LOAD:
+			if (sp >= 1 && binary_at(w + 1, end)) {
+				const int64_t *src = regs + (size_t)w[0] * slot_stride;
+				enum opc bop = (enum opc)w[1];
+				w += 2;
+				BINARY_SWITCH(bop, LANES_REG)
+				break;
+			}
 			if (sp == LANES_STACK)
-				goto by_thread;
+				return EXPR_LANES_BY_THREAD;
+		{
+			const int64_t *src = regs + (size_t)*w * slot_stride;
 			for (int l = lo; l <= hi; l++)
-				st[sp][l] = slots[(size_t)l * stride + (size_t)*w];
+				st[sp][l] = src[(size_t)l * lane_stride];
+		}
 			sp++;
 			w++;
 			break;
@@ -783,26 +850,10 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 			}
 			break;
 		case OPC_JZ:
-		case OPC_JMP: goto by_thread;
-		case OPC_ADD: LANES_BINARY(OPC_ADD) sp--; break;
-		case OPC_SUB: LANES_BINARY(OPC_SUB) sp--; break;
-		case OPC_MUL: LANES_BINARY(OPC_MUL) sp--; break;
-		case OPC_DIV: LANES_BINARY(OPC_DIV) sp--; break;
-		case OPC_MOD: LANES_BINARY(OPC_MOD) sp--; break;
-		case OPC_SHL: LANES_BINARY(OPC_SHL) sp--; break;
-		case OPC_SHR: LANES_BINARY(OPC_SHR) sp--; break;
-		case OPC_AND: LANES_BINARY(OPC_AND) sp--; break;
-		case OPC_OR: LANES_BINARY(OPC_OR) sp--; break;
-		case OPC_XOR: LANES_BINARY(OPC_XOR) sp--; break;
-		case OPC_LT: LANES_BINARY(OPC_LT) sp--; break;
-		case OPC_LE: LANES_BINARY(OPC_LE) sp--; break;
-		case OPC_GT: LANES_BINARY(OPC_GT) sp--; break;
-		case OPC_GE: LANES_BINARY(OPC_GE) sp--; break;
-		case OPC_EQ: LANES_BINARY(OPC_EQ) sp--; break;
-		case OPC_NE: LANES_BINARY(OPC_NE) sp--; break;
-		case OPC_MIN: LANES_BINARY(OPC_MIN) sp--; break;
-		case OPC_MAX: LANES_BINARY(OPC_MAX) sp--; break;
-		default: LANES_BINARY(op) sp--;
+		case OPC_JMP: return EXPR_LANES_BY_THREAD;
+		default:
+			BINARY_SWITCH(op, LANES_STACKED)
+			sp--;
 		}
 	}
 	/* Lanes outside mask were computed for a straight loop; their faults do not count. */
@@ -816,18 +867,16 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 		out[l] = bad >> l & 1 ? 0 : st[0][l];
 	*fault = why[__builtin_ctz(bad)];
 	return __builtin_ctz(bad);
-by_thread:;
-	int first = -1;
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		enum expr_fault f = EXPR_OK;
-		out[l] = expr_eval_code(pool, e, slots + (size_t)l * stride, &f);
-		if (f && first < 0) {
-			first = l;
-			*fault = f;
-		}
-	}
-	return first;
+}
+
+__attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+					     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32],
+					     enum expr_fault *fault)
+{
+	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
+	if (lane_stride == 1)
+		return eval_lanes(pool, e, regs, 1, slot_stride, mask, out, fault);
+	return eval_lanes(pool, e, regs, lane_stride, slot_stride, mask, out, fault);
 }
 
 const char *expr_fault_name(enum expr_fault f)

@@ -69,13 +69,17 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
 }
 
 /*
- * Evaluates for every lane in mask, lane l's registers at slots + l * stride,
- * as expr_eval_code would lane by lane (out[l] is 0 where it faulted), but
- * faster.  Returns the lowest lane that faulted, with its fault in *fault, or -1.
- * Lanes outside mask between its lowest and highest may be written.
+ * Evaluates for every lane in mask at once, register slot i of lane l at
+ * regs[l * lane_stride + i * slot_stride], as expr_eval_code would lane by
+ * lane (out[l] is 0 where it faulted), but faster.  Returns the lowest lane
+ * that faulted, with its fault in *fault, or -1; or EXPR_LANES_BY_THREAD for
+ * a program it does not run warp-wide (a jump: &&, ||, ?:, or a deep stack),
+ * which the caller evaluates lane by lane with expr_eval_code.  Lanes outside
+ * mask between its lowest and highest may be written.
  */
-int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *slots, size_t stride,
-		    uint32_t mask, int64_t out[32], enum expr_fault *fault);
+#define EXPR_LANES_BY_THREAD (-2)
+int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+		    size_t slot_stride, uint32_t mask, int64_t out[32], enum expr_fault *fault);
 
 const char *expr_fault_name(enum expr_fault f);
 void expr_pool_free(struct expr_pool *pool);

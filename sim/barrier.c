@@ -54,13 +54,25 @@ int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint3
 {
 	const struct barrier_decl *bd = &s->k->bars[in->bar];
 	uint32_t mask = simt_mask(w);
-	int64_t idx = simt_eval(s, w, __builtin_ctz(mask), &in->bar_index);
-	for (uint32_t m = mask & (mask - 1); m && !in->bar_index.is_const; m &= m - 1)
-		if (simt_eval(s, w, __builtin_ctz(m), &in->bar_index) != idx) {
-			sim_fail(s, DIAG_INPUT, w, "threads of one warp name different elements of %s in one call",
-				 bd->name);
-			return -1;
+	int64_t idx = in->bar_index.value;
+	if (!in->bar_index.is_const) {
+		/* Every lane's index, evaluated for the warp at once; the checks run lane by lane as before. */
+		int64_t v[32];
+		enum expr_fault f = EXPR_OK;
+		int bad = simt_eval_each(s, w, &in->bar_index, mask, v, &f);
+		int first = __builtin_ctz(mask);
+		idx = v[first];
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			if (lane == bad)
+				simt_fault(s, w, lane, f);
+			if (lane != first && v[lane] != idx) {
+				sim_fail(s, DIAG_INPUT, w, "threads of one warp name different elements of %s in one call",
+					 bd->name);
+				return -1;
+			}
 		}
+	}
 	if (idx < 0 || idx >= bd->count) {
 		sim_fail(s, DIAG_INPUT, w, "program error: %s[%lld] is outside its %u barriers", bd->name,
 			 (long long)idx, bd->count);
@@ -138,8 +150,9 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	case OP_BARRIER_ARRIVE:
 		if (!check_init(s, w, b, "arrive"))
 			return true;
+		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
-			simt_regs(s, w, __builtin_ctz(m))[in->slot] = b->phase;
+			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
 		mbar_arrive_later(s, bar, at, count, false);
 		return true;
 	case OP_BARRIER_WAIT: {

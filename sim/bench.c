@@ -178,8 +178,8 @@ static double median_sweep(const char *self, const char *file, int jobs, int rep
 }
 
 /*
- * Parallel sweeps and traces: sweep -j 2 against -j 1 (stages x k of with_staging_unified, 20 runs; the
- * shipped stages_by_compute sweep with --quick), and a run that writes its trace against one that does not.
+ * Parallel sweeps and traces: sweep -j 2 against -j 1 (stages x k of with_staging_unified, 20 runs),
+ * and a run that writes its trace against one that does not.
  */
 static int bench_sweep_and_trace(const char *self, const char *configs, bool quick, int reps)
 {
@@ -190,30 +190,26 @@ static int bench_sweep_and_trace(const char *self, const char *configs, bool qui
 	}
 	char file[1200], cwd[1024] = "", abs[2200] = "";
 	int rc = 0;
-	if (quick) {
-		snprintf(file, sizeof file, "%.1000s/sweeps/stages_by_compute.json", configs);
-	} else {
-		snprintf(file, sizeof file, "%s/sweep.json", dir);
-		FILE *f = fopen(file, "w");
-		/* the sweep file names its experiment relative to itself, so an absolute path */
-		if (configs[0] == '/')
-			snprintf(abs, sizeof abs, "%.1000s", configs);
-		else if (getcwd(cwd, sizeof cwd))
-			snprintf(abs, sizeof abs, "%.1000s/%.1000s", cwd, configs);
-		if (!f || !abs[0]) {
-			if (f)
-				fclose(f);
-			fprintf(stderr, "smsim bench: cannot write %s\n", file);
-			rc = 2;
-			goto out;
-		}
-		fprintf(f,
-			"{\"sweep\": \"bench\", \"experiment\": \"%s/experiments/with_staging_unified.json\",\n"
-			" \"set\": {\"blocks\": 4, \"batch_sz\": 128, \"check.dataflow\": 0},\n"
-			" \"vary\": {\"stages\": [1, 2, 3, 4], \"k\": [0, 32, 128, 256, 512]}}\n",
-			abs);
-		fclose(f);
+	snprintf(file, sizeof file, "%s/sweep.json", dir);
+	FILE *f = fopen(file, "w");
+	/* the sweep file names its experiment relative to itself, so an absolute path */
+	if (configs[0] == '/')
+		snprintf(abs, sizeof abs, "%.1000s", configs);
+	else if (getcwd(cwd, sizeof cwd))
+		snprintf(abs, sizeof abs, "%.1000s/%.1000s", cwd, configs);
+	if (!f || !abs[0]) {
+		if (f)
+			fclose(f);
+		fprintf(stderr, "smsim bench: cannot write %s\n", file);
+		rc = 2;
+		goto out;
 	}
+	fprintf(f,
+		"{\"sweep\": \"bench\", \"experiment\": \"%s/experiments/with_staging_unified.json\",\n"
+		" \"set\": {\"blocks\": 4, \"batch_sz\": %d, \"check.dataflow\": 0},\n"
+		" \"vary\": {\"stages\": [1, 2, 3, 4], \"k\": [0, 32, 128, 256, 512]}}\n",
+		abs, quick ? 32 : 128);
+	fclose(f);
 	double j1 = median_sweep(self, file, 1, reps), j2 = median_sweep(self, file, 2, reps);
 	if (j1 <= 0 || j2 <= 0) {
 		fprintf(stderr, "smsim bench: sweep %s failed\n", file);
@@ -221,9 +217,9 @@ static int bench_sweep_and_trace(const char *self, const char *configs, bool qui
 		goto out;
 	}
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	printf("\nsweep (%s, %s): -j 1 %.3f s, -j 2 %.3f s: ratio %.2f (target <= 0.60 on %ld cores)\n",
-	       quick ? "stages_by_compute" : "with_staging_unified 4 stages x 5 k, 128 batches", "median wall time", j1,
-	       j2, j2 / j1, cores);
+	printf("\nsweep (with_staging_unified, 4 blocks, 4 stages x 5 k, %d batches; median wall time): -j 1 %.3f s, "
+	       "-j 2 %.3f s: ratio %.2f (target <= 0.60 on %ld cores)\n",
+	       quick ? 32 : 128, j1, j2, j2 / j1, cores);
 	const char *sets[] = {"blocks=4", "k=64", quick ? "batch_sz=256" : "batch_sz=1024"};
 	struct sample plain = median_run(configs, "with_staging_unified", sets, 3, reps, NULL);
 	struct sample traced = median_run(configs, "with_staging_unified", sets, 3, reps, dir);
@@ -237,27 +233,30 @@ static int bench_sweep_and_trace(const char *self, const char *configs, bool qui
 	       sets[2], plain.seconds, traced.seconds, traced.seconds / plain.seconds, traced.maxrss_kb / 1024.0,
 	       plain.maxrss_kb / 1024.0);
 out:
-	if (!quick)
-		remove(file);
+	remove(file);
 	rmdir(dir);
 	return rc;
 }
 
-static int callgrind(const char *self, const char *configs)
+/* Host instructions per simulated warp-instruction of one run under callgrind; 0 if it failed. */
+static double callgrind_one(const char *self, const char *configs, const char *experiment, const char *const *sets,
+			    int nsets)
 {
-	char cmd[2048], out[] = "/tmp/smsim-callgrind-XXXXXX";
+	char cmd[4096], out[] = "/tmp/smsim-callgrind-XXXXXX";
 	int fd = mkstemp(out);
 	if (fd < 0)
-		return 2;
+		return 0;
 	close(fd);
-	snprintf(cmd, sizeof cmd,
-		 "valgrind --tool=callgrind --callgrind-out-file=%s %s run %s/experiments/with_staging_unified.json "
-		 "--set blocks=4 --set batch_sz=256 --set k=64 --set check.dataflow=0 --json --no-timing 2>/dev/null",
-		 out, self, configs);
+	int n = snprintf(cmd, sizeof cmd, "valgrind --tool=callgrind --callgrind-out-file=%s %s run %s/experiments/%s.json",
+			 out, self, configs, experiment);
+	for (int i = 0; i < nsets && sets[i] && n > 0 && (size_t)n < sizeof cmd; i++)
+		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --set %s", sets[i]);
+	if (n > 0 && (size_t)n < sizeof cmd)
+		snprintf(cmd + n, sizeof cmd - (size_t)n, " --set check.dataflow=0 --json --no-timing 2>/dev/null");
 	FILE *p = popen(cmd, "r");
 	if (!p) {
 		remove(out);
-		return 2;
+		return 0;
 	}
 	char line[512];
 	unsigned long long insts = 0;
@@ -275,13 +274,56 @@ static int callgrind(const char *self, const char *configs)
 	if (f)
 		fclose(f);
 	remove(out);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !insts || !ir) {
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !insts || !ir)
+		return 0;
+	return (double)ir / (double)insts;
+}
+
+/*
+ * Host instructions per warp-instruction, a figure the machine's load does not move: the reference run
+ * (with_staging_unified, 4 blocks x 256 batches), each workload at 1/16 of its size, and 8 to 64 warps.
+ */
+static int callgrind(const char *self, const char *configs)
+{
+	const char *ref[] = {"blocks=4", "batch_sz=256", "k=64"};
+	double per = callgrind_one(self, configs, "with_staging_unified", ref, 3);
+	if (!per) {
 		fprintf(stderr, "smsim bench: callgrind run failed (is valgrind installed?)\n");
 		return 2;
 	}
-	printf("\ncallgrind: with_staging_unified, 4 blocks x 256 batches: %llu host instructions for %llu "
-	       "warp-instructions = %.0f per warp-instruction\n",
-	       ir, insts, (double)ir / (double)insts);
+	printf("\ncallgrind: with_staging_unified, 4 blocks x 256 batches: %.0f host instructions per warp-instruction\n",
+	       per);
+	printf("callgrind, each workload at 1/16 of its size: host instructions per warp-instruction\n");
+	for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
+		const struct workload *w = &workloads[i];
+		char buf[8][64];
+		const char *sets[8];
+		int ns = 0;
+		for (int k = 0; k < 8 && w->sets[k]; k++) {
+			const char *eq = strchr(w->sets[k], '=');
+			if (eq && (!strncmp(w->sets[k], "batch_sz=", 9) || !strncmp(w->sets[k], "iteration_count=", 16))) {
+				snprintf(buf[ns], sizeof buf[ns], "%.*s=%lld", (int)(eq - w->sets[k]), w->sets[k],
+					 atoll(eq + 1) / 16);
+				sets[ns] = buf[ns];
+			} else {
+				sets[ns] = w->sets[k];
+			}
+			ns++;
+		}
+		per = callgrind_one(self, configs, w->experiment, sets, ns);
+		printf("  %-34s %6.0f\n", w->name, per);
+	}
+	printf("callgrind, with_staging_unified k=64, 2048 warp-batches: host instructions per warp-instruction\n");
+	static const char *const blocks[][2] = {{"blocks=1", "batch_sz=256"}, {"blocks=2", "batch_sz=128"},
+						{"blocks=4", "batch_sz=64"}, {"blocks=8", "batch_sz=32"}};
+	double base = 0;
+	for (int i = 0; i < 4; i++) {
+		const char *sets[] = {blocks[i][0], blocks[i][1], "k=64"};
+		per = callgrind_one(self, configs, "with_staging_unified", sets, 3);
+		if (!i)
+			base = per;
+		printf("  %-10s %2d warps  %6.0f  ratio %.2f\n", blocks[i][0], 8 << i, per, base ? per / base : 0);
+	}
 	return 0;
 }
 

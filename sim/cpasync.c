@@ -7,15 +7,20 @@ static struct cpa_thread *thread_of(struct sim *s, const struct warp *w, int lan
 	return &s->blocks[w->block].cpa[w->in_block * 32 + (uint32_t)lane];
 }
 
+static struct cpa_open *open_of(struct sim *s, const struct warp *w, int lane)
+{
+	return &s->blocks[w->block].cpa_open[w->in_block * 32 + (uint32_t)lane];
+}
+
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
-	struct cpa_thread *t0 = thread_of(s, w, 0);
+	struct cpa_open *t0 = open_of(s, w, 0);
 	for (uint32_t m = lanes; m; m &= m - 1) {
-		struct cpa_thread *t = t0 + __builtin_ctz(m);
-		if (issue < t->open_first)
-			t->open_first = issue;
-		if (land > t->open_land)
-			t->open_land = land;
+		struct cpa_open *t = t0 + __builtin_ctz(m);
+		if (issue < t->first)
+			t->first = issue;
+		if (land > t->land)
+			t->land = land;
 		if (land > t->last_land)
 			t->last_land = land;
 	}
@@ -23,30 +28,31 @@ void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uin
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
 
-uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->last_land; }
+uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return open_of(s, w, lane)->last_land; }
 
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
 	uint32_t m = w->cpa.batches++;
 	uint64_t land = 0;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
-		if (t->open_land > land)
-			land = t->open_land;
+		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
+		if (o->land > land)
+			land = o->land;
 	}
 	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
 		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
 	w->cpa.land[m % CPA_WARP_RING] = land;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
+		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
 		uint32_t n = t->commits++;
-		uint64_t own = t->open_land;
+		uint64_t own = o->land;
 		if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)
 			own = t->own_land[(n - 1) % CPA_RING];
 		t->own_land[n % CPA_RING] = own;
 		t->actual[n % CPA_RING] = m;
-		t->open_first = NEVER;
-		t->open_land = 0;
+		o->first = NEVER;
+		o->land = 0;
 	}
 	s->rep->cp_async_batches++;
 	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);

@@ -22,10 +22,14 @@
 #define CPA_WARP_RING 1024 /* a warp's actual batches remembered: a diverged warp adds up to 32 a round */
 #define CPA_MAX_PRIOR 8
 
+/* What every copy updates, apart from the rest of struct cpa_thread: 32 lanes in 12 cache lines, not 32. */
+struct cpa_open {
+	uint64_t first; /* first issue of the open batch; NEVER if empty */
+	uint64_t land;  /* last landing in the open batch */
+	uint64_t last_land; /* last landing of any copy it issued */
+};
+
 struct cpa_thread {
-	uint64_t open_first; /* first issue of the open batch; NEVER if empty */
-	uint64_t open_land;  /* last landing in the open batch */
-	uint64_t last_land;  /* last landing of any copy it issued */
 	uint32_t commits;    /* perceived batches committed (TL + 1) */
 	uint32_t waited;     /* own batches known landed: epochs below this are visible to it */
 	uint64_t own_land[CPA_RING]; /* landing of own batches 0..n, prefix max, by n % ring */

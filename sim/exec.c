@@ -55,6 +55,18 @@ static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, 
 	/* Warp-uniform parts (the index, usually) stay one value. */
 	bool uni_base = simt_eval_some(s, w, &ref->index, mask, &ubase, base);
 	bool uni_off = !elem || simt_eval_some(s, w, elem, mask, &uoff, off);
+	if (uni_base && !uni_off) {
+		/* The usual case (a uniform index plus a per-lane element): every lane first, checked once. */
+		bool outside = false;
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			int64_t idx = ubase + off[lane];
+			outside |= idx < 0 || (uint64_t)idx >= b->elems;
+			addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+		}
+		if (!outside)
+			return;
+	}
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		int64_t idx = (uni_base ? ubase : base[lane]) + (uni_off ? uoff : off[lane]);
@@ -120,40 +132,6 @@ static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *
 	return gmem_read(s, now, sectors, n);
 }
 
-/* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
-static void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
-{
-	s->rep->compute_issues++;
-	if (copies_land > now)
-		s->rep->compute_overlapped++;
-}
-
-/*
- * The i-th FMA (from 1) of compute's chain costs more than alu_latency:
- * compiled, the chain is a loop unrolled chain_unroll times, and entering
- * it and each trip's counter, compare and branch add to the FMAs' own
- * latency (traces/h100/anatomy.csv, compute at k = 0, 64, 128, 512).  An
- * fma op is a straight dependent sequence.
- */
-static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
-{
-	uint64_t cycles = (uint64_t)m->alu_latency;
-	if (i == 1)
-		cycles += (uint64_t)m->chain_setup_latency;
-	if (i % (uint64_t)m->chain_unroll == 0)
-		cycles += (uint64_t)m->chain_trip_latency;
-	return cycles;
-}
-
-/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots. */
-static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now)
-{
-	count_compute_issue(s, now, copy_latest_land(s));
-	warp_set_ready(s, w, now + cycles);
-	w->cause = STALL_ALU;
-	w->alu_chain_cycles += cycles;
-	simt_cur(w)->op_step++;
-}
 
 /* compute(out, in): step 0 loads in[elem], steps 1..k are dependent FMAs, the last stores out[elem]. */
 static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
@@ -264,34 +242,7 @@ static void statement_done(struct sim *s, struct warp *w, const struct insn *in,
 		exec_hold(s, w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
 }
 
-static void exec_op(struct sim *s, struct warp *w, uint64_t now);
-
-void exec_issue(struct sim *s, struct warp *w, uint64_t now)
-{
-	if (!simt_pick(s, w))
-		return;
-	/*
-	 * Most issue slots are the FMAs of a chain with a constant length: they
-	 * go here, as exec_compute and exec_fma would run them, without the
-	 * general dispatch.
-	 */
-	const struct simt_entry *e = simt_cur(w);
-	if (e->pc < s->k->ncode && !s->error && !w->done) {
-		const struct insn *in = &s->k->code[e->pc];
-		int64_t step = (int64_t)e->op_step;
-		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
-			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now);
-			return;
-		}
-		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
-			fma_step(s, w, (uint64_t)s->m->alu_latency, now);
-			return;
-		}
-	}
-	exec_op(s, w, now);
-}
-
-static void exec_op(struct sim *s, struct warp *w, uint64_t now)
+void exec_op(struct sim *s, struct warp *w, uint64_t now)
 {
 	for (;;) {
 		if (s->error || w->done)

@@ -270,10 +270,8 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	if (!block_scope(pb)) {
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
-			uint64_t first = NEVER, land = 0;
-			struct cpa_thread *ct = &s->blocks[w->block].cpa[t];
-			first = ct->open_first;
-			land = ct->open_land;
+			const struct cpa_open *o = &s->blocks[w->block].cpa_open[t];
+			uint64_t first = o->first, land = o->land;
 			struct batch_rec *r = batch_for(s, pb, pb->head[t]++);
 			if (first < r->first_issue)
 				r->first_issue = first;
@@ -286,7 +284,7 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	struct arrivals a;
 	a.n = 0;
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
-	struct cpa_thread *ct = &s->blocks[w->block].cpa[tid_of(w, 0)];
+	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
 	uint32_t last_h = 0;
 	struct batch_rec *r = NULL; /* the record of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
@@ -294,9 +292,9 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		uint32_t t = tid_of(w, lane);
 		uint32_t h = pb->head[t]++;
 		/* the thread's open cp.async batch closes: its copies are the stage's */
-		uint64_t first = ct[lane].open_first, land = ct[lane].open_land;
-		ct[lane].open_first = NEVER;
-		ct[lane].open_land = 0;
+		uint64_t first = ct[lane].first, land = ct[lane].land;
+		ct[lane].first = NEVER;
+		ct[lane].land = 0;
 		/* cp.async.mbarrier.arrive: the arrival happens when the thread's copies have landed. */
 		add_arrival(&a, pb->produced + h % S, land > soonest ? land : soonest);
 		if (!r || h != last_h) {

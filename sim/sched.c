@@ -128,11 +128,8 @@ static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
 			return NONE;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
-		while (i < p->leaves) {
-			i *= 2;
-			if (p->tree[i] > now)
-				i++;
-		}
+		while (i < p->leaves)
+			i = 2 * i + (p->tree[2 * i] > now);
 		return i - p->leaves;
 	}
 	for (uint32_t n = 0; n < p->nwarps; n++) {
@@ -159,7 +156,6 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 		w->stalls[STALL_ISSUE]++;
 		if (s->trace)
 			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
-		w->insts++;
 		w->since = now + 1;
 		w->cause = STALL_NOT_SELECTED;
 		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */

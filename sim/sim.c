@@ -59,7 +59,8 @@ static int setup(struct sim *s)
 	for (int i = 0; i < s->k->nbars; i++)
 		nbars += s->k->bars[i].count;
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
-	if (!s->warps || !s->blocks || !s->sps || !s->mbars)
+	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs)
 		return -1;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
 		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
@@ -77,11 +78,12 @@ static int setup(struct sim *s)
 		blk->live_threads = (uint32_t)l->block_size;
 		blk->bar_waiters = NONE;
 		blk->cpa = calloc((size_t)l->block_size, sizeof *blk->cpa);
+		blk->cpa_open = calloc((size_t)l->block_size, sizeof *blk->cpa_open);
 		blk->exited_in_pipe = calloc((size_t)l->block_size, 1);
-		if (!blk->cpa || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk))
+		if (!blk->cpa || !blk->cpa_open || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk))
 			return -1;
 		for (int64_t t = 0; t < l->block_size; t++)
-			blk->cpa[t].open_first = NEVER;
+			blk->cpa_open[t].first = NEVER;
 		for (uint32_t i = 0; i < per_block; i++) {
 			uint32_t id = b * per_block + i;
 			struct warp *w = &s->warps[id];
@@ -98,16 +100,16 @@ static int setup(struct sim *s)
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
-			w->regs = calloc(32 * nslots, sizeof *w->regs);
+			w->regs = calloc(33 * nslots, sizeof *w->regs);
+			w->uval = w->regs + 32 * nslots;
 			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
 			if (!w->regs || !w->cpa.land)
 				return -1;
 			for (int lane = 0; lane < 32; lane++) {
-				int64_t *r = w->regs + (size_t)lane * nslots;
-				r[SLOT_TID] = (int64_t)i * 32 + lane;
-				r[SLOT_LANE] = lane;
-				r[SLOT_WARP] = i;
-				r[SLOT_BLOCK] = b;
+				*simt_reg(w, SLOT_TID, lane) = (int64_t)i * 32 + lane;
+				*simt_reg(w, SLOT_LANE, lane) = lane;
+				*simt_reg(w, SLOT_WARP, lane) = i;
+				*simt_reg(w, SLOT_BLOCK, lane) = b;
 			}
 			struct subpart *sp = &s->sps[w->sp];
 			sp->warps[sp->nwarps++] = id;
@@ -128,6 +130,7 @@ static void teardown(struct sim *s)
 		cbar_free(&s->blocks[b]);
 		flow_free(&s->blocks[b]);
 		free(s->blocks[b].cpa);
+		free(s->blocks[b].cpa_open);
 		free(s->blocks[b].exited_in_pipe);
 	}
 	if (s->sps)
@@ -138,6 +141,7 @@ static void teardown(struct sim *s)
 	free(s->blocks);
 	free(s->sps);
 	free(s->mbars);
+	free(s->lane_regs);
 	evq_free(&s->q);
 }
 

@@ -57,28 +57,30 @@ struct simt_entry {
 #define WAITER_ENTRY(id) ((int)((id) & 63))
 
 struct warp {
+	/* What an issue touches comes first, in a few cache lines; the group stack follows. */
 	uint32_t id;       /* index in the SM */
 	uint32_t block;    /* resident block */
 	uint32_t in_block; /* warp index within its block */
 	uint32_t sp;       /* sub-partition */
 	uint32_t live;     /* threads that have not exited */
-	struct simt_entry stack[SIMT_MAX_DEPTH];
 	int depth;         /* entries in use (independent: slots, some may be dead) */
 	int cur;           /* the entry issuing now */
-	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
-	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
 	uint32_t rleaf;
+	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
-	uint64_t since;    /* stalls are charged up to here */
 	bool done;
-	uint64_t done_at;
-	int64_t *regs; /* 32 lanes x nslots */
-	uint64_t stalls[STALL_COUNT];
-	uint64_t insts;
+	uint64_t since;    /* stalls are charged up to here */
+	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
+	int64_t *uval; /* nslots: a stale slot's one value */
 	uint64_t loop_iterations; /* backward jumps taken, held to limit.loop_iterations */
-	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
-	struct cpa_warp cpa;
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
+	uint64_t stale;     /* slots below 63 set warp-uniformly whose 32 lanes were not written: the value is uval[slot] */
+	uint64_t stalls[STALL_COUNT];
+	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+	uint64_t done_at;
+	struct cpa_warp cpa;
+	struct simt_entry stack[SIMT_MAX_DEPTH];
 };
 
 /*
@@ -161,6 +163,7 @@ struct block {
 	uint32_t bar_waiters;  /* waiter list */
 	struct pipe_block *pipes;
 	struct cpa_thread *cpa; /* per thread */
+	struct cpa_open *cpa_open; /* per thread: its open cp.async batch */
 	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
 	uint32_t nbar_elems;    /* cuda::barrier objects in all */
 	uint32_t *bar_seen;     /* [element][thread]: phases below this it has waited for */
@@ -206,21 +209,19 @@ struct sim {
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
+	int64_t *lane_regs; /* nslots: one lane's registers gathered for expr_eval_code */
 };
 
 /* sched.c */
 static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rleaf]; }
-/* Brings the ancestors of leaf i up to date, up to the first that already holds its minimum. */
+/* Brings the ancestors of leaf i up to date (all of them: straight-line code beats stopping early). */
 static inline void ready_tree_fix(uint64_t *t, uint32_t i)
 {
 	uint64_t m = t[i];
-	while (i > 1) {
+	for (; i > 1; i >>= 1) {
 		uint64_t sib = t[i ^ 1];
 		m = sib < m ? sib : m;
-		i >>= 1;
-		if (t[i] == m)
-			break;
-		t[i] = m;
+		t[i >> 1] = m;
 	}
 }
 /*
@@ -275,6 +276,14 @@ bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
 void simt_merge(struct sim *s, struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/*
+ * Evaluates in every lane of mask, whatever the uniformity tracking says, and reports nothing:
+ * returns the lowest lane that faulted (its fault in *fault; out is 0 there) or -1.
+ */
+int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		   enum expr_fault *fault);
+/* The program error of an expression that faulted in this lane. */
+void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f);
 /* Whether e has one value for all the warp's live lanes: it reads no slot that may differ between them. */
 static inline bool simt_uniform(const struct warp *w, const struct expr *e)
 {
@@ -290,13 +299,28 @@ void simt_advance(struct sim *s, struct warp *w);
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in);
 void simt_jump(struct sim *s, struct warp *w, int32_t target);
 void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
-static inline int64_t *simt_regs(const struct sim *s, const struct warp *w, int lane)
+/*
+ * A slot's 32 lanes lie together, so a warp-wide read or write of a
+ * variable touches four cache lines, not one per lane.
+ */
+static inline int64_t *simt_reg(const struct warp *w, unsigned slot, int lane)
 {
-	return w->regs + (size_t)lane * (size_t)s->k->nslots;
+	return &w->regs[(size_t)slot * 32 + (size_t)lane];
+}
+/* Writes the stale ones among slots into their 32 lanes, before lanes are read or written one by one. */
+static inline void simt_materialize(struct warp *w, uint64_t slots)
+{
+	for (uint64_t b = slots & w->stale; b; b &= b - 1) {
+		unsigned slot = (unsigned)__builtin_ctzll(b);
+		int64_t u = w->uval[slot], *r = simt_reg(w, slot, 0);
+		for (int lane = 0; lane < 32; lane++)
+			r[lane] = u;
+	}
+	w->stale &= ~slots;
 }
 
-/* exec.c: runs the op at the warp's pc for one issue slot. */
-void exec_issue(struct sim *s, struct warp *w, uint64_t now);
+/* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */
+void exec_op(struct sim *s, struct warp *w, uint64_t now);
 void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
@@ -385,5 +409,66 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);
 void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
+
+/* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
+static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
+{
+	s->rep->compute_issues++;
+	if (copies_land > now)
+		s->rep->compute_overlapped++;
+}
+
+/*
+ * The i-th FMA (from 1) of compute's chain costs more than alu_latency:
+ * compiled, the chain is a loop unrolled chain_unroll times, and entering
+ * it and each trip's counter, compare and branch add to the FMAs' own
+ * latency (traces/h100/anatomy.csv, compute at k = 0, 64, 128, 512).  An
+ * fma op is a straight dependent sequence.
+ */
+static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
+{
+	uint64_t cycles = (uint64_t)m->alu_latency;
+	if (i == 1)
+		cycles += (uint64_t)m->chain_setup_latency;
+	if (i % (uint64_t)m->chain_unroll == 0)
+		cycles += (uint64_t)m->chain_trip_latency;
+	return cycles;
+}
+
+/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing). */
+static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now)
+{
+	count_compute_issue(s, now, copy_latest_land(s));
+	w->rtree[w->rleaf] = now + cycles; /* warp_set_ready of the issuing warp */
+	w->cause = STALL_ALU;
+	w->alu_chain_cycles += cycles;
+	simt_cur(w)->op_step++;
+}
+
+/*
+ * One issue slot of the warp.  Most slots are the FMAs of a chain with a
+ * constant length: they run here, inline in the tick, as exec_compute and
+ * exec_fma would run them; everything else goes through exec_op.
+ */
+static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!simt_pick(s, w))
+		return;
+	/* (the tick runs without an error, and a warp that can be picked is not done) */
+	const struct simt_entry *e = simt_cur(w);
+	if (e->pc < s->k->ncode) {
+		const struct insn *in = &s->k->code[e->pc];
+		int64_t step = (int64_t)e->op_step;
+		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
+			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now);
+			return;
+		}
+		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
+			fma_step(s, w, (uint64_t)s->m->alu_latency, now);
+			return;
+		}
+	}
+	exec_op(s, w, now);
+}
 
 #endif

@@ -17,15 +17,54 @@
 
 #include "simint.h"
 
+void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
+{
+	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+}
+
+/* One lane's value of e, through expr_eval_code on the slots it reads, gathered into s->lane_regs. */
+static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
+{
+	int64_t *r = s->lane_regs;
+	for (uint64_t b = e->slots & ~(1ull << 63); b; b &= b - 1) {
+		unsigned slot = (unsigned)__builtin_ctzll(b);
+		r[slot] = w->stale >> slot & 1 ? w->uval[slot] : *simt_reg(w, slot, lane);
+	}
+	if (e->slots >> 63) /* bit 63 stands for every slot from 63 on */
+		for (unsigned slot = 63; slot < (unsigned)s->k->nslots; slot++)
+			r[slot] = *simt_reg(w, slot, lane);
+	return expr_eval_code(&s->k->pool, e, r, f);
+}
+
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 {
 	if (e->is_const)
 		return e->value;
 	enum expr_fault f = EXPR_OK;
-	int64_t v = expr_eval_code(&s->k->pool, e, simt_regs(s, w, lane), &f);
+	int64_t v = eval_lane(s, w, lane, e, &f);
 	if (f)
-		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+		simt_fault(s, w, lane, f);
 	return v;
+}
+
+int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		   enum expr_fault *fault)
+{
+	simt_materialize(w, e->slots & ~(1ull << 63));
+	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
+	if (first != EXPR_LANES_BY_THREAD)
+		return first;
+	first = -1;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		enum expr_fault f = EXPR_OK;
+		out[lane] = eval_lane(s, w, lane, e, &f);
+		if (f && first < 0) {
+			first = lane;
+			*fault = f;
+		}
+	}
+	return first;
 }
 
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32])
@@ -39,9 +78,9 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 		return;
 	}
 	enum expr_fault f = EXPR_OK;
-	int lane = expr_eval_lanes(&s->k->pool, e, w->regs, (size_t)s->k->nslots, mask, out, &f);
+	int lane = simt_eval_each(s, w, e, mask, out, &f);
 	if (lane >= 0)
-		sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
+		simt_fault(s, w, lane, f);
 }
 
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32])
@@ -59,10 +98,22 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	if (simt_uniform(w, e)) {
 		/* One value for every lane: no per-lane evaluation, nothing to compare. */
 		int64_t u = simt_eval(s, w, __builtin_ctz(mask), e);
-		size_t stride = (size_t)s->k->nslots;
-		int64_t *r = w->regs + slot;
-		for (uint32_t m = mask; m; m &= m - 1)
-			r[(size_t)__builtin_ctz(m) * stride] = u;
+		if (slot < 63 && mask == w->live) {
+			/* Every live lane gets it: keep the one value, write the lanes only if one is read. */
+			w->uval[slot] = u;
+			w->stale |= 1ull << slot;
+			w->divergent &= ~(1ull << slot);
+			return;
+		}
+		simt_materialize(w, slot < 63 ? 1ull << slot : 0);
+		int64_t *r = simt_reg(w, slot, 0);
+		if (mask == 0xffffffffu) {
+			for (int lane = 0; lane < 32; lane++)
+				r[lane] = u;
+		} else {
+			for (uint32_t m = mask; m; m &= m - 1)
+				r[__builtin_ctz(m)] = u;
+		}
 		if (slot < 63) {
 			if (mask == w->live)
 				w->divergent &= ~(1ull << slot);
@@ -73,11 +124,12 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	}
 	int64_t v[32];
 	simt_eval_lanes(s, w, e, mask, v);
+	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
 	bool same = true;
 	int64_t first = v[__builtin_ctz(mask)];
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		simt_regs(s, w, lane)[slot] = v[lane];
+		*simt_reg(w, slot, lane) = v[lane];
 		same = same && v[lane] == first;
 	}
 	if (slot >= 63)

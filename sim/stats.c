@@ -57,7 +57,7 @@ void stats_finish(struct sim *s)
 		}
 		for (int c = 0; c < STALL_COUNT; c++)
 			r->stalls[c] += w->stalls[c];
-		r->warp_insts += w->insts;
+		r->warp_insts += w->stalls[STALL_ISSUE]; /* a cycle of issue per warp-instruction */
 		if (w->alu_chain_cycles > longest_chain)
 			longest_chain = w->alu_chain_cycles;
 	}

@@ -151,25 +151,56 @@ static const char digits2[] = "0001020304050607080910111213141516171819202122232
 			       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 			       "8081828384858687888990919293949596979899";
 
-/* Decimal, two digits at a time, copied as a fixed 20 bytes (the record has room). */
+static inline int ndigits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {1ull,
+					   10ull,
+					   100ull,
+					   1000ull,
+					   10000ull,
+					   100000ull,
+					   1000000ull,
+					   10000000ull,
+					   100000000ull,
+					   1000000000ull,
+					   10000000000ull,
+					   100000000000ull,
+					   1000000000000ull,
+					   10000000000000ull,
+					   100000000000000ull,
+					   1000000000000000ull,
+					   10000000000000000ull,
+					   100000000000000000ull,
+					   1000000000000000000ull,
+					   10000000000000000000ull};
+	if (!v)
+		return 1;
+	int t = ((64 - __builtin_clzll(v)) * 1233) >> 12; /* about log10(2^bits) */
+	return t + 1 - (v < pow10[t]);
+}
+
+/*
+ * Decimal, two digits at a time, written from the end straight into the
+ * record (through a scratch buffer the wide copy would stall on: a load
+ * that spans narrow stores cannot be forwarded).
+ */
 static inline char *put_u64(char *p, uint64_t v)
 {
-	char tmp[40] = {0};
-	int i = 20;
+	int n = ndigits(v);
+	char *q = p + n;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 		v /= 100;
-		tmp[--i] = digits2[d + 1];
-		tmp[--i] = digits2[d];
+		q -= 2;
+		memcpy(q, digits2 + d, 2);
 	}
 	if (v >= 10) {
-		tmp[--i] = digits2[v * 2 + 1];
-		tmp[--i] = digits2[v * 2];
+		q -= 2;
+		memcpy(q, digits2 + v * 2, 2);
 	} else {
-		tmp[--i] = (char)('0' + v);
+		*--q = (char)('0' + v);
 	}
-	memcpy(p, tmp + i, 20);
-	return p + (20 - i);
+	return p + n;
 }
 
 static inline void ob_u64(struct obuf *o, uint64_t v)

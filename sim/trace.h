@@ -63,7 +63,11 @@ static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, 
 		tr->spans[tr->n - 1].end = end;
 		return;
 	}
-	trace_warp_span(t, tr, cause, begin, end);
+	if (tr->n < tr->cap) {
+		tr->spans[tr->n++] = (struct trace_span){begin, end, (uint32_t)cause};
+		return;
+	}
+	trace_warp_span(t, tr, cause, begin, end); /* grows the track */
 }
 void trace_copy(struct trace *t, uint32_t track, uint32_t seq, uint64_t begin, uint64_t end);
 void trace_count(struct trace_series *c, uint64_t cycle, int64_t delta);

@@ -664,7 +664,8 @@ Test(expr, pool_holds_many_expressions)
 
 /*
  * expr_eval_lanes against expr_eval_code lane by lane: values, 0 for a lane that faulted, and the
- * lowest faulting lane with its fault, for straight programs, jumps, deep stacks and partial masks.
+ * lowest faulting lane with its fault, for straight programs, fused operands and partial masks, with
+ * registers lane-major and slot-major.  Programs it leaves to the caller (jumps, deep stacks) say so.
  */
 Test(expr, lanes_agree_with_thread_by_thread)
 {
@@ -674,43 +675,53 @@ Test(expr, lanes_agree_with_thread_by_thread)
 		"tid > 3 && 7 / (tid - 8)", "tid < 10 ? 7 % (tid - 2) : 1 << tid", "x - 9223372036854775807 - tid",
 		"((((((((((((((((((tid+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1) / (tid - 4)",
 		"tid + (1 + (2 + (3 + (4 + (5 + (6 + (7 + (8 + (9 + (10 + (11 + (12 + (13 + (14 + (15 + (16 + (17 + y)))))))))))))))))",
-		"(tid - 17) / (x - 3) + tid % (y + 1)",
+		"(tid - 17) / (x - 3) + tid % (y + 1)", "x / tid", "tid % x", "1 << tid", "tid >> 70", "y - tid * 2 < x",
 	};
 	static const uint32_t masks[] = {0xffffffffu, 1u, 0x80000000u, 0x00f0f00fu, 0x7ffffffeu, 0x00000300u};
-	int64_t regs[32][NSLOTS];
+	int64_t lane_major[32][NSLOTS], slot_major[NSLOTS][32];
+	int warp_wide = 0;
 	for (size_t si = 0; si < sizeof srcs / sizeof srcs[0]; si++) {
 		struct expr e = compile_ok(srcs[si]);
 		for (int trial = 0; trial < 3; trial++) {
 			for (int l = 0; l < 32; l++) {
-				regs[l][SLOT_TID_] = l + trial * 7;
-				regs[l][SLOT_X] = trial == 2 ? INT64_MIN + l : 3 + trial;
-				regs[l][SLOT_Y] = trial == 1 ? -1 : l * 1000;
+				lane_major[l][SLOT_TID_] = l + trial * 7;
+				lane_major[l][SLOT_X] = trial == 2 ? INT64_MIN + l : 3 + trial;
+				lane_major[l][SLOT_Y] = trial == 1 ? -1 : l * 1000;
+				for (int k = 0; k < NSLOTS; k++)
+					slot_major[k][l] = lane_major[l][k];
 			}
 			for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
-				uint32_t mask = masks[mi];
-				int64_t out[32];
-				enum expr_fault f = EXPR_OK;
-				int first = expr_eval_lanes(&pool, &e, &regs[0][0], NSLOTS, mask, out, &f);
-				int want_first = -1;
-				enum expr_fault want_f = EXPR_OK;
-				for (int l = 0; l < 32; l++) {
-					if (!(mask >> l & 1))
+				for (int layout = 0; layout < 2; layout++) {
+					uint32_t mask = masks[mi];
+					int64_t out[32];
+					enum expr_fault f = EXPR_OK;
+					int first = layout ? expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32, mask, out, &f)
+							   : expr_eval_lanes(&pool, &e, &lane_major[0][0], NSLOTS, 1, mask, out, &f);
+					if (first == EXPR_LANES_BY_THREAD)
 						continue;
-					enum expr_fault lf = EXPR_OK;
-					int64_t v = expr_eval(&pool, &e, regs[l], &lf);
-					if (lf && want_first < 0) {
-						want_first = l;
-						want_f = lf;
+					warp_wide++;
+					int want_first = -1;
+					enum expr_fault want_f = EXPR_OK;
+					for (int l = 0; l < 32; l++) {
+						if (!(mask >> l & 1))
+							continue;
+						enum expr_fault lf = EXPR_OK;
+						int64_t v = expr_eval(&pool, &e, lane_major[l], &lf);
+						if (lf && want_first < 0) {
+							want_first = l;
+							want_f = lf;
+						}
+						cr_assert_eq(out[l], v, "\"%s\" trial %d mask %08x lane %d: %lld, thread by thread %lld",
+							     srcs[si], trial, mask, l, (long long)out[l], (long long)v);
 					}
-					cr_assert_eq(out[l], v, "\"%s\" trial %d mask %08x lane %d: %lld, thread by thread %lld",
-						     srcs[si], trial, mask, l, (long long)out[l], (long long)v);
+					cr_assert_eq(first, want_first, "\"%s\" trial %d mask %08x: first fault at %d, expected %d",
+						     srcs[si], trial, mask, first, want_first);
+					if (first >= 0)
+						cr_assert_eq(f, want_f, "\"%s\": fault %s, expected %s", srcs[si],
+							     expr_fault_name(f), expr_fault_name(want_f));
 				}
-				cr_assert_eq(first, want_first, "\"%s\" trial %d mask %08x: first fault at %d, expected %d",
-					     srcs[si], trial, mask, first, want_first);
-				if (first >= 0)
-					cr_assert_eq(f, want_f, "\"%s\": fault %s, expected %s", srcs[si], expr_fault_name(f),
-						     expr_fault_name(want_f));
 			}
 		}
 	}
+	cr_assert_gt(warp_wide, 200, "most of these run warp-wide (%d did)", warp_wide);
 }
