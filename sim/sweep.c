@@ -224,26 +224,12 @@ static void progress(const struct sweep *sw, int done)
 		fprintf(stderr, "\rsmsim sweep %s: %d/%d runs%s", sw->name, done, sw->runs, done == sw->runs ? "\n" : "");
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-	const char *b = buf;
-	while (len) {
-		ssize_t n = write(fd, b, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		b += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-static bool read_all(int fd, void *buf, size_t len)
+/* Moves all len bytes through the pipe, across short transfers and signals; false at EOF or error. */
+static bool transfer_all(int fd, void *buf, size_t len, bool out)
 {
 	char *b = buf;
 	while (len) {
-		ssize_t n = read(fd, b, len);
+		ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -294,10 +280,10 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 			for (int i = 0; i < w; i++)
 				close(cmd[i]); /* the other workers' command pipes stay the parent's alone */
 			int32_t index;
-			while (read_all(c[0], &index, sizeof index) && index >= 0) {
+			while (transfer_all(c[0], &index, sizeof index, false) && index >= 0) {
 				struct result r;
 				run_one(sw, index, &r);
-				if (!write_all(p[1], &r, sizeof r))
+				if (!transfer_all(p[1], &r, sizeof r, true))
 					_exit(1);
 			}
 			_exit(0);
@@ -312,7 +298,7 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 	/* One run each to start with. */
 	for (int w = 0; w < jobs; w++) {
 		int32_t index = next < sw->runs ? next++ : -1;
-		if (!write_all(cmd[w], &index, sizeof index))
+		if (!transfer_all(cmd[w], &index, sizeof index, true))
 			bad = 1;
 	}
 	struct pollfd pfd[MAX_WORKERS];
@@ -350,7 +336,7 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 				}
 				/* Its next run, or -1: no more. */
 				int32_t index = next < sw->runs ? next++ : -1;
-				if (cmd[w] >= 0 && !write_all(cmd[w], &index, sizeof index))
+				if (cmd[w] >= 0 && !transfer_all(cmd[w], &index, sizeof index, true))
 					bad = 1;
 				if (index < 0 && cmd[w] >= 0) {
 					close(cmd[w]);
