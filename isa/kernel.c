@@ -26,6 +26,7 @@ struct compiler {
 	struct scope_var vars[MAX_SLOTS];
 	int nvars; /* visible now, innermost last */
 	int depth;
+	uint64_t wide_slots; /* variables declared 64-bit (size_t, the default); bit 63 stands for slots 63 on */
 };
 
 static const char *const builtin_names[SLOT_BUILTINS] = {"tid", "lane", "warp", "block"};
@@ -213,6 +214,11 @@ out:
 	return rc;
 }
 
+static uint64_t slot_bit(int slot)
+{
+	return 1ull << (slot < 63 ? slot : 63);
+}
+
 static int emit(struct compiler *c, struct insn in)
 {
 	struct kernel *k = c->k;
@@ -225,11 +231,14 @@ static int emit(struct compiler *c, struct insn in)
 		k->npaths++;
 	}
 	in.where = (uint32_t)(k->npaths - 1);
+	if (in.op == OP_LET || in.op == OP_SET || in.op == OP_BRZ)
+		in.narrow = (in.e[0].slots & c->wide_slots) == 0 &&
+			    (in.op == OP_BRZ || !(c->wide_slots & slot_bit(in.slot)));
 	k->code[k->ncode++] = in;
 	return 0;
 }
 
-static int declare_var(struct compiler *c, const char *name)
+static int declare_var(struct compiler *c, const char *name, bool narrow)
 {
 	for (int i = 0; i < c->nvars; i++)
 		if (strcmp(c->vars[i].name, name) == 0)
@@ -242,6 +251,8 @@ static int declare_var(struct compiler *c, const char *name)
 	if (c->k->nslots >= MAX_SLOTS || c->nvars >= MAX_SLOTS)
 		return -jdoc_error(c->doc, &c->at, c->d, "too many variables (limit %d)", MAX_SLOTS);
 	int slot = c->k->nslots++;
+	if (!narrow)
+		c->wide_slots |= slot_bit(slot);
 	snprintf(c->k->slot_names[slot], sizeof c->k->slot_names[0], "%s", name);
 	snprintf(c->vars[c->nvars].name, sizeof c->vars[0].name, "%s", name);
 	c->vars[c->nvars++].slot = slot;
@@ -265,6 +276,27 @@ static int var_name(struct compiler *c, const cJSON *obj, const char **name)
 		rc = jdoc_error(c->doc, &c->at, c->d, "expected an identifier for the variable name");
 		jpath_pop(&c->at, old);
 	}
+	return rc;
+}
+
+/*
+ * "type": "int" declares a 32-bit variable, "size_t" (the default: the
+ * documented examples index with size_t) a 64-bit one.  Statements on 32-bit
+ * values only take single integer instructions on hardware; 64-bit ones take
+ * pairs with a carry between them.
+ */
+static int var_type(struct compiler *c, const cJSON *obj, bool *narrow)
+{
+	const char *type = "size_t";
+	int rc = jdoc_string(c->doc, obj, &c->at, "type", false, &type, c->d);
+	if (rc)
+		return rc;
+	*narrow = strcmp(type, "int") == 0;
+	if (*narrow || strcmp(type, "size_t") == 0)
+		return 0;
+	size_t old = jpath_key(&c->at, "type");
+	rc = jdoc_error(c->doc, &c->at, c->d, "expected \"int\" or \"size_t\" for the variable's type, not \"%s\"", type);
+	jpath_pop(&c->at, old);
 	return rc;
 }
 
@@ -334,7 +366,7 @@ static int target_var(struct compiler *c, const cJSON *obj, const char *key, uin
 		*slot = (uint16_t)v;
 		return 0;
 	}
-	int s = declare_var(c, name);
+	int s = declare_var(c, name, false); /* a barrier token is 64 bits */
 	if (s < 0)
 		return -s;
 	*slot = (uint16_t)s;
@@ -353,14 +385,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
-		static const char *const keys[] = {"op", "var", "from", "to", "cond", "step", "body", "comment", NULL};
+		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "body", "comment", NULL};
 		const char *name;
-		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)))
+		bool narrow;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
+		    (rc = var_type(c, st, &narrow)))
 			return rc;
 		struct expr init;
 		if ((rc = compile_field(c, st, "from", true, NULL, &init)))
 			return rc;
-		int slot = declare_var(c, name);
+		int slot = declare_var(c, name, narrow);
 		if (slot < 0)
 			return -slot;
 		in = (struct insn){.op = OP_LET, .slot = (uint16_t)slot, .e = {init}, .obj = -1};
@@ -470,13 +504,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	switch (op) {
 	case OP_LET:
 	case OP_SET: {
-		static const char *const keys[] = {"op", "var", "value", "comment", NULL};
+		static const char *const let_keys[] = {"op", "var", "type", "value", "comment", NULL};
+		static const char *const set_keys[] = {"op", "var", "value", "comment", NULL};
 		const char *name;
-		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
+		bool narrow = false;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, op == OP_LET ? let_keys : set_keys, c->d)) ||
+		    (rc = var_name(c, st, &name)) || (op == OP_LET && (rc = var_type(c, st, &narrow))) ||
 		    (rc = compile_field(c, st, "value", true, NULL, &in.e[0])))
 			return rc;
 		if (op == OP_LET) {
-			int slot = declare_var(c, name);
+			int slot = declare_var(c, name, narrow);
 			if (slot < 0)
 				return -slot;
 			in.slot = (uint16_t)slot;

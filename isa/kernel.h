@@ -67,6 +67,7 @@ struct insn {
 	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
+	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count */
 	struct expr bar_index;
 	struct memref dst, src;

@@ -231,15 +231,17 @@ static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in,
 /*
  * A let, set or branch whose expression reads registers is a few dependent
  * integer instructions on hardware (the examples' 64-bit size_t index
- * arithmetic and loop bounds), more for each division the compiler cannot
- * reduce to a shift or a mask.  One on constants folds into an immediate
+ * arithmetic and loop bounds, about half as many for 32-bit ints), more for
+ * each division the compiler cannot reduce to a shift or a mask.  One on constants folds into an immediate
  * and costs only its slot.
  */
 static void statement_done(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	const struct expr *e = &in->e[0];
-	if (!e->is_const)
-		exec_hold(s, w, now, s->m->statement_latency + e->slow_divides * s->m->divide_latency, STALL_ALU);
+	if (!e->is_const) {
+		int64_t cycles = in->narrow ? s->m->int_statement_latency : s->m->statement_latency;
+		exec_hold(s, w, now, cycles + e->slow_divides * s->m->divide_latency, STALL_ALU);
+	}
 }
 
 void exec_op(struct sim *s, struct warp *w, uint64_t now)

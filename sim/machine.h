@@ -27,6 +27,7 @@
 	X(alu_latency, I, 4, 1, 1000, "cycles, dependent FFMA")                          \
 	X(pipe_call_instructions, I, 4, 0, 100, "warp-instructions per pipeline call")   \
 	X(statement_latency, I, 0, 0, 10000, "cycles a let/set/branch on registers keeps its warp (index arithmetic)") \
+	X(int_statement_latency, I, 0, 0, 10000, "cycles a let/set/branch on 32-bit variables only keeps its warp") \
 	X(divide_latency, I, 0, 0, 10000, "cycles a statement adds per / or % by other than a power of two") \
 	X(pipe_acquire_latency, I, 0, 0, 10000, "cycles a block-scope producer_acquire keeps its warp") \
 	X(pipe_commit_latency, I, 0, 0, 10000, "cycles a block-scope producer_commit keeps its warp") \

@@ -1070,3 +1070,35 @@ Test(kernel_loader, jdoc_typed_fields)
 	cr_assert_str_eq(p.s, "$");
 	jdoc_free(&doc);
 }
+
+/* --- variable types ----------------------------------------------------------- */
+
+Test(kernel_loader, int_variables_make_narrow_statements)
+{
+	struct kernel k;
+	load_ok(BODY("  {'op': 'let', 'var': 'a', 'type': 'int', 'value': 'tid'},\n"
+		     "  {'op': 'let', 'var': 'b', 'value': 'a + 1'},\n"
+		     "  {'op': 'for', 'var': 'j', 'type': 'int', 'from': 0, 'cond': 'j < a', 'body': [\n"
+		     "    {'op': 'set', 'var': 'a', 'value': 'a - lane'}]},\n"
+		     "  {'op': 'set', 'var': 'a', 'value': 'b'}"),
+		&k);
+	/* let a; let b; let j; brz j < a; set a; set j; jmp; set a = b */
+	enum op want[] = {OP_LET, OP_LET, OP_LET, OP_BRZ, OP_SET, OP_SET, OP_JMP, OP_SET};
+	bool narrow[] = {true, false, true, true, true, true, false, false};
+	cr_assert_eq(k.ncode, 8);
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(k.code[i].op, want[i], "insn %d", i);
+		if (want[i] != OP_JMP)
+			cr_assert_eq(k.code[i].narrow, narrow[i], "insn %d: an int statement reads and writes only ints", i);
+	}
+	kernel_free(&k);
+}
+
+Test(kernel_loader, variable_type_must_be_int_or_size_t)
+{
+	const char *text = BODY("  {'op': 'let', 'var': 'a', 'type': 'long', 'value': 1}");
+	expect_error("type.json", text, "$.body[0].type", "'long'", "expected \"int\" or \"size_t\"");
+	const char *set = BODY("  {'op': 'let', 'var': 'a', 'value': 1},\n"
+			       "  {'op': 'set', 'var': 'a', 'type': 'int', 'value': 2}");
+	expect_error("settype.json", set, "$.body[1].type", "'int', 'value': 2", "unknown field \"type\"");
+}

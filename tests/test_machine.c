@@ -62,13 +62,15 @@ Test(machine, h100_values)
 	struct machine m;
 	load_h100(&m);
 	cr_assert_str_eq(m.name, "h100-sxm5");
-	cr_assert_eq(m.dram_latency, 678, "calibrated: traces/h100/global_latency.csv");
+	cr_assert_eq(m.dram_latency, 727, "calibrated: traces/h100/roundtrip.csv");
 	cr_assert_eq(m.smem_latency, 23);
 	cr_assert_eq(m.alu_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
-	cr_assert_eq(m.l2_latency, 315);
+	cr_assert_eq(m.l2_latency, 285);
+	cr_assert_eq(m.cp_async_extra_latency, 23, "measured: traces/h100/roundtrip.csv");
 	cr_assert_eq(m.pipe_wait_latency, 114, "measured: traces/h100/anatomy.csv");
 	cr_assert_eq(m.statement_latency, 27, "measured: traces/h100/anatomy.csv");
+	cr_assert_eq(m.int_statement_latency, 6, "measured: traces/h100/roundtrip.csv");
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);

@@ -113,6 +113,57 @@ Test(semantics, over_wait_rises_with_divergence)
 	}
 }
 
+/*
+ * The over-wait as the H100 shows it (traces/h100/diverged_commit.csv):
+ * nvcc re-converges the warp at the end of the divergent loop, so only
+ * commits placed in divergent branches (mode per_group) commit apart.
+ * Under post-dominator reconvergence smsim must see the same jump of one
+ * copy round trip per batch from D = 1 to D = 2, none without per-group
+ * commits, and the divergent int loop's cost per extra trip.
+ */
+static double hw_cycles(const char *mode, int divergence)
+{
+	FILE *f = fopen("traces/h100/diverged_commit.csv", "r");
+	cr_assert_not_null(f);
+	char line[512], m[32];
+	int dv;
+	double cycles = -1, v;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%31[^,],%d,%*d,%*d,%*d,%*d,%*d,%*d,%lf", m, &dv, &v) == 3 && !strcmp(m, mode) &&
+		    dv == divergence)
+			cycles = v;
+	fclose(f);
+	cr_assert_gt(cycles, 0, "no row %s D=%d", mode, divergence);
+	return cycles;
+}
+
+static double model_cycles(int per_group, int divergence)
+{
+	char dset[32], pset[32];
+	snprintf(dset, sizeof dset, "divergence=%d", divergence);
+	snprintf(pset, sizeof pset, "per_group=%d", per_group);
+	cr_assert_eq(RUN("diverged_commit", dset, pset, "machine.reconverge=post_dominator", "grid_blocks=132"), 0,
+		     "%s", d.msg);
+	return (double)r.cycles / 32.0; /* batch_sz */
+}
+
+Test(semantics, over_wait_matches_the_h100)
+{
+	double hw_jump = hw_cycles("per_group", 2) - hw_cycles("per_group", 1);
+	double one_group = model_cycles(1, 1);
+	double jump = model_cycles(1, 2) - one_group;
+	cr_assert_gt(r.overwait_cycles, 0);
+	cr_assert(jump > 0.85 * hw_jump && jump < 1.15 * hw_jump, "over-wait per batch %.0f, H100 %.0f", jump, hw_jump);
+	double converged_one = model_cycles(0, 1);
+	double converged = model_cycles(0, 2) - converged_one;
+	cr_assert_eq(r.overwait_cycles, 0, "one commit after the re-converged loop: no over-wait");
+	cr_assert_lt(converged, 0.15 * hw_jump);
+	double hw_trip = (hw_cycles("direct", 32) - hw_cycles("direct", 1)) / 31.0;
+	double trip = (model_cycles(0, 32) - model_cycles(0, 1)) / 31.0;
+	cr_assert(trip > 0.75 * hw_trip && trip < 1.25 * hw_trip, "divergent loop trip %.1f cycles, H100 %.1f", trip,
+		  hw_trip);
+}
+
 /* 5. wait_prior(N) releases once all but the last N actual batches have landed. */
 Test(semantics, wait_prior_leaves_the_last_n_batches_in_flight)
 {
