@@ -28,6 +28,9 @@ static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
 	int64_t first = r * c;
 	if (first >= bytes)
 		return 0;
+	/* The usual copy fits in the group's first round: one chunk, and no divide per lane. */
+	if (bytes - first <= n * c)
+		return 1;
 	return (bytes - first + n * c - 1) / (n * c);
 }
 

@@ -197,6 +197,8 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	if (!block_scope(pb))
 		return true;
 	uint32_t S = pb->decl->stages;
+	uint32_t checked = 0;
+	bool any = false; /* head value `checked` already found free: lanes mostly share it (a divide less each) */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		uint32_t h = pb->head[t];
@@ -207,6 +209,10 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 				 t, S, pb->decl->name, h, pb->tail[t]);
 			return true;
 		}
+		if (any && h == checked)
+			continue;
+		any = true;
+		checked = h;
 		uint32_t lap = h / S;
 		uint32_t bar = pb->consumed + h % S;
 		if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
@@ -285,22 +291,23 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	a.n = 0;
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
-	uint32_t last_h = 0;
-	struct batch_rec *r = NULL; /* the record of last_h: lanes mostly share their head */
+	uint32_t last_h = 0, bar = 0;
+	struct batch_rec *r = NULL; /* the record and barrier of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
 		uint32_t h = pb->head[t]++;
+		if (!r || h != last_h) {
+			r = batch_for(s, pb, h);
+			bar = pb->produced + h % S;
+			last_h = h;
+		}
 		/* the thread's open cp.async batch closes: its copies are the stage's */
 		uint64_t first = ct[lane].first, land = ct[lane].land;
 		ct[lane].first = NEVER;
 		ct[lane].land = 0;
 		/* cp.async.mbarrier.arrive: the arrival happens when the thread's copies have landed. */
-		add_arrival(&a, pb->produced + h % S, land > soonest ? land : soonest);
-		if (!r || h != last_h) {
-			r = batch_for(s, pb, h);
-			last_h = h;
-		}
+		add_arrival(&a, bar, land > soonest ? land : soonest);
 		if (first < r->first_issue)
 			r->first_issue = first;
 		if (land > r->last_land)
@@ -405,6 +412,8 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	struct arrivals a;
 	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	bool block = block_scope(pb), any = false;
+	uint32_t last_t = 0, bar = 0; /* the barrier of tail last_t: lanes mostly share their tail */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));
 		if (!pb->waiting[tid]) {
@@ -414,8 +423,14 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		}
 		pb->waiting[tid] = 0;
 		uint32_t t = pb->tail[tid]++;
-		if (block_scope(pb))
-			add_arrival(&a, pb->consumed + t % S, at);
+		if (!block)
+			continue;
+		if (!any || t != last_t) {
+			bar = pb->consumed + t % S;
+			last_t = t;
+			any = true;
+		}
+		add_arrival(&a, bar, at);
 	}
 	send_arrivals(s, &a);
 	return true;
