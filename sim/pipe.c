@@ -189,6 +189,20 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
+/* Whether the stage of head h is free (its consumers released it a lap ago); else the warp waits for it. */
+static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t h, uint64_t now)
+{
+	uint32_t S = pb->decl->stages;
+	uint32_t lap = h / S;
+	uint32_t bar = pb->consumed + h % S;
+	if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
+		sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
+		mbar_wait_on(s, w, bar);
+		return false;
+	}
+	return true;
+}
+
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
@@ -197,6 +211,17 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	if (!block_scope(pb))
 		return true;
 	uint32_t S = pb->decl->stages;
+	if (simt_mask(w) == FULL_WARP) {
+		/* The usual call: 32 threads on one head, none of them holding every stage; one barrier test. */
+		const uint32_t *head = pb->head + tid_of(w, 0), *tail = pb->tail + tid_of(w, 0);
+		const uint8_t *role = pb->role + tid_of(w, 0);
+		uint32_t h = head[0];
+		bool usual = true;
+		for (int l = 0; l < 32; l++)
+			usual &= head[l] == h && !((role[l] & ROLE_CONSUMER) && h - tail[l] >= S);
+		if (usual)
+			return acquire_stage(s, w, pb, h, now);
+	}
 	uint32_t checked = 0;
 	bool any = false; /* head value `checked` already found free: lanes mostly share it (a divide less each) */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
@@ -213,13 +238,8 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 			continue;
 		any = true;
 		checked = h;
-		uint32_t lap = h / S;
-		uint32_t bar = pb->consumed + h % S;
-		if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
-			sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
-			mbar_wait_on(s, w, bar);
+		if (!acquire_stage(s, w, pb, h, now))
 			return false;
-		}
 	}
 	return true;
 }
@@ -355,17 +375,47 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 	return true;
 }
 
+/* Whether the stage of tail t has been produced (its lap's phase completed); else the warp waits for it. */
+static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t t, uint64_t now)
+{
+	uint32_t S = pb->decl->stages;
+	uint32_t bar = pb->produced + t % S;
+	if (!mbar_phase_done(&s->mbars[bar], t / S)) {
+		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		mbar_wait_on(s, w, bar);
+		return false;
+	}
+	return true;
+}
+
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait"))
 		return true;
-	uint32_t S = pb->decl->stages;
 	uint32_t m = simt_mask(w);
 	if (!block_scope(pb)) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		uint32_t pending = pb->head[t] - pb->tail[t];
 		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
+	}
+	if (m == FULL_WARP) {
+		/* The usual call: 32 threads on one tail, one barrier test and whole-warp loops. */
+		uint8_t *waiting = pb->waiting + tid_of(w, 0);
+		uint32_t *tail = pb->tail + tid_of(w, 0), *seen = pb->seen + tid_of(w, 0), t = tail[0];
+		bool same = true;
+		for (int l = 0; l < 32; l++)
+			same &= tail[l] == t;
+		if (same) {
+			if (!stage_landed(s, w, pb, t, now))
+				return false;
+			record_exposure(s, w, pb, t, now);
+			for (int l = 0; l < 32; l++) {
+				waiting[l] = 1;
+				seen[l] = t + 1 > seen[l] ? t + 1 : seen[l];
+			}
+			return true;
+		}
 	}
 	uint32_t checked = 0;
 	bool any = false; /* tail value `checked` already found complete: lanes mostly share it */
@@ -373,14 +423,10 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
 		if (any && t == checked)
 			continue;
-		uint32_t bar = pb->produced + t % S;
 		any = true;
 		checked = t;
-		if (!mbar_phase_done(&s->mbars[bar], t / S)) {
-			sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
-			mbar_wait_on(s, w, bar);
+		if (!stage_landed(s, w, pb, t, now))
 			return false;
-		}
 	}
 	record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(m))], now);
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
@@ -413,6 +459,22 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	bool block = block_scope(pb), any = false;
+	if (block && simt_mask(w) == FULL_WARP) {
+		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
+		uint8_t *waiting = pb->waiting + tid_of(w, 0);
+		uint32_t *tail = pb->tail + tid_of(w, 0), t = tail[0];
+		bool usual = true;
+		for (int l = 0; l < 32; l++)
+			usual &= waiting[l] != 0 && tail[l] == t;
+		if (usual) {
+			for (int l = 0; l < 32; l++) {
+				waiting[l] = 0;
+				tail[l] = t + 1;
+			}
+			mbar_arrive_later(s, pb->consumed + t % S, at, 32, false);
+			return true;
+		}
+	}
 	uint32_t last_t = 0, bar = 0; /* the barrier of tail last_t: lanes mostly share their tail */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));

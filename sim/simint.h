@@ -23,6 +23,7 @@
 #define NEVER UINT64_MAX
 #define NONE UINT32_MAX
 #define SIMT_MAX_DEPTH 64
+#define FULL_WARP 0xffffffffu /* a group mask with all 32 lanes */
 
 /* Event kinds. */
 enum ev_kind {
