@@ -311,12 +311,36 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	a.n = 0;
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
+	uint32_t *head = pb->head + tid_of(w, 0);
+	if (mask == FULL_WARP) {
+		/* The usual call: 32 threads on one head, one stage record and barrier, whole-warp loops. */
+		uint32_t h = head[0];
+		bool same = true;
+		for (int l = 0; l < 32; l++)
+			same &= head[l] == h;
+		if (same) {
+			struct batch_rec *r = batch_for(s, pb, h);
+			uint32_t bar = pb->produced + h % S;
+			uint64_t first = r->first_issue, last = r->last_land;
+			for (int l = 0; l < 32; l++) {
+				head[l] = h + 1;
+				first = ct[l].first < first ? ct[l].first : first;
+				last = ct[l].land > last ? ct[l].land : last;
+				add_arrival(&a, bar, ct[l].land > soonest ? ct[l].land : soonest);
+				ct[l].first = NEVER;
+				ct[l].land = 0;
+			}
+			r->first_issue = first;
+			r->last_land = last;
+			send_arrivals(s, &a);
+			return true;
+		}
+	}
 	uint32_t last_h = 0, bar = 0;
 	struct batch_rec *r = NULL; /* the record and barrier of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		uint32_t t = tid_of(w, lane);
-		uint32_t h = pb->head[t]++;
+		uint32_t h = head[lane]++;
 		if (!r || h != last_h) {
 			r = batch_for(s, pb, h);
 			bar = pb->produced + h % S;
