@@ -653,8 +653,17 @@ done:
 }
 
 
-int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const int64_t *slots,
-		       enum expr_fault *fault)
+/* Whether op is one of apply()'s binary operators. */
+static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
+
+/*
+ * A warp-uniform expression runs here once per warp-instruction, so the
+ * arithmetic is apply() inlined, and a PUSH or LOAD followed by a binary
+ * operator (most operands) goes straight in as its right operand, one
+ * dispatch and one stack write less.
+ */
+__attribute__((flatten)) int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e,
+						const int64_t *slots, enum expr_fault *fault)
 {
 	int64_t st[EVAL_STACK];
 	int sp = 0;
@@ -662,17 +671,20 @@ int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const
 	const int64_t *end = w + e->len;
 	while (w < end) {
 		enum opc op = (enum opc)*w++;
+		int64_t b; /* the right operand of a binary operator */
 		switch (op) {
 		case OPC_PUSH:
-			if (sp == EVAL_STACK)
-				goto overflow;
-			st[sp++] = *w++;
-			break;
 		case OPC_LOAD:
+			b = op == OPC_PUSH ? *w : slots[*w];
+			w++;
+			if (sp >= 1 && w < end && is_binary((enum opc)*w)) {
+				op = (enum opc)*w++;
+				break;
+			}
 			if (sp == EVAL_STACK)
 				goto overflow;
-			st[sp++] = slots[*w++];
-			break;
+			st[sp++] = b;
+			continue;
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
@@ -682,26 +694,24 @@ int64_t expr_eval_code(const struct expr_pool *pool, const struct expr *e, const
 				*fault = f;
 				return 0;
 			}
-			break;
+			continue;
 		}
 		case OPC_JZ:
 			sp--;
 			if (st[sp] == 0)
 				w += *w;
 			w++;
-			break;
-		case OPC_JMP: w += *w + 1; break;
-		default: {
-			int64_t r;
-			enum expr_fault f = apply(op, st[sp - 2], st[sp - 1], &r);
-			if (f) {
-				*fault = f;
-				return 0;
-			}
-			sp--;
-			st[sp - 1] = r;
+			continue;
+		case OPC_JMP: w += *w + 1; continue;
+		default: b = st[--sp];
 		}
+		int64_t r;
+		enum expr_fault f = apply(op, st[sp - 1], b, &r);
+		if (f) {
+			*fault = f;
+			return 0;
 		}
+		st[sp - 1] = r;
 	}
 	return st[0];
 overflow:

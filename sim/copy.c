@@ -28,7 +28,69 @@ static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
 	int64_t first = r * c;
 	if (first >= bytes)
 		return 0;
+	/* The usual copy fits in the group's first round: one chunk, and no divide per lane. */
+	if (bytes - first <= n * c)
+		return 1;
 	return (bytes - first + n * c - 1) / (n * c);
+}
+
+/*
+ * This round's chunks when the byte count is warp-uniform (the usual
+ * copy): lane l's chunk lies l chunks after the warp's first (a group copy)
+ * or at the same offset (a thread's own copy), so the lanes with a chunk
+ * are a prefix of mask and each lane's addresses are a multiply-add, with
+ * one out-of-bounds flag for all.  The index of lane l is dsti[l * dstep]
+ * (dstep 0: one uniform value), srci likewise.  Returns the rounds the copy
+ * takes (copy_issue's lane loop would find the same), or -1 where that loop
+ * has an error to word.
+ */
+static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct insn *in, uint32_t round,
+			      int64_t bytes, const int64_t *dsti, size_t dstep, const int64_t *srci, size_t sstep,
+			      uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32], uint32_t *lanes)
+{
+	uint32_t mask = simt_mask(w);
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	int64_t c = in->align < 16 ? in->align : 16;
+	bool block = in->group == GROUP_BLOCK;
+	int64_t group = block ? s->launch.block_size : 1;
+	if (bytes < 0 || c <= 0)
+		return -1;
+	int64_t step = block ? c : 0;                       /* bytes between adjacent lanes' chunks */
+	int64_t r = block ? (int64_t)w->in_block * 32 : 0; /* lane 0's rank in the group */
+	int64_t off0 = r * c + (int64_t)round * group * c;  /* lane 0's chunk offset */
+	uint64_t dlim = dst->elems * dst->elem_bytes, slim = src->elems * src->elem_bytes;
+	uint32_t got = 0;
+	bool bad = false, per_lane = dstep || sstep;
+	int64_t last = 0;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		int64_t off = off0 + lane * step;
+		if (off >= bytes)
+			break; /* this lane's copy is done, and so are those after it */
+		int64_t di = dsti[(size_t)lane * dstep], si = srci[(size_t)lane * sstep];
+		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
+		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
+		if (per_lane)
+			bad |= di < 0 || si < 0 || dbyte + (uint64_t)c > dlim || sbyte + (uint64_t)c > slim;
+		last = off;
+		gaddr[lane] = src->base + sbyte;
+		saddr[lane] = dst->base + dbyte;
+		if (s->checks)
+			sidx[lane] = (int64_t)(sbyte / src->elem_bytes);
+		got |= 1u << lane;
+	}
+	if (got && !per_lane) {
+		/* uniform indices inside their buffers: nothing wraps, so the furthest chunk is the last one */
+		uint64_t dbyte = (uint64_t)dsti[0] * dst->elem_bytes + (uint64_t)last;
+		uint64_t sbyte = (uint64_t)srci[0] * src->elem_bytes + (uint64_t)last;
+		bad = dsti[0] < 0 || srci[0] < 0 || (uint64_t)dsti[0] >= dst->elems || (uint64_t)srci[0] >= src->elems ||
+		      dbyte + (uint64_t)c > dlim || sbyte + (uint64_t)c > slim;
+	}
+	if (bad)
+		return -1;
+	*lanes = got;
+	/* chunks_of falls with the rank: the first lane of mask has the most */
+	return chunks_of(block ? r + __builtin_ctz(mask) : 0, group, c, bytes);
 }
 
 static bool bulk_path(const struct insn *in) { return in->bar >= 0 && in->align >= 16; }
@@ -125,13 +187,19 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	uint64_t gaddr[32], saddr[32];
 	int64_t sidx[32], nbytes[32], dsti[32], srci[32];
 	uint32_t lanes = 0;
-	int64_t rounds = 0;
+	int64_t rounds = -1; /* -1: lane by lane below */
 	/* Warp-uniform operands (the usual case) stay one value instead of 32 copies. */
 	int64_t ubytes, udst, usrc;
 	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
 	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
 	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
-	for (uint32_t mm = mask; mm; mm &= mm - 1) {
+	if (uni_bytes)
+		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
+					uni_src ? &usrc : srci, uni_src ? 0 : 1, gaddr, saddr, sidx, &lanes);
+	bool by_lane = rounds < 0;
+	if (by_lane)
+		rounds = 0;
+	for (uint32_t mm = by_lane ? mask : 0; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		int64_t r = in->group == GROUP_BLOCK ? (int64_t)(w->in_block * 32 + (uint32_t)lane) : 0;
 		int64_t bytes = uni_bytes ? ubytes : nbytes[lane];

@@ -189,6 +189,20 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
+/* Whether the stage of head h is free (its consumers released it a lap ago); else the warp waits for it. */
+static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t h, uint64_t now)
+{
+	uint32_t S = pb->decl->stages;
+	uint32_t lap = h / S;
+	uint32_t bar = pb->consumed + h % S;
+	if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
+		sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
+		mbar_wait_on(s, w, bar);
+		return false;
+	}
+	return true;
+}
+
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
@@ -197,6 +211,19 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	if (!block_scope(pb))
 		return true;
 	uint32_t S = pb->decl->stages;
+	if (simt_mask(w) == FULL_WARP) {
+		/* The usual call: 32 threads on one head, none of them holding every stage; one barrier test. */
+		const uint32_t *head = pb->head + tid_of(w, 0), *tail = pb->tail + tid_of(w, 0);
+		const uint8_t *role = pb->role + tid_of(w, 0);
+		uint32_t h = head[0];
+		bool usual = true;
+		for (int l = 0; l < 32; l++)
+			usual &= head[l] == h && !((role[l] & ROLE_CONSUMER) && h - tail[l] >= S);
+		if (usual)
+			return acquire_stage(s, w, pb, h, now);
+	}
+	uint32_t checked = 0;
+	bool any = false; /* head value `checked` already found free: lanes mostly share it (a divide less each) */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		uint32_t h = pb->head[t];
@@ -207,13 +234,12 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 				 t, S, pb->decl->name, h, pb->tail[t]);
 			return true;
 		}
-		uint32_t lap = h / S;
-		uint32_t bar = pb->consumed + h % S;
-		if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
-			sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
-			mbar_wait_on(s, w, bar);
+		if (any && h == checked)
+			continue;
+		any = true;
+		checked = h;
+		if (!acquire_stage(s, w, pb, h, now))
 			return false;
-		}
 	}
 	return true;
 }
@@ -285,22 +311,47 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	a.n = 0;
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
 	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
-	uint32_t last_h = 0;
-	struct batch_rec *r = NULL; /* the record of last_h: lanes mostly share their head */
+	uint32_t *head = pb->head + tid_of(w, 0);
+	if (mask == FULL_WARP) {
+		/* The usual call: 32 threads on one head, one stage record and barrier, whole-warp loops. */
+		uint32_t h = head[0];
+		bool same = true;
+		for (int l = 0; l < 32; l++)
+			same &= head[l] == h;
+		if (same) {
+			struct batch_rec *r = batch_for(s, pb, h);
+			uint32_t bar = pb->produced + h % S;
+			uint64_t first = r->first_issue, last = r->last_land;
+			for (int l = 0; l < 32; l++) {
+				head[l] = h + 1;
+				first = ct[l].first < first ? ct[l].first : first;
+				last = ct[l].land > last ? ct[l].land : last;
+				add_arrival(&a, bar, ct[l].land > soonest ? ct[l].land : soonest);
+				ct[l].first = NEVER;
+				ct[l].land = 0;
+			}
+			r->first_issue = first;
+			r->last_land = last;
+			send_arrivals(s, &a);
+			return true;
+		}
+	}
+	uint32_t last_h = 0, bar = 0;
+	struct batch_rec *r = NULL; /* the record and barrier of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		uint32_t t = tid_of(w, lane);
-		uint32_t h = pb->head[t]++;
+		uint32_t h = head[lane]++;
+		if (!r || h != last_h) {
+			r = batch_for(s, pb, h);
+			bar = pb->produced + h % S;
+			last_h = h;
+		}
 		/* the thread's open cp.async batch closes: its copies are the stage's */
 		uint64_t first = ct[lane].first, land = ct[lane].land;
 		ct[lane].first = NEVER;
 		ct[lane].land = 0;
 		/* cp.async.mbarrier.arrive: the arrival happens when the thread's copies have landed. */
-		add_arrival(&a, pb->produced + h % S, land > soonest ? land : soonest);
-		if (!r || h != last_h) {
-			r = batch_for(s, pb, h);
-			last_h = h;
-		}
+		add_arrival(&a, bar, land > soonest ? land : soonest);
 		if (first < r->first_issue)
 			r->first_issue = first;
 		if (land > r->last_land)
@@ -348,17 +399,47 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 	return true;
 }
 
+/* Whether the stage of tail t has been produced (its lap's phase completed); else the warp waits for it. */
+static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t t, uint64_t now)
+{
+	uint32_t S = pb->decl->stages;
+	uint32_t bar = pb->produced + t % S;
+	if (!mbar_phase_done(&s->mbars[bar], t / S)) {
+		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		mbar_wait_on(s, w, bar);
+		return false;
+	}
+	return true;
+}
+
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait"))
 		return true;
-	uint32_t S = pb->decl->stages;
 	uint32_t m = simt_mask(w);
 	if (!block_scope(pb)) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		uint32_t pending = pb->head[t] - pb->tail[t];
 		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
+	}
+	if (m == FULL_WARP) {
+		/* The usual call: 32 threads on one tail, one barrier test and whole-warp loops. */
+		uint8_t *waiting = pb->waiting + tid_of(w, 0);
+		uint32_t *tail = pb->tail + tid_of(w, 0), *seen = pb->seen + tid_of(w, 0), t = tail[0];
+		bool same = true;
+		for (int l = 0; l < 32; l++)
+			same &= tail[l] == t;
+		if (same) {
+			if (!stage_landed(s, w, pb, t, now))
+				return false;
+			record_exposure(s, w, pb, t, now);
+			for (int l = 0; l < 32; l++) {
+				waiting[l] = 1;
+				seen[l] = t + 1 > seen[l] ? t + 1 : seen[l];
+			}
+			return true;
+		}
 	}
 	uint32_t checked = 0;
 	bool any = false; /* tail value `checked` already found complete: lanes mostly share it */
@@ -366,14 +447,10 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
 		if (any && t == checked)
 			continue;
-		uint32_t bar = pb->produced + t % S;
 		any = true;
 		checked = t;
-		if (!mbar_phase_done(&s->mbars[bar], t / S)) {
-			sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
-			mbar_wait_on(s, w, bar);
+		if (!stage_landed(s, w, pb, t, now))
 			return false;
-		}
 	}
 	record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(m))], now);
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
@@ -405,6 +482,24 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	struct arrivals a;
 	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	bool block = block_scope(pb), any = false;
+	if (block && simt_mask(w) == FULL_WARP) {
+		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
+		uint8_t *waiting = pb->waiting + tid_of(w, 0);
+		uint32_t *tail = pb->tail + tid_of(w, 0), t = tail[0];
+		bool usual = true;
+		for (int l = 0; l < 32; l++)
+			usual &= waiting[l] != 0 && tail[l] == t;
+		if (usual) {
+			for (int l = 0; l < 32; l++) {
+				waiting[l] = 0;
+				tail[l] = t + 1;
+			}
+			mbar_arrive_later(s, pb->consumed + t % S, at, 32, false);
+			return true;
+		}
+	}
+	uint32_t last_t = 0, bar = 0; /* the barrier of tail last_t: lanes mostly share their tail */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));
 		if (!pb->waiting[tid]) {
@@ -414,8 +509,14 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		}
 		pb->waiting[tid] = 0;
 		uint32_t t = pb->tail[tid]++;
-		if (block_scope(pb))
-			add_arrival(&a, pb->consumed + t % S, at);
+		if (!block)
+			continue;
+		if (!any || t != last_t) {
+			bar = pb->consumed + t % S;
+			last_t = t;
+			any = true;
+		}
+		add_arrival(&a, bar, at);
 	}
 	send_arrivals(s, &a);
 	return true;

@@ -23,6 +23,7 @@
 #define NEVER UINT64_MAX
 #define NONE UINT32_MAX
 #define SIMT_MAX_DEPTH 64
+#define FULL_WARP 0xffffffffu /* a group mask with all 32 lanes */
 
 /* Event kinds. */
 enum ev_kind {
@@ -430,7 +431,9 @@ static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
 	uint64_t cycles = (uint64_t)m->alu_latency;
 	if (i == 1)
 		cycles += (uint64_t)m->chain_setup_latency;
-	if (i % (uint64_t)m->chain_unroll == 0)
+	/* Most FMA slots come here: a power-of-two unroll (the usual 32) takes a mask, not a 64-bit divide. */
+	uint64_t unroll = (uint64_t)m->chain_unroll;
+	if ((unroll & (unroll - 1)) == 0 ? (i & (unroll - 1)) == 0 : i % unroll == 0)
 		cycles += (uint64_t)m->chain_trip_latency;
 	return cycles;
 }

@@ -50,6 +50,16 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
 		   enum expr_fault *fault)
 {
+	if (!(mask & (mask - 1))) {
+		/* One lane (a group that divergence split off): the warp-wide pass would pay its setup for it alone. */
+		int lane = __builtin_ctz(mask);
+		enum expr_fault f = EXPR_OK;
+		out[lane] = eval_lane(s, w, lane, e, &f);
+		if (!f)
+			return -1;
+		*fault = f;
+		return lane;
+	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
