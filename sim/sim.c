@@ -62,6 +62,9 @@ static int setup(struct sim *s)
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
 	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs)
 		return -1;
+	for (int32_t pc = 0; pc < s->k->ncode; pc++)
+		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
+			s->token_slots |= 1ull << s->k->code[pc].slot;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
 		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
 		if (!s->sps[p].warps)

@@ -211,6 +211,12 @@ struct sim {
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
 	int64_t *lane_regs; /* nslots: one lane's registers gathered for expr_eval_code */
+	/*
+	 * Slots an arrive writes its token into: it does not update the warp's
+	 * divergent slots (simt_uniform has always taken them as tracked, and
+	 * results depend on it), so per-lane evaluation does not trust them.
+	 */
+	uint64_t token_slots;
 };
 
 /* sched.c */

@@ -61,7 +61,9 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		return lane;
 	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
-	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
+	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
+	uint64_t uniform = ~w->divergent & ~s->token_slots;
+	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
 	first = -1;
