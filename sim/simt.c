@@ -195,7 +195,7 @@ bool simt_pick_group(struct warp *w)
 	if (!w->runnable)
 		return false;
 	/* Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur. */
-	int from = w->depth > 0 ? (w->cur + 1) % w->depth : 0;
+	int from = w->cur + 1 < w->depth ? w->cur + 1 : w->depth > 0 ? (w->cur + 1) % w->depth : 0; /* no divide per issue */
 	uint64_t after = w->runnable & (~0ull << from);
 	w->cur = __builtin_ctzll(after ? after : w->runnable);
 	return true;
