@@ -194,8 +194,12 @@ bool simt_pick_group(struct warp *w)
 {
 	if (!w->runnable)
 		return false;
-	/* Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur. */
-	int from = w->cur + 1 < w->depth ? w->cur + 1 : w->depth > 0 ? (w->cur + 1) % w->depth : 0; /* no divide per issue */
+	/*
+	 * Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur.
+	 * From is (cur + 1) % depth, without a divide per issue in the usual cases (the next entry, or the wrap).
+	 */
+	int next = w->cur + 1;
+	int from = next < w->depth ? next : next == w->depth ? 0 : next % w->depth;
 	uint64_t after = w->runnable & (~0ull << from);
 	w->cur = __builtin_ctzll(after ? after : w->runnable);
 	return true;
