@@ -66,7 +66,7 @@ static int setup(struct sim *s)
 		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
 			s->token_slots |= 1ull << s->k->code[pc].slot;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
-		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
+		s->sps[p].warps = calloc(s->nwarps, sizeof *s->sps[p].warps);
 		if (!s->sps[p].warps)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
@@ -115,7 +115,7 @@ static int setup(struct sim *s)
 				*simt_reg(w, SLOT_BLOCK, lane) = b;
 			}
 			struct subpart *sp = &s->sps[w->sp];
-			sp->warps[sp->nwarps++] = id;
+			sp->warps[sp->nwarps++] = w;
 		}
 	}
 	s->warps_left = s->nwarps;

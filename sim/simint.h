@@ -94,7 +94,7 @@ struct warp {
  * every warp per issue.
  */
 struct subpart {
-	uint32_t *warps;
+	struct warp **warps; /* oldest first (pointers: an issue starts with one load less on its way to the warp) */
 	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
 	uint64_t *ready;  /* tree + leaves */
 	uint32_t leaves;  /* a power of two >= nwarps */
