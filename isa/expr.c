@@ -745,9 +745,9 @@ overflow:
 		(DST) = r;                                                              \
 	}
 
-/* The two operands on the stack. */
-#define LANES_STACKED(OP) LANES_OP(OP, st[sp - 2][l], st[sp - 2][l], st[sp - 1][l])
-/* PUSH c then the operator: the constant is the right operand, never broadcast. */
+/* The two operands per lane: the left at sp - 1, the right just popped, at sp. */
+#define LANES_STACKED(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], st[sp][l])
+/* A per-lane left operand and one right value c (a PUSH, or a uniform operand). */
 #define LANES_CONST(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], c)
 /* LOAD slot then the operator: the right operand comes straight from the registers. */
 #define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * lane_stride])
@@ -794,8 +794,36 @@ static bool binary_at(const int64_t *w, const int64_t *end)
 	}
 }
 
+/* Lanes lo..hi fault with f where they had not faulted before (their first fault is the one reported). */
+static inline void fault_lanes(int lo, int hi, enum expr_fault f, uint32_t *bad, enum expr_fault why[32])
+{
+	for (int l = lo; l <= hi; l++)
+		if (!(*bad >> l & 1)) {
+			*bad |= 1u << l;
+			why[l] = f;
+		}
+}
+
+/* A uniform operation: computed once, and when it faults every lane faults there. */
+static inline int64_t once(enum opc op, int64_t a, int64_t b, int lo, int hi, uint32_t *bad, enum expr_fault why[32])
+{
+	int64_t r = 0;
+	enum expr_fault f = apply(op, a, b, &r);
+	if (f)
+		fault_lanes(lo, hi, f, bad, why);
+	return r;
+}
+
+/*
+ * Stack entries that read only uniform slots and constants (a helper's
+ * "block * block_size + grid_size * batch" before "+ tid") are one value
+ * (uni[i], in one[i]) until a per-lane operand meets them, when they are
+ * spread over the lanes: such sub-expressions cost one operation, not one
+ * per lane.
+ */
 static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
-			     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32], enum expr_fault *fault)
+			     size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32],
+			     enum expr_fault *fault)
 {
 	if (!mask)
 		return -1;
@@ -805,52 +833,66 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 			out[l] = e->value;
 		return -1;
 	}
-	int64_t st[LANES_STACK][32];
+	int64_t st[LANES_STACK][32], one[LANES_STACK];
+	bool uni[LANES_STACK] = {false};
 	uint32_t bad = 0; /* lanes that faulted; their values are garbage from then on */
 	enum expr_fault why[32];
 	int sp = 0;
 	const int64_t *w = pool->words + e->at;
 	const int64_t *end = w + e->len;
+/* The entry at i as a row of lanes. */
+#define SPREAD(i)                                         \
+	do {                                              \
+		if (uni[i]) {                             \
+			for (int l = lo; l <= hi; l++)    \
+				st[i][l] = one[i];        \
+			uni[i] = false;                   \
+		}                                         \
+	} while (0)
 	while (w < end) {
 		enum opc op = (enum opc)*w++;
 		switch (op) {
 		case OPC_PUSH:
+		case OPC_LOAD: {
+			/* a LOAD of a uniform slot reads its one value from the first lane (every lane of mask has it) */
+			bool u = op == OPC_PUSH || (w[0] < 63 && (uniform >> w[0] & 1));
+			const int64_t *src = op == OPC_LOAD ? regs + (size_t)w[0] * slot_stride : NULL;
+			int64_t c = op == OPC_PUSH ? w[0] : u ? src[(size_t)lo * lane_stride] : 0;
 			if (sp >= 1 && binary_at(w + 1, end)) {
-				int64_t c = w[0];
+				/* fused: the operand goes straight in as the right side of the operator after it */
 				enum opc bop = (enum opc)w[1];
 				w += 2;
-				BINARY_SWITCH(bop, LANES_CONST)
+				if (u && uni[sp - 1]) {
+					one[sp - 1] = once(bop, one[sp - 1], c, lo, hi, &bad, why);
+				} else if (u) {
+					BINARY_SWITCH(bop, LANES_CONST)
+				} else {
+					SPREAD(sp - 1);
+					BINARY_SWITCH(bop, LANES_REG)
+				}
 				break;
 			}
 			if (sp == LANES_STACK)
 				return EXPR_LANES_BY_THREAD;
-			for (int l = lo; l <= hi; l++)
-				st[sp][l] = *w;
+			uni[sp] = u;
+			one[sp] = c;
+			if (!u)
+				for (int l = lo; l <= hi; l++)
+					st[sp][l] = src[(size_t)l * lane_stride];
 			sp++;
 			w++;
 			break;
-		case OPC_LOAD:
-			if (sp >= 1 && binary_at(w + 1, end)) {
-				const int64_t *src = regs + (size_t)w[0] * slot_stride;
-				enum opc bop = (enum opc)w[1];
-				w += 2;
-				BINARY_SWITCH(bop, LANES_REG)
-				break;
-			}
-			if (sp == LANES_STACK)
-				return EXPR_LANES_BY_THREAD;
-		{
-			const int64_t *src = regs + (size_t)*w * slot_stride;
-			for (int l = lo; l <= hi; l++)
-				st[sp][l] = src[(size_t)l * lane_stride];
 		}
-			sp++;
-			w++;
-			break;
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
 		case OPC_BOOL:
+			if (uni[sp - 1]) {
+				enum expr_fault f = apply_unary(op, one[sp - 1], &one[sp - 1]);
+				if (f)
+					fault_lanes(lo, hi, f, &bad, why);
+				break;
+			}
 			for (int l = lo; l <= hi; l++) {
 				enum expr_fault f = apply_unary(op, st[sp - 1][l], &st[sp - 1][l]);
 				if (f && !(bad >> l & 1)) {
@@ -861,18 +903,34 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 			break;
 		case OPC_JZ:
 		case OPC_JMP: return EXPR_LANES_BY_THREAD;
-		default:
-			BINARY_SWITCH(op, LANES_STACKED)
+		default: {
 			sp--;
+			int64_t c = one[sp];
+			if (uni[sp] && uni[sp - 1]) {
+				one[sp - 1] = once(op, one[sp - 1], c, lo, hi, &bad, why);
+			} else if (uni[sp]) {
+				BINARY_SWITCH(op, LANES_CONST)
+			} else {
+				SPREAD(sp - 1);
+				BINARY_SWITCH(op, LANES_STACKED)
+			}
+		}
 		}
 	}
 	/* Lanes outside mask were computed for a straight loop; their faults do not count. */
 	bad &= mask;
+	if (!bad && uni[0]) {
+		for (int l = lo; l <= hi; l++)
+			out[l] = one[0];
+		return -1;
+	}
 	if (!bad) {
 		for (int l = lo; l <= hi; l++)
 			out[l] = st[0][l];
 		return -1;
 	}
+	SPREAD(0);
+#undef SPREAD
 	for (int l = lo; l <= hi; l++)
 		out[l] = bad >> l & 1 ? 0 : st[0][l];
 	*fault = why[__builtin_ctz(bad)];
@@ -880,13 +938,13 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 }
 
 __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
-					     size_t lane_stride, size_t slot_stride, uint32_t mask, int64_t out[32],
-					     enum expr_fault *fault)
+					     size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask,
+					     int64_t out[32], enum expr_fault *fault)
 {
 	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
 	if (lane_stride == 1)
-		return eval_lanes(pool, e, regs, 1, slot_stride, mask, out, fault);
-	return eval_lanes(pool, e, regs, lane_stride, slot_stride, mask, out, fault);
+		return eval_lanes(pool, e, regs, 1, slot_stride, uniform, mask, out, fault);
+	return eval_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out, fault);
 }
 
 const char *expr_fault_name(enum expr_fault f)

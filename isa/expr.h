@@ -71,7 +71,9 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
 /*
  * Evaluates for every lane in mask at once, register slot i of lane l at
  * regs[l * lane_stride + i * slot_stride], as expr_eval_code would lane by
- * lane (out[l] is 0 where it faulted), but faster.  Returns the lowest lane
+ * lane (out[l] is 0 where it faulted), but faster.  A slot i < 63 with bit i
+ * set in uniform has one value in every lane of mask: it is read once, and
+ * what is computed from it alone once.  Returns the lowest lane
  * that faulted, with its fault in *fault, or -1; or EXPR_LANES_BY_THREAD for
  * a program it does not run warp-wide (a jump: &&, ||, ?:, or a deep stack),
  * which the caller evaluates lane by lane with expr_eval_code.  Lanes outside
@@ -79,7 +81,7 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
  */
 #define EXPR_LANES_BY_THREAD (-2)
 int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
-		    size_t slot_stride, uint32_t mask, int64_t out[32], enum expr_fault *fault);
+		    size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32], enum expr_fault *fault);
 
 const char *expr_fault_name(enum expr_fault f);
 void expr_pool_free(struct expr_pool *pool);

@@ -100,7 +100,7 @@ int sched_setup(struct sim *s)
 			p->tree[i] = NEVER;
 		p->ready = p->tree + p->leaves;
 		for (uint32_t i = 0; i < p->nwarps; i++) {
-			struct warp *w = &s->warps[p->warps[i]];
+			struct warp *w = p->warps[i];
 			w->rtree = p->tree;
 			w->rleaf = p->leaves + i;
 			warp_set_ready(s, w, 0);
@@ -148,7 +148,7 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 	p->next_tick = NEVER;
 	uint32_t i = pick(s, p, now);
 	if (i != NONE) {
-		struct warp *w = &s->warps[p->warps[i]];
+		struct warp *w = p->warps[i];
 		p->last_issue = now;
 		p->greedy = i;
 		p->issued++;

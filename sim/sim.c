@@ -62,8 +62,11 @@ static int setup(struct sim *s)
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
 	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs)
 		return -1;
+	for (int32_t pc = 0; pc < s->k->ncode; pc++)
+		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
+			s->token_slots |= 1ull << s->k->code[pc].slot;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
-		s->sps[p].warps = calloc(s->nwarps, sizeof(uint32_t));
+		s->sps[p].warps = calloc(s->nwarps, sizeof *s->sps[p].warps);
 		if (!s->sps[p].warps)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
@@ -112,7 +115,7 @@ static int setup(struct sim *s)
 				*simt_reg(w, SLOT_BLOCK, lane) = b;
 			}
 			struct subpart *sp = &s->sps[w->sp];
-			sp->warps[sp->nwarps++] = id;
+			sp->warps[sp->nwarps++] = w;
 		}
 	}
 	s->warps_left = s->nwarps;

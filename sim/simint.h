@@ -94,7 +94,7 @@ struct warp {
  * every warp per issue.
  */
 struct subpart {
-	uint32_t *warps;
+	struct warp **warps; /* oldest first (pointers: an issue starts with one load less on its way to the warp) */
 	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
 	uint64_t *ready;  /* tree + leaves */
 	uint32_t leaves;  /* a power of two >= nwarps */
@@ -211,6 +211,12 @@ struct sim {
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
 	int64_t *lane_regs; /* nslots: one lane's registers gathered for expr_eval_code */
+	/*
+	 * Slots an arrive writes its token into: it does not update the warp's
+	 * divergent slots (simt_uniform has always taken them as tracked, and
+	 * results depend on it), so per-lane evaluation does not trust them.
+	 */
+	uint64_t token_slots;
 };
 
 /* sched.c */

@@ -61,7 +61,9 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		return lane;
 	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
-	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, mask, out, fault);
+	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
+	uint64_t uniform = ~w->divergent & ~s->token_slots;
+	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
 	first = -1;
@@ -192,8 +194,12 @@ bool simt_pick_group(struct warp *w)
 {
 	if (!w->runnable)
 		return false;
-	/* Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur. */
-	int from = w->depth > 0 ? (w->cur + 1) % w->depth : 0;
+	/*
+	 * Round robin from the group after the last one, so no group starves: cur + 1 .. depth - 1, then 0 .. cur.
+	 * From is (cur + 1) % depth, without a divide per issue in the usual cases (the next entry, or the wrap).
+	 */
+	int next = w->cur + 1;
+	int from = next < w->depth ? next : next == w->depth ? 0 : next % w->depth;
 	uint64_t after = w->runnable & (~0ull << from);
 	w->cur = __builtin_ctzll(after ? after : w->runnable);
 	return true;

@@ -691,12 +691,18 @@ Test(expr, lanes_agree_with_thread_by_thread)
 					slot_major[k][l] = lane_major[l][k];
 			}
 			for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
-				for (int layout = 0; layout < 2; layout++) {
+				for (int layout = 0; layout < 4; layout++) {
 					uint32_t mask = masks[mi];
+					/* layouts 2 and 3: the slots whose lanes agree in this trial are passed as uniform */
+					uint64_t uniform = layout < 2 ? 0
+								      : (trial != 2 ? 1ull << SLOT_X : 0) |
+									(trial == 1 ? 1ull << SLOT_Y : 0);
 					int64_t out[32];
 					enum expr_fault f = EXPR_OK;
-					int first = layout ? expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32, mask, out, &f)
-							   : expr_eval_lanes(&pool, &e, &lane_major[0][0], NSLOTS, 1, mask, out, &f);
+					int first = layout % 2 ? expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32, uniform, mask,
+									     out, &f)
+							   : expr_eval_lanes(&pool, &e, &lane_major[0][0], NSLOTS, 1, uniform,
+									     mask, out, &f);
 					if (first == EXPR_LANES_BY_THREAD)
 						continue;
 					warp_wide++;

@@ -44,7 +44,7 @@ static void setup(void)
 					   .stack = {{.mask = 1, .blocked = WAIT_MBAR, .next_waiter = NONE,
 						      .blocked_obj = -1, .wait_start = NEVER}}};
 	for (uint32_t i = 0; i < 4; i++)
-		s.sps[0].warps[i] = i;
+		s.sps[0].warps[i] = &s.warps[i];
 	cr_assert_eq(sched_setup(&s), 0);
 	for (uint32_t i = 0; i < 4; i++)
 		warp_set_ready(&s, &s.warps[i], NEVER);

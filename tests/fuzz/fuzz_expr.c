@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The warp-wide evaluator must agree with the per-thread one, value by value and on the first fault. */
 		int64_t out[32];
 		enum expr_fault fault = EXPR_OK;
-		int got = expr_eval_lanes(&pool, &e, &regs[0][0], NSLOTS, 1, (1u << NREGS) - 1, out, &fault);
+		int got = expr_eval_lanes(&pool, &e, &regs[0][0], NSLOTS, 1, 0, (1u << NREGS) - 1, out, &fault);
 		if (got != EXPR_LANES_BY_THREAD) {
 			if (got != first || (got >= 0 && fault != first_fault))
 				abort();
