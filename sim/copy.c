@@ -274,7 +274,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		 * group copy first splits the bytes among the group's threads.
 		 */
 		int64_t hold = m->copy_issue_latency + (in->group == GROUP_BLOCK ? m->group_copy_latency : 0);
-		exec_hold(s, w, now, hold, STALL_MEMORY);
+		exec_spread(s, w, now, now + (uint64_t)hold, m->copy_issue_instructions, STALL_MEMORY);
 	}
 	if (done && bar >= 0 && in->align >= 4) {
 		/* cp.async.mbarrier.arrive per thread: tracks all its copies so far; grouped by landing cycle. */

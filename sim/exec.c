@@ -109,7 +109,7 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
 	gmem_write(s, now, n);
-	exec_hold(s, w, now, s->m->store_issue_latency, STALL_MEMORY);
+	exec_spread(s, w, now, now + (uint64_t)s->m->store_issue_latency, s->m->store_issue_instructions, STALL_MEMORY);
 }
 
 static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *ref, uint32_t mask, uint64_t now)
@@ -151,8 +151,8 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					simt_eval(s, w, lane, &in->dst.index));
 		}
 		uint64_t back = smem_access(s, addr, mask, now);
-		warp_set_ready(s, w, back + (uint64_t)s->m->compute_setup_latency);
-		w->cause = STALL_SMEM;
+		exec_spread(s, w, now, back + (uint64_t)s->m->compute_setup_latency, s->m->compute_setup_instructions,
+			    STALL_SMEM);
 		simt_cur(w)->op_step++;
 		return false;
 	}
@@ -204,6 +204,37 @@ void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enu
 }
 
 /*
+ * An op that keeps its warp until end issues its compiled instructions in
+ * that time: this slot and `instructions - 1` more, evenly spaced.  Alone on
+ * its sub-partition the warp is ready at end, as exec_hold would make it;
+ * beside other ready warps each of those slots may lose its cycle to one of
+ * them.  That is the issue contention a block pays for having two or more
+ * warps per scheduler (traces/h100/pipelines.csv: every example is slower at
+ * block size 256 than at 128 though its per-warp work is the same).
+ */
+void exec_spread(struct sim *s, struct warp *w, uint64_t now, uint64_t end, int64_t instructions, enum stall cause)
+{
+	int64_t more = instructions - 1;
+	if (end <= now + 1 || more <= 0 || warp_ready(w) != now + 1) {
+		exec_hold(s, w, now, end > now ? (int64_t)(end - now) : 0, cause);
+		return;
+	}
+	uint64_t span = end - now;
+	if ((uint64_t)more >= span)
+		more = (int64_t)span - 1;
+	uint64_t gap = span / (uint64_t)(more + 1);
+	if (gap > UINT32_MAX || more > UINT16_MAX) {
+		exec_hold(s, w, now, (int64_t)span, cause);
+		return;
+	}
+	w->tail_slots = (uint16_t)more;
+	w->tail_gap = (uint32_t)gap;
+	w->tail_cause = (uint8_t)cause;
+	warp_set_ready(s, w, end - (uint64_t)more * gap);
+	w->cause = cause;
+}
+
+/*
  * A pipeline call that went through still holds its warp: libcudacxx's
  * stage index and parity arithmetic and the mbarrier atomics on shared
  * memory take their time (traces/h100/anatomy.csv times each call).  A call
@@ -214,18 +245,37 @@ static void pipe_call_done(struct sim *s, struct warp *w, const struct insn *in,
 {
 	const struct machine *m = s->m;
 	bool block = in->obj >= 0 && s->k->pipes[in->obj].scope == PIPE_SCOPE_BLOCK;
-	int64_t cycles = 0;
+	int64_t cycles = 0, instructions = 1;
 	switch (in->op) {
-	case OP_PRODUCER_ACQUIRE: cycles = block ? m->pipe_acquire_latency : 0; break;
-	case OP_PRODUCER_COMMIT: cycles = block ? m->pipe_commit_latency : 0; break;
-	case OP_CONSUMER_WAIT: cycles = block ? m->pipe_wait_latency : m->thread_pipe_wait_latency; break;
-	case OP_CONSUMER_RELEASE: cycles = m->pipe_release_latency; break;
+	case OP_PRODUCER_ACQUIRE:
+		if (block) {
+			cycles = m->pipe_acquire_latency;
+			instructions = m->pipe_acquire_instructions;
+		}
+		break;
+	case OP_PRODUCER_COMMIT:
+		if (block) {
+			cycles = m->pipe_commit_latency;
+			instructions = m->pipe_commit_instructions;
+		}
+		break;
+	case OP_CONSUMER_WAIT:
+		cycles = block ? m->pipe_wait_latency : m->thread_pipe_wait_latency;
+		instructions = m->pipe_wait_instructions;
+		break;
+	case OP_CONSUMER_RELEASE:
+		cycles = m->pipe_release_latency;
+		instructions = m->pipe_release_instructions;
+		break;
 	case OP_CONSUMER_WAIT_PRIOR:
-	case OP_PIPELINE_WAIT_PRIOR: cycles = m->wait_prior_latency; break;
+	case OP_PIPELINE_WAIT_PRIOR:
+		cycles = m->wait_prior_latency;
+		instructions = m->pipe_wait_instructions;
+		break;
 	default: break;
 	}
 	uint64_t began = simt_cur(w)->wait_start != NEVER ? simt_cur(w)->wait_start : now;
-	exec_hold(s, w, began, cycles, cause);
+	exec_spread(s, w, now, began + (uint64_t)cycles, instructions, cause);
 }
 
 /*
@@ -239,8 +289,12 @@ static void statement_done(struct sim *s, struct warp *w, const struct insn *in,
 {
 	const struct expr *e = &in->e[0];
 	if (!e->is_const) {
-		int64_t cycles = in->narrow ? s->m->int_statement_latency : s->m->statement_latency;
-		exec_hold(s, w, now, cycles + e->slow_divides * s->m->divide_latency, STALL_ALU);
+		const struct machine *m = s->m;
+		int64_t cycles = (in->narrow ? m->int_statement_latency : m->statement_latency) +
+				 e->slow_divides * m->divide_latency;
+		int64_t instructions = (in->narrow ? m->int_statement_instructions : m->statement_instructions) +
+				       e->slow_divides * m->divide_instructions;
+		exec_spread(s, w, now, now + (uint64_t)cycles, instructions, STALL_ALU);
 	}
 }
 

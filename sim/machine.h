@@ -43,6 +43,16 @@
 	X(chain_trip_latency, I, 0, 0, 10000, "cycles each trip of a chain loop adds (counter, compare, branch)") \
 	X(compute_setup_latency, I, 0, 0, 10000, "cycles compute adds between its shared load and its chain") \
 	X(copy_setup_instructions, I, 2, 0, 100, "warp-instructions per memcpy_async")   \
+	X(statement_instructions, I, 1, 1, 1000, "issue slots a let/set/branch on registers takes over its latency") \
+	X(int_statement_instructions, I, 1, 1, 1000, "issue slots a let/set/branch on 32-bit variables takes") \
+	X(divide_instructions, I, 0, 0, 1000, "issue slots a statement adds per / or % by other than a power of two") \
+	X(pipe_acquire_instructions, I, 1, 1, 1000, "issue slots a block-scope producer_acquire takes over its latency") \
+	X(pipe_commit_instructions, I, 1, 1, 1000, "issue slots a block-scope producer_commit takes over its latency") \
+	X(pipe_wait_instructions, I, 1, 1, 1000, "issue slots a consumer_wait or wait_prior takes over its latency") \
+	X(pipe_release_instructions, I, 1, 1, 1000, "issue slots a consumer_release takes over its latency") \
+	X(copy_issue_instructions, I, 1, 1, 1000, "issue slots a memcpy_async takes over its hold") \
+	X(compute_setup_instructions, I, 1, 1, 1000, "issue slots compute takes between its shared load and its chain") \
+	X(store_issue_instructions, I, 1, 1, 1000, "issue slots a global store takes over its hold") \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \
 	X(smem_wavefront_cycles, I, 1, 1, 100, "cycles the shared-memory port is busy per wavefront") \

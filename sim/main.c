@@ -28,7 +28,7 @@ static const char usage[] =
 	"       smsim compare EXPERIMENT.json... | COMPARISON.json [--vary NAME=V1,V2,...]\n"
 	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
 	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
-	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--set NAME=VALUE]...\n"
+	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--require-ranking] [--set NAME=VALUE]...\n"
 	"       smsim bench [--quick] [--reps N] [--callgrind]\n"
 	"       smsim list [CONFIG_DIR]\n"
 	"       smsim --help | --version\n"

@@ -71,6 +71,9 @@ struct warp {
 	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
+	uint8_t tail_cause;  /* what the gaps between the tail's slots are charged to */
+	uint16_t tail_slots; /* warp-instructions its last op still issues before the next op (exec_spread) */
+	uint32_t tail_gap;   /* cycles between them */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
@@ -329,6 +332,7 @@ static inline void simt_materialize(struct warp *w, uint64_t slots)
 /* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */
 void exec_op(struct sim *s, struct warp *w, uint64_t now);
 void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
+void exec_spread(struct sim *s, struct warp *w, uint64_t now, uint64_t end, int64_t instructions, enum stall cause);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
@@ -461,6 +465,13 @@ static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint
  */
 static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 {
+	if (w->tail_slots) {
+		/* One of the last op's own instructions (exec_spread): it takes the slot and does nothing else. */
+		w->tail_slots--;
+		w->rtree[w->rleaf] = now + w->tail_gap; /* warp_set_ready of the issuing warp */
+		w->cause = (enum stall)w->tail_cause;
+		return;
+	}
 	if (!simt_pick(s, w))
 		return;
 	/* (the tick runs without an error, and a warp that can be picked is not done) */

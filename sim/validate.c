@@ -9,6 +9,7 @@
  * 1 when the mean absolute error passes --max-error (percent).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 #include "runner.h"
 
 #define MAX_ROWS 1024
+/* What a row sets itself (stages, block_size, k, batch_sz, grid_blocks, blocks, the L2 fraction), then --set. */
+#define ROW_SETTINGS 7
+#define MAX_EXTRA_SETS 64
 
 struct row {
 	char kernel[64], source[8];
@@ -100,12 +104,12 @@ static void simulate(const char *configs, struct row *r, const struct setting *e
 	snprintf(v[4], 32, "%d", r->grid_blocks);
 	/* The microbenchmarks warm the input into L2 for the L2 rows and stream 1 GiB for the DRAM rows. */
 	snprintf(v[5], 32, "%s", strcmp(r->source, "L2") == 0 ? "1" : "0");
-	struct setting sets[16] = {
+	struct setting sets[ROW_SETTINGS + MAX_EXTRA_SETS] = {
 		{"stages", v[0]}, {"block_size", v[1]}, {"k", v[2]}, {"batch_sz", v[3]},
 		{"grid_blocks", v[4]}, {"blocks", "1"}, {"machine.l2_hit_fraction", v[5]},
 	};
-	int n = 7;
-	for (int i = 0; i < nextra && n < 16; i++)
+	int n = ROW_SETTINGS;
+	for (int i = 0; i < nextra; i++)
 		sets[n++] = extra[i];
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *rep = calloc(1, sizeof *rep);
@@ -149,14 +153,21 @@ int cmd_validate(int argc, char **argv)
 {
 	const char *file = "traces/h100/pipelines.csv", *configs = "configs";
 	double max_error = -1;
-	struct setting extra[16];
+	bool require_ranking = false;
+	struct setting extra[MAX_EXTRA_SETS];
 	int nextra = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--max-error") && i + 1 < argc)
 			max_error = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--require-ranking"))
+			require_ranking = true;
 		else if (!strcmp(argv[i], "--configs") && i + 1 < argc)
 			configs = argv[++i];
-		else if (!strcmp(argv[i], "--set") && i + 1 < argc && nextra < 16) {
+		else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+			if (nextra == MAX_EXTRA_SETS) {
+				fprintf(stderr, "smsim: validate: at most %d --set options\n", MAX_EXTRA_SETS);
+				return 2;
+			}
 			if (!runner_split_setting(argv[++i], &extra[nextra++])) {
 				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
 				return 2;
@@ -203,6 +214,10 @@ int cmd_validate(int argc, char **argv)
 	       bad);
 	if (max_error >= 0 && mae > max_error) {
 		printf("FAIL: mean absolute error %.1f%% is above the bound of %.1f%%\n", mae, max_error);
+		return 1;
+	}
+	if (require_ranking && bad > 0) {
+		printf("FAIL: %d stage-count pair(s) ranked differently from the hardware\n", bad);
 		return 1;
 	}
 	return 0;

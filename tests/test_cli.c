@@ -151,7 +151,8 @@ Test(cli, two_stages_hide_the_latency_one_stage_exposes)
 	cJSON *two = run_json(STAGED " --set block_size=256 --set batch_sz=64 --set k=256 --set stages=2");
 	double c1 = num(one, "cycles", NULL), c2 = num(two, "cycles", NULL);
 	double h1 = num(one, "latency_hiding", "hidden_fraction"), h2 = num(two, "latency_hiding", "hidden_fraction");
-	cr_assert_lt(c2, 0.8 * c1, "two stages %.0f cycles vs one stage %.0f", c2, c1);
+	/* The H100 (traces/h100/pipelines.csv, DRAM, block 256, between k = 128 and 512): 0.79. */
+	cr_assert_lt(c2, 0.85 * c1, "two stages %.0f cycles vs one stage %.0f", c2, c1);
 	cr_assert_lt(h1, 0.2, "single stage hides almost nothing (only the commit call overlaps), got %f", h1);
 	cr_assert_gt(h2, 0.9, "two stages hide nearly all, got %f", h2);
 	cr_assert_gt(num(one, "latency_hiding", "exposed_cycles"), 10 * num(two, "latency_hiding", "exposed_cycles"));

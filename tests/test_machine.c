@@ -71,6 +71,9 @@ Test(machine, h100_values)
 	cr_assert_eq(m.pipe_wait_latency, 114, "measured: traces/h100/anatomy.csv");
 	cr_assert_eq(m.statement_latency, 27, "measured: traces/h100/anatomy.csv");
 	cr_assert_eq(m.int_statement_latency, 6, "measured: traces/h100/roundtrip.csv");
+	cr_assert_eq(m.divide_latency, 37, "measured: traces/h100/mod.csv");
+	cr_assert_eq(m.statement_instructions, 10, "6 SASS instructions x 1.7 (traces/h100/issue.csv)");
+	cr_assert_eq(m.pipe_commit_instructions, 32, "19 SASS instructions x 1.7");
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);

@@ -318,15 +318,28 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(o, "runs");
 	cr_assert_eq(cJSON_GetArraySize(runs), 4);
 	cr_assert_float_eq(run_field(runs, 0, "speedup", NULL), 1.0, 1e-9);
-	for (int i = 1; i < 4; i++)
-		cr_assert_gt(run_field(runs, i, "speedup", NULL), 1.2, "run %d: compute covers the copy (hardware: ~1.27 at k = 256)", i);
+	/*
+	 * The H100 at k = 256 (traces/h100/pipelines.csv, DRAM, block 256, between k = 128 and 512):
+	 * 1.27 for 2 and 4 stages, 1.21 for 3, whose two 64-bit `% 3` per batch cost what 2 and 4
+	 * do with a mask.
+	 */
+	double two = run_field(runs, 1, "speedup", NULL), three = run_field(runs, 2, "speedup", NULL),
+	       four = run_field(runs, 3, "speedup", NULL);
+	cr_assert_gt(two, 1.2, "2 stages: compute covers the copy");
+	cr_assert_gt(four, 1.2, "4 stages: compute covers the copy");
+	cr_assert_gt(three, 1.15, "3 stages: compute covers the copy");
+	cr_assert_lt(three, two, "3 stages pay the `%% 3`: %f vs %f", three, two);
+	cr_assert_lt(three, four, "3 stages pay the `%% 3`: %f vs %f", three, four);
 	cJSON_Delete(o);
 	free(out);
 
-	/* No compute and 8 blocks: DRAM-bound, so stages cannot help; the bound says so. */
+	/*
+	 * No compute, 8 blocks (64 warps) and a quarter of an SM's share of DRAM bandwidth (as when
+	 * every SM streams): DRAM-bound, so stages cannot help; the bound says so.
+	 */
 	snprintf(cmd, sizeof cmd,
 		 "%s compare configs/experiments/with_single_stage.json configs/experiments/with_staging_unified.json "
-		 "--set k=0 --set blocks=8 --json --no-timing",
+		 "--set k=0 --set blocks=8 --set machine.dram_bytes_per_cycle=2 --json --no-timing",
 		 SMSIM_BIN);
 	cr_assert_eq(sh(cmd, &out), 0);
 	o = cJSON_Parse(out);
@@ -337,6 +350,28 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 		double lb = run_field(runs, i, "bounds", "lower_bound"), mem = run_field(runs, i, "bounds", "memory_cycles");
 		cr_assert_eq(lb, mem, "the memory bound is the binding one");
 		cr_assert_gt(run_field(runs, i, "bounds", "efficiency"), 0.95);
+	}
+	cJSON_Delete(o);
+	free(out);
+
+	/*
+	 * The same with the H100's full share: 64 warps issue the pipeline calls' own instructions
+	 * (about 130 per batch per warp, each of them 1.7 issue cycles) faster than memory could
+	 * bind, so the issue bound binds, and staging, which adds calls, is slower.
+	 */
+	snprintf(cmd, sizeof cmd,
+		 "%s compare configs/experiments/with_single_stage.json configs/experiments/with_staging_unified.json "
+		 "--set k=0 --set blocks=8 --json --no-timing",
+		 SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	o = cJSON_Parse(out);
+	runs = cJSON_GetObjectItemCaseSensitive(o, "runs");
+	cr_assert_lt(run_field(runs, 1, "speedup", NULL), 1.0, "staging adds instructions to an issue-bound SM");
+	for (int i = 0; i < 2; i++) {
+		double lb = run_field(runs, i, "bounds", "lower_bound"), issue = run_field(runs, i, "bounds", "compute_cycles");
+		cr_assert_eq(lb, issue, "the issue bound is the binding one");
+		cr_assert_gt(issue, 1.5 * run_field(runs, i, "bounds", "memory_cycles"));
+		cr_assert_gt(run_field(runs, i, "bounds", "efficiency"), 0.8);
 	}
 	cJSON_Delete(o);
 	free(out);
