@@ -22,9 +22,31 @@ void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
 	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
-/* One lane's value of e, through expr_eval_code on the slots it reads, gathered into s->lane_regs. */
+/* A register of one lane (a stale slot's value is its uval). */
+static inline int64_t lane_reg(const struct warp *w, uint64_t slot, int lane)
+{
+	return slot < 63 && (w->stale >> slot & 1) ? w->uval[slot] : *simt_reg(w, (unsigned)slot, lane);
+}
+
+/*
+ * One lane's value of e.  A simple shape (a loop bound, an increment: most
+ * warp-uniform expressions) applies its operator here; anything else runs
+ * through expr_eval_code on the slots it reads, gathered into s->lane_regs.
+ */
 static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
 {
+	int64_t v = 0;
+	switch (e->shape) {
+	case EXPR_SHAPE_SLOT: return lane_reg(w, e->shape_slot, lane);
+	case EXPR_SHAPE_SLOT_CONST:
+		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane), e->value, &v);
+		return *f ? 0 : v;
+	case EXPR_SHAPE_SLOT_SLOT:
+		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane),
+				lane_reg(w, (uint64_t)e->value, lane), &v);
+		return *f ? 0 : v;
+	default: break;
+	}
 	int64_t *r = s->lane_regs;
 	for (uint64_t b = e->slots & ~(1ull << 63); b; b &= b - 1) {
 		unsigned slot = (unsigned)__builtin_ctzll(b);
