@@ -886,6 +886,45 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 	return eval_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out, fault);
 }
 
+/*
+ * A simple shape over the lanes: one lane loop per operator (flatten folds
+ * expr_apply's switch into it), the right operand a row of registers or one
+ * constant.
+ */
+#define SHAPE_LANES(OP, B)                                          \
+	for (int l = lo; l <= hi; l++) {                            \
+		int64_t r = 0;                                      \
+		enum expr_fault f = expr_apply((OP), a[l], (B), &r); \
+		if (f) {                                            \
+			bad |= 1u << l;                             \
+			why[l] = f;                                 \
+		}                                                   \
+		out[l] = r;                                         \
+	}
+#define SHAPE_ROW(OP) SHAPE_LANES(OP, b[l])
+#define SHAPE_CONST(OP) SHAPE_LANES(OP, c)
+
+__attribute__((flatten)) int expr_apply_lanes(enum opc op, const int64_t *a, const int64_t *b, int64_t c,
+					      uint32_t mask, int64_t out[32], enum expr_fault *fault)
+{
+	if (!mask)
+		return -1;
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	uint32_t bad = 0;
+	enum expr_fault why[32];
+	if (b) {
+		BINARY_SWITCH(op, SHAPE_ROW)
+	} else {
+		BINARY_SWITCH(op, SHAPE_CONST)
+	}
+	bad &= mask;
+	if (!bad)
+		return -1;
+	int first = __builtin_ctz(bad);
+	*fault = why[first];
+	return first;
+}
+
 const char *expr_fault_name(enum expr_fault f)
 {
 	switch (f) {

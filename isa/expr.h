@@ -178,6 +178,15 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
 int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
 		    size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32], enum expr_fault *fault);
 
+/*
+ * out[l] = a[l] op (b ? b[l] : c) for the lanes of mask, as expr_apply
+ * lane by lane: a simple shape for a warp (out[l] is 0 where it faulted,
+ * and lanes outside mask between its lowest and highest may be written).
+ * Returns the lowest lane of mask that faulted, its fault in *fault, or -1.
+ */
+int expr_apply_lanes(enum opc op, const int64_t *a, const int64_t *b, int64_t c, uint32_t mask, int64_t out[32],
+		     enum expr_fault *fault);
+
 const char *expr_fault_name(enum expr_fault f);
 void expr_pool_free(struct expr_pool *pool);
 

@@ -83,6 +83,12 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		return lane;
 	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
+	if (e->shape == EXPR_SHAPE_SLOT_CONST || e->shape == EXPR_SHAPE_SLOT_SLOT) {
+		/* j < group, j + 1: the operator over the two rows of registers, no program to run */
+		const int64_t *b = e->shape == EXPR_SHAPE_SLOT_SLOT ? simt_reg(w, (unsigned)e->value, 0) : NULL;
+		return expr_apply_lanes((enum opc)e->shape_op, simt_reg(w, e->shape_slot, 0), b, e->value, mask, out,
+					fault);
+	}
 	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
 	uint64_t uniform = ~w->divergent & ~s->token_slots;
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
