@@ -125,7 +125,8 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32])
 {
-	if (mask && simt_uniform(w, e)) {
+	/* A group that divergence split down to one lane has one value whatever it reads. */
+	if (mask && (!(mask & (mask - 1)) || simt_uniform(w, e))) {
 		*uni = simt_eval(s, w, __builtin_ctz(mask), e);
 		return true;
 	}
