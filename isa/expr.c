@@ -690,6 +690,10 @@ overflow:
 #define LANES_CONST(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], c)
 /* LOAD slot then the operator: the right operand comes straight from the registers. */
 #define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * lane_stride])
+/* ... with a uniform left operand, which meets the lanes here instead of being spread first. */
+#define LANES_ONE_REG(OP) LANES_OP(OP, st[sp - 1][l], u, src[(size_t)l * lane_stride])
+/* A uniform left operand and a per-lane right one from the stack. */
+#define LANES_ONE_STACKED(OP) LANES_OP(OP, st[sp - 1][l], u, st[sp][l])
 
 /* The binary operators, each with its op a constant. */
 #define BINARY_SWITCH(op, BODY)            \
@@ -805,8 +809,11 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 					one[sp - 1] = once(bop, one[sp - 1], c, lo, hi, &bad, why);
 				} else if (u) {
 					BINARY_SWITCH(bop, LANES_CONST)
+				} else if (uni[sp - 1]) {
+					int64_t u = one[sp - 1];
+					uni[sp - 1] = false;
+					BINARY_SWITCH(bop, LANES_ONE_REG)
 				} else {
-					SPREAD(sp - 1);
 					BINARY_SWITCH(bop, LANES_REG)
 				}
 				break;
@@ -849,8 +856,11 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 				one[sp - 1] = once(op, one[sp - 1], c, lo, hi, &bad, why);
 			} else if (uni[sp]) {
 				BINARY_SWITCH(op, LANES_CONST)
+			} else if (uni[sp - 1]) {
+				int64_t u = one[sp - 1];
+				uni[sp - 1] = false;
+				BINARY_SWITCH(op, LANES_ONE_STACKED)
 			} else {
-				SPREAD(sp - 1);
 				BINARY_SWITCH(op, LANES_STACKED)
 			}
 		}
