@@ -8,36 +8,6 @@
 
 #include "suggest.h"
 
-/* ORDER OPC: the stack machine's instructions. */
-enum opc {
-	OPC_PUSH, /* operand: value */
-	OPC_LOAD, /* operand: slot */
-	OPC_NEG,
-	OPC_LNOT,
-	OPC_BNOT,
-	OPC_BOOL,
-	OPC_ADD,
-	OPC_SUB,
-	OPC_MUL,
-	OPC_DIV,
-	OPC_MOD,
-	OPC_SHL,
-	OPC_SHR,
-	OPC_AND,
-	OPC_OR,
-	OPC_XOR,
-	OPC_LT,
-	OPC_LE,
-	OPC_GT,
-	OPC_GE,
-	OPC_EQ,
-	OPC_NE,
-	OPC_MIN,
-	OPC_MAX,
-	OPC_JZ,  /* operand: forward offset; pops the condition */
-	OPC_JMP, /* operand: forward offset */
-};
-
 enum node_kind { N_CONST, N_SLOT, N_UNARY, N_BINARY, N_AND, N_OR, N_COND };
 
 struct node {
@@ -136,56 +106,6 @@ static int fail_unknown(struct parser *p, const char *name, bool call)
 }
 
 /* Arithmetic shift right, spelled out: >> of a negative value is implementation-defined in C. */
-static int64_t shift_right(int64_t a, int64_t b)
-{
-	return a >= 0 ? a >> b : (int64_t)~(~(uint64_t)a >> b);
-}
-
-/*
- * Index arithmetic that leaves int64 is a bug in the kernel description: a
- * wrapped value would quietly address the wrong element, or pass a bounds
- * check it should fail, so overflow is a fault as it is undefined in C.
- */
-static enum expr_fault apply(enum opc op, int64_t a, int64_t b, int64_t *r)
-{
-	switch (op) {
-	case OPC_ADD: return __builtin_add_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
-	case OPC_SUB: return __builtin_sub_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
-	case OPC_MUL: return __builtin_mul_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
-	case OPC_DIV:
-	case OPC_MOD:
-		if (b == 0)
-			return EXPR_DIV_ZERO;
-		if (a == INT64_MIN && b == -1)
-			return EXPR_OVERFLOW;
-		*r = op == OPC_DIV ? a / b : a % b;
-		return EXPR_OK;
-	case OPC_SHL:
-		if (b < 0 || b > 63)
-			return EXPR_BAD_SHIFT;
-		/* a << b is a * 2^b: a bit shifted out, or into the sign, is an overflow (-1 << 63 is not). */
-		*r = (int64_t)((uint64_t)a << b);
-		return shift_right(*r, b) == a ? EXPR_OK : EXPR_OVERFLOW;
-	case OPC_SHR:
-		if (b < 0 || b > 63)
-			return EXPR_BAD_SHIFT;
-		*r = shift_right(a, b);
-		return EXPR_OK;
-	case OPC_AND: *r = a & b; return EXPR_OK;
-	case OPC_OR: *r = a | b; return EXPR_OK;
-	case OPC_XOR: *r = a ^ b; return EXPR_OK;
-	case OPC_LT: *r = a < b; return EXPR_OK;
-	case OPC_LE: *r = a <= b; return EXPR_OK;
-	case OPC_GT: *r = a > b; return EXPR_OK;
-	case OPC_GE: *r = a >= b; return EXPR_OK;
-	case OPC_EQ: *r = a == b; return EXPR_OK;
-	case OPC_NE: *r = a != b; return EXPR_OK;
-	case OPC_MIN: *r = a < b ? a : b; return EXPR_OK;
-	case OPC_MAX: *r = a > b ? a : b; return EXPR_OK;
-	default: return EXPR_OVERFLOW;
-	}
-}
-
 static enum expr_fault apply_unary(enum opc op, int64_t a, int64_t *r)
 {
 	switch (op) {
@@ -239,7 +159,7 @@ static int mk_binary(struct parser *p, enum opc op, int a, int b)
 		return -1;
 	if (p->nodes[a].kind == N_CONST && p->nodes[b].kind == N_CONST) {
 		int64_t r;
-		enum expr_fault f = apply(op, p->nodes[a].value, p->nodes[b].value, &r);
+		enum expr_fault f = expr_apply(op, p->nodes[a].value, p->nodes[b].value, &r);
 		if (f)
 			return fail(p, "%s in a constant expression", expr_fault_name(f));
 		return mk_const(p, r);
@@ -613,6 +533,27 @@ static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 	return -1;
 }
 
+/* Whether op is one of expr_apply()'s binary operators. */
+static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
+
+/* The program is one of the simple shapes callers may run without the stack machine (enum expr_shape). */
+static void find_shape(const int64_t *w, struct expr *out)
+{
+	out->shape = EXPR_SHAPE_NONE;
+	if (w[0] != OPC_LOAD || w[1] < 0 || w[1] > UINT16_MAX)
+		return;
+	if (out->len == 2) {
+		out->shape = EXPR_SHAPE_SLOT;
+	} else if (out->len == 5 && (w[2] == OPC_PUSH || w[2] == OPC_LOAD) && is_binary((enum opc)w[4])) {
+		out->shape = w[2] == OPC_PUSH ? EXPR_SHAPE_SLOT_CONST : EXPR_SHAPE_SLOT_SLOT;
+		out->shape_op = (uint8_t)w[4];
+		out->value = w[3];
+	} else {
+		return;
+	}
+	out->shape_slot = (uint16_t)w[1];
+}
+
 int expr_compile(struct expr_pool *pool, const char *src, const struct expr_names *names, struct expr *out,
 		 char *err, size_t errsz)
 {
@@ -641,6 +582,7 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 				goto done;
 			}
 			out->len = pool->len - out->at;
+			find_shape(pool->words + out->at, out);
 			out->slots = slots_read(nodes, root);
 			uint32_t sd = slow_divides(nodes, root);
 			out->slow_divides = (uint8_t)(sd > 255 ? 255 : sd);
@@ -653,12 +595,9 @@ done:
 }
 
 
-/* Whether op is one of apply()'s binary operators. */
-static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
-
 /*
  * A warp-uniform expression runs here once per warp-instruction, so the
- * arithmetic is apply() inlined, and a PUSH or LOAD followed by a binary
+ * arithmetic is expr_apply() inlined, and a PUSH or LOAD followed by a binary
  * operator (most operands) goes straight in as its right operand, one
  * dispatch and one stack write less.
  */
@@ -706,7 +645,7 @@ __attribute__((flatten)) int64_t expr_eval_code(const struct expr_pool *pool, co
 		default: b = st[--sp];
 		}
 		int64_t r;
-		enum expr_fault f = apply(op, st[sp - 1], b, &r);
+		enum expr_fault f = expr_apply(op, st[sp - 1], b, &r);
 		if (f) {
 			*fault = f;
 			return 0;
@@ -722,7 +661,7 @@ overflow:
 /*
  * The same program for many threads at once: each instruction is decoded
  * once and applied to every lane, instead of running the whole program per
- * thread.  The arithmetic is apply() and apply_unary(), as in
+ * thread.  The arithmetic is expr_apply() and apply_unary(), as in
  * expr_eval_code, so the two cannot disagree; a program with a jump (&&,
  * ||, ?:, where threads may take different paths) or a deeper stack than
  * LANES_STACK is left to the caller, to run thread by thread.
@@ -731,13 +670,13 @@ overflow:
 
 /*
  * One binary operator over the lanes, dst = a OP b; with a constant op,
- * flatten (below) inlines apply() and folds its switch, so each lane is the
+ * flatten (below) inlines expr_apply() and folds its switch, so each lane is the
  * bare operation.
  */
 #define LANES_OP(OP, DST, A, B)                                                         \
 	for (int l = lo; l <= hi; l++) {                                                \
 		int64_t r = 0;                                                          \
-		enum expr_fault f = apply((OP), (A), (B), &r);                          \
+		enum expr_fault f = expr_apply((OP), (A), (B), &r);                          \
 		if (f && !(bad >> l & 1)) {                                             \
 			bad |= 1u << l;                                                 \
 			why[l] = f;                                                     \
@@ -751,6 +690,10 @@ overflow:
 #define LANES_CONST(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], c)
 /* LOAD slot then the operator: the right operand comes straight from the registers. */
 #define LANES_REG(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], src[(size_t)l * lane_stride])
+/* ... with a uniform left operand, which meets the lanes here instead of being spread first. */
+#define LANES_ONE_REG(OP) LANES_OP(OP, st[sp - 1][l], u, src[(size_t)l * lane_stride])
+/* A uniform left operand and a per-lane right one from the stack. */
+#define LANES_ONE_STACKED(OP) LANES_OP(OP, st[sp - 1][l], u, st[sp][l])
 
 /* The binary operators, each with its op a constant. */
 #define BINARY_SWITCH(op, BODY)            \
@@ -808,7 +751,7 @@ static inline void fault_lanes(int lo, int hi, enum expr_fault f, uint32_t *bad,
 static inline int64_t once(enum opc op, int64_t a, int64_t b, int lo, int hi, uint32_t *bad, enum expr_fault why[32])
 {
 	int64_t r = 0;
-	enum expr_fault f = apply(op, a, b, &r);
+	enum expr_fault f = expr_apply(op, a, b, &r);
 	if (f)
 		fault_lanes(lo, hi, f, bad, why);
 	return r;
@@ -866,8 +809,11 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 					one[sp - 1] = once(bop, one[sp - 1], c, lo, hi, &bad, why);
 				} else if (u) {
 					BINARY_SWITCH(bop, LANES_CONST)
+				} else if (uni[sp - 1]) {
+					int64_t u = one[sp - 1];
+					uni[sp - 1] = false;
+					BINARY_SWITCH(bop, LANES_ONE_REG)
 				} else {
-					SPREAD(sp - 1);
 					BINARY_SWITCH(bop, LANES_REG)
 				}
 				break;
@@ -910,8 +856,11 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 				one[sp - 1] = once(op, one[sp - 1], c, lo, hi, &bad, why);
 			} else if (uni[sp]) {
 				BINARY_SWITCH(op, LANES_CONST)
+			} else if (uni[sp - 1]) {
+				int64_t u = one[sp - 1];
+				uni[sp - 1] = false;
+				BINARY_SWITCH(op, LANES_ONE_STACKED)
 			} else {
-				SPREAD(sp - 1);
 				BINARY_SWITCH(op, LANES_STACKED)
 			}
 		}
@@ -945,6 +894,45 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 	if (lane_stride == 1)
 		return eval_lanes(pool, e, regs, 1, slot_stride, uniform, mask, out, fault);
 	return eval_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out, fault);
+}
+
+/*
+ * A simple shape over the lanes: one lane loop per operator (flatten folds
+ * expr_apply's switch into it), the right operand a row of registers or one
+ * constant.
+ */
+#define SHAPE_LANES(OP, B)                                          \
+	for (int l = lo; l <= hi; l++) {                            \
+		int64_t r = 0;                                      \
+		enum expr_fault f = expr_apply((OP), a[l], (B), &r); \
+		if (f) {                                            \
+			bad |= 1u << l;                             \
+			why[l] = f;                                 \
+		}                                                   \
+		out[l] = r;                                         \
+	}
+#define SHAPE_ROW(OP) SHAPE_LANES(OP, b[l])
+#define SHAPE_CONST(OP) SHAPE_LANES(OP, c)
+
+__attribute__((flatten)) int expr_apply_lanes(enum opc op, const int64_t *a, const int64_t *b, int64_t c,
+					      uint32_t mask, int64_t out[32], enum expr_fault *fault)
+{
+	if (!mask)
+		return -1;
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	uint32_t bad = 0;
+	enum expr_fault why[32];
+	if (b) {
+		BINARY_SWITCH(op, SHAPE_ROW)
+	} else {
+		BINARY_SWITCH(op, SHAPE_CONST)
+	}
+	bad &= mask;
+	if (!bad)
+		return -1;
+	int first = __builtin_ctz(bad);
+	*fault = why[first];
+	return first;
 }
 
 const char *expr_fault_name(enum expr_fault f)

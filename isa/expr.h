@@ -14,6 +14,88 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ORDER OPC: the stack machine's instructions. */
+enum opc {
+	OPC_PUSH, /* operand: value */
+	OPC_LOAD, /* operand: slot */
+	OPC_NEG,
+	OPC_LNOT,
+	OPC_BNOT,
+	OPC_BOOL,
+	OPC_ADD,
+	OPC_SUB,
+	OPC_MUL,
+	OPC_DIV,
+	OPC_MOD,
+	OPC_SHL,
+	OPC_SHR,
+	OPC_AND,
+	OPC_OR,
+	OPC_XOR,
+	OPC_LT,
+	OPC_LE,
+	OPC_GT,
+	OPC_GE,
+	OPC_EQ,
+	OPC_NE,
+	OPC_MIN,
+	OPC_MAX,
+	OPC_JZ,  /* operand: forward offset; pops the condition */
+	OPC_JMP, /* operand: forward offset */
+};
+
+enum expr_fault { EXPR_OK = 0, EXPR_DIV_ZERO, EXPR_BAD_SHIFT, EXPR_OVERFLOW };
+
+static inline int64_t expr_shift_right(int64_t a, int64_t b)
+{
+	return a >= 0 ? a >> b : (int64_t)~(~(uint64_t)a >> b);
+}
+
+/*
+ * Index arithmetic that leaves int64 is a bug in the kernel description: a
+ * wrapped value would quietly address the wrong element, or pass a bounds
+ * check it should fail, so overflow is a fault as it is undefined in C.
+ */
+static inline enum expr_fault expr_apply(enum opc op, int64_t a, int64_t b, int64_t *r)
+{
+	switch (op) {
+	case OPC_ADD: return __builtin_add_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_SUB: return __builtin_sub_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_MUL: return __builtin_mul_overflow(a, b, r) ? EXPR_OVERFLOW : EXPR_OK;
+	case OPC_DIV:
+	case OPC_MOD:
+		if (b == 0)
+			return EXPR_DIV_ZERO;
+		if (a == INT64_MIN && b == -1)
+			return EXPR_OVERFLOW;
+		*r = op == OPC_DIV ? a / b : a % b;
+		return EXPR_OK;
+	case OPC_SHL:
+		if (b < 0 || b > 63)
+			return EXPR_BAD_SHIFT;
+		/* a << b is a * 2^b: a bit shifted out, or into the sign, is an overflow (-1 << 63 is not). */
+		*r = (int64_t)((uint64_t)a << b);
+		return expr_shift_right(*r, b) == a ? EXPR_OK : EXPR_OVERFLOW;
+	case OPC_SHR:
+		if (b < 0 || b > 63)
+			return EXPR_BAD_SHIFT;
+		*r = expr_shift_right(a, b);
+		return EXPR_OK;
+	case OPC_AND: *r = a & b; return EXPR_OK;
+	case OPC_OR: *r = a | b; return EXPR_OK;
+	case OPC_XOR: *r = a ^ b; return EXPR_OK;
+	case OPC_LT: *r = a < b; return EXPR_OK;
+	case OPC_LE: *r = a <= b; return EXPR_OK;
+	case OPC_GT: *r = a > b; return EXPR_OK;
+	case OPC_GE: *r = a >= b; return EXPR_OK;
+	case OPC_EQ: *r = a == b; return EXPR_OK;
+	case OPC_NE: *r = a != b; return EXPR_OK;
+	case OPC_MIN: *r = a < b ? a : b; return EXPR_OK;
+	case OPC_MAX: *r = a > b ? a : b; return EXPR_OK;
+	default: return EXPR_OVERFLOW;
+	}
+}
+
 /* All compiled expressions of one program live in one pool. */
 struct expr_pool {
 	int64_t *words;
@@ -26,8 +108,23 @@ struct expr {
 	bool is_const;   /* value holds the result */
 	bool per_thread; /* reads a slot that differs between threads */
 	uint8_t slow_divides; /* '/' and '%' by other than a constant power of two */
-	int64_t value;
+	uint8_t shape;        /* enum expr_shape */
+	uint8_t shape_op;     /* enum opc: a shape's operator */
+	uint16_t shape_slot;  /* a shape's first slot */
+	int64_t value;        /* is_const: the value; a shape with a second operand: the constant or the slot */
 	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
+};
+
+/*
+ * Programs simple enough to run without the stack machine (a loop bound,
+ * an increment): callers that evaluate one thread at a time may apply the
+ * operator themselves, through expr_apply, as expr_eval_code would.
+ */
+enum expr_shape {
+	EXPR_SHAPE_NONE,
+	EXPR_SHAPE_SLOT,       /* slot shape_slot */
+	EXPR_SHAPE_SLOT_CONST, /* slot shape_slot shape_op the constant value */
+	EXPR_SHAPE_SLOT_SLOT,  /* slot shape_slot shape_op slot value */
 };
 
 enum expr_name_kind { EXPR_NAME_UNKNOWN, EXPR_NAME_CONST, EXPR_NAME_SLOT };
@@ -51,8 +148,6 @@ struct expr_names {
 	 */
 	size_t (*list)(void *ctx, const char **out, size_t max);
 };
-
-enum expr_fault { EXPR_OK = 0, EXPR_DIV_ZERO, EXPR_BAD_SHIFT, EXPR_OVERFLOW };
 
 /* Compiles src; on error writes a message (with the column) into err and returns -1. */
 int expr_compile(struct expr_pool *pool, const char *src, const struct expr_names *names, struct expr *out,
@@ -82,6 +177,15 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
 #define EXPR_LANES_BY_THREAD (-2)
 int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
 		    size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32], enum expr_fault *fault);
+
+/*
+ * out[l] = a[l] op (b ? b[l] : c) for the lanes of mask, as expr_apply
+ * lane by lane: a simple shape for a warp (out[l] is 0 where it faulted,
+ * and lanes outside mask between its lowest and highest may be written).
+ * Returns the lowest lane of mask that faulted, its fault in *fault, or -1.
+ */
+int expr_apply_lanes(enum opc op, const int64_t *a, const int64_t *b, int64_t c, uint32_t mask, int64_t out[32],
+		     enum expr_fault *fault);
 
 const char *expr_fault_name(enum expr_fault f);
 void expr_pool_free(struct expr_pool *pool);

@@ -301,7 +301,10 @@ static inline bool simt_uniform(const struct warp *w, const struct expr *e)
 }
 /* Evaluates for every lane in mask, once for the warp when nothing it reads differs between lanes. */
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32]);
-/* As simt_eval_lanes, but a warp-uniform value is only stored in *uni (true is returned, out is untouched). */
+/*
+ * As simt_eval_lanes, but a value all lanes of mask share (a warp-uniform one, or a lone lane's) is only
+ * stored in *uni (true is returned, out is untouched).
+ */
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32]);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);

@@ -22,9 +22,31 @@ void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
 	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
-/* One lane's value of e, through expr_eval_code on the slots it reads, gathered into s->lane_regs. */
+/* A register of one lane (a stale slot's value is its uval). */
+static inline int64_t lane_reg(const struct warp *w, uint64_t slot, int lane)
+{
+	return slot < 63 && (w->stale >> slot & 1) ? w->uval[slot] : *simt_reg(w, (unsigned)slot, lane);
+}
+
+/*
+ * One lane's value of e.  A simple shape (a loop bound, an increment: most
+ * warp-uniform expressions) applies its operator here; anything else runs
+ * through expr_eval_code on the slots it reads, gathered into s->lane_regs.
+ */
 static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
 {
+	int64_t v = 0;
+	switch (e->shape) {
+	case EXPR_SHAPE_SLOT: return lane_reg(w, e->shape_slot, lane);
+	case EXPR_SHAPE_SLOT_CONST:
+		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane), e->value, &v);
+		return *f ? 0 : v;
+	case EXPR_SHAPE_SLOT_SLOT:
+		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane),
+				lane_reg(w, (uint64_t)e->value, lane), &v);
+		return *f ? 0 : v;
+	default: break;
+	}
 	int64_t *r = s->lane_regs;
 	for (uint64_t b = e->slots & ~(1ull << 63); b; b &= b - 1) {
 		unsigned slot = (unsigned)__builtin_ctzll(b);
@@ -61,6 +83,12 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		return lane;
 	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
+	if (e->shape == EXPR_SHAPE_SLOT_CONST || e->shape == EXPR_SHAPE_SLOT_SLOT) {
+		/* j < group, j + 1: the operator over the two rows of registers, no program to run */
+		const int64_t *b = e->shape == EXPR_SHAPE_SLOT_SLOT ? simt_reg(w, (unsigned)e->value, 0) : NULL;
+		return expr_apply_lanes((enum opc)e->shape_op, simt_reg(w, e->shape_slot, 0), b, e->value, mask, out,
+					fault);
+	}
 	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
 	uint64_t uniform = ~w->divergent & ~s->token_slots;
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
@@ -97,7 +125,8 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
 
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32])
 {
-	if (mask && simt_uniform(w, e)) {
+	/* A group that divergence split down to one lane has one value whatever it reads. */
+	if (mask && (!(mask & (mask - 1)) || simt_uniform(w, e))) {
 		*uni = simt_eval(s, w, __builtin_ctz(mask), e);
 		return true;
 	}

@@ -101,12 +101,14 @@ static void legend(FILE *out, double y)
 }
 
 /* One warp row: per pixel column, the cause that took most of its cycles. */
-static void warp_row(FILE *out, const struct trace_track *tr, double y, double h, uint64_t cycles, uint64_t *acc)
+static void warp_row(FILE *out, const struct trace_timeline *tr, double y, double h, uint64_t cycles, uint64_t *acc)
 {
 	memset(acc, 0, sizeof(uint64_t) * PLOT_W * STALL_COUNT);
 	double per_px = (double)(cycles ? cycles : 1) / PLOT_W;
-	for (uint32_t i = 0; i < tr->n; i++) {
-		const struct trace_span *s = &tr->spans[i];
+	struct trace_cursor cur = trace_cursor(tr);
+	struct trace_span span;
+	while (trace_next_span(&cur, &span)) {
+		const struct trace_span *s = &span;
 		for (uint64_t c = s->begin; c < s->end;) {
 			int px = (int)((double)c / per_px);
 			if (px >= PLOT_W)

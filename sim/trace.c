@@ -28,7 +28,7 @@ void trace_free(struct trace *t)
 	if (!t)
 		return;
 	for (uint32_t i = 0; t->warps && i < t->nwarps; i++)
-		free(t->warps[i].spans);
+		free(t->warps[i].steps);
 	for (uint32_t i = 0; t->copies && i < t->ncopies; i++)
 		free(t->copies[i].spans);
 	free(t->warps);
@@ -54,11 +54,49 @@ static inline struct trace_span *grow(struct trace *t, struct trace_track *tr)
 	return &tr->spans[tr->n++];
 }
 
-void trace_warp_span(struct trace *t, struct trace_track *tr, enum stall cause, uint64_t begin, uint64_t end)
+static bool push_step(struct trace *t, struct trace_timeline *tl, trace_step step)
 {
-	struct trace_span *s = grow(t, tr);
-	if (s)
-		*s = (struct trace_span){begin, end, (uint32_t)cause};
+	if (tl->n == tl->cap) {
+		uint32_t cap = tl->cap ? tl->cap * 2 : 64;
+		trace_step *steps = realloc(tl->steps, cap * sizeof *steps);
+		if (!steps) {
+			t->failed = 1;
+			return false;
+		}
+		tl->steps = steps;
+		tl->cap = cap;
+	}
+	tl->steps[tl->n++] = step;
+	return true;
+}
+
+/*
+ * What trace_warp leaves here: a full timeline, a gap before begin, or a
+ * span too long for one step.  Spans never overlap (the stall charge
+ * moves on from where it stopped); one that did would be cut to the part
+ * after the timeline's end.
+ */
+void trace_warp_span(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin, uint64_t end)
+{
+	if (begin < tl->end)
+		begin = tl->end;
+	if (end <= begin)
+		return;
+	for (uint64_t gap = begin - tl->end; gap;) {
+		uint64_t piece = gap < TRACE_STEP_LEN_MAX ? gap : TRACE_STEP_LEN_MAX;
+		if (!push_step(t, tl, piece << 8 | TRACE_GAP))
+			return;
+		gap -= piece;
+	}
+	tl->end = begin;
+	/* The last step may still have room for a piece of this one; trace_next_span joins them either way. */
+	for (uint64_t len = end - begin; len;) {
+		uint64_t piece = len < TRACE_STEP_LEN_MAX ? len : TRACE_STEP_LEN_MAX;
+		if (!push_step(t, tl, piece << 8 | (uint32_t)cause))
+			return;
+		len -= piece;
+		tl->end += piece;
+	}
 }
 
 void trace_copy(struct trace *t, uint32_t track, uint32_t seq, uint64_t begin, uint64_t end)
@@ -321,7 +359,7 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 		memcpy(key[c], stall_key[c], keylen[c]);
 	}
 	for (uint32_t w = 0; w < t->nwarps; w++) {
-		const struct trace_track *tr = &t->warps[w];
+		const struct trace_timeline *tr = &t->warps[w];
 		ob_str(out, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
 		ob_u64(out, w);
 		ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
@@ -334,16 +372,17 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 		/* ",\n{...\"tid\":W,\"name\":\"" is the same for every span of the warp */
 		char head[64] = {0};
 		int hn = snprintf(head, sizeof head, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"name\":\"", PID_WARPS, w);
-		for (uint32_t i = 0; i < tr->n; i++) {
-			const struct trace_span *s = &tr->spans[i];
+		struct trace_cursor cur = trace_cursor(tr);
+		struct trace_span s;
+		while (trace_next_span(&cur, &s)) {
 			char *p = ob_room(out);
 			memcpy(p, head, sizeof head); /* whole, for a fixed-size copy; hn bytes count */
 			p += hn;
-			p = put_short(p, key[s->what], keylen[s->what]);
+			p = put_short(p, key[s.what], keylen[s.what]);
 			p = PUT_LIT(p, "\",\"cat\":\"warp\",\"ts\":");
-			p = put_u64(p, s->begin);
+			p = put_u64(p, s.begin);
 			p = PUT_LIT(p, ",\"dur\":");
-			p = put_u64(p, s->end - s->begin);
+			p = put_u64(p, s.end - s.begin);
 			*p++ = '}';
 			out->n = (size_t)(p - out->buf);
 		}
