@@ -271,17 +271,26 @@ static void ob_printf(struct obuf *o, const char *fmt, ...)
 		ob_mem(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* A series' deltas in cycle order, in a copy the caller frees; NULL when empty or out of memory. */
+static struct trace_delta *sorted_deltas(const struct trace_series *c)
+{
+	if (!c->n)
+		return NULL;
+	struct trace_delta *d = malloc((c->n + 1) * sizeof *d);
+	if (!d)
+		return NULL;
+	memcpy(d, c->d, c->n * sizeof *d);
+	qsort(d, c->n, sizeof *d, by_cycle);
+	return d;
+}
+
 /* A counter track: the running sum of the deltas, one event per cycle it changes. */
 static void write_counter(struct obuf *out, const struct trace_series *c, const char *name, int pid, bool *first)
 {
-	if (!c->n)
-		return;
-	struct trace_delta *d = malloc((c->n + 1) * sizeof *d);
+	/* qsort is not stable, but equal cycles are summed, so the order among them does not show. */
+	struct trace_delta *d = sorted_deltas(c);
 	if (!d)
 		return;
-	memcpy(d, c->d, c->n * sizeof *d);
-	/* qsort is not stable, but equal cycles are summed, so the order among them does not show. */
-	qsort(d, c->n, sizeof *d, by_cycle);
 	int64_t v = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		v += d[i].delta;
@@ -305,13 +314,9 @@ static void write_counter(struct obuf *out, const struct trace_series *c, const 
 static void write_dram(struct obuf *out, const struct trace_series *c, int pid, bool *first)
 {
 	enum { WINDOW = 256 };
-	if (!c->n)
-		return;
-	struct trace_delta *d = malloc((c->n + 1) * sizeof *d);
+	struct trace_delta *d = sorted_deltas(c);
 	if (!d)
 		return;
-	memcpy(d, c->d, c->n * sizeof *d);
-	qsort(d, c->n, sizeof *d, by_cycle);
 	for (uint32_t i = 0; i < c->n;) {
 		uint64_t w = d[i].cycle / WINDOW;
 		int64_t bytes = 0;
