@@ -157,7 +157,7 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 		return false;
 	}
 	if ((int64_t)simt_cur(w)->op_step <= k) {
-		fma_step(s, w, chain_cycles(s->m, simt_cur(w)->op_step), now);
+		fma_step(s, w, chain_cycles(s->m, simt_cur(w)->op_step), now, simt_cur(w)->op_step == 1);
 		return false;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
@@ -172,10 +172,15 @@ static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint
 		sim_fail(s, DIAG_INPUT, w, "shfl with n = %lld: expected a step count of 0 or more", (long long)n);
 		return true;
 	}
-	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
+	if ((int64_t)simt_cur(w)->op_step + 1 >= n) {
+		if (n > 1 && s->trace)
+			trace_spread_keep(s->trace, w->id); /* the tree's last step */
 		return true;
+	}
 	warp_set_ready(s, w, now + (uint64_t)s->m->shfl_latency);
 	w->cause = STALL_ALU;
+	if (s->trace)
+		simt_cur(w)->op_step ? trace_spread_keep(s->trace, w->id) : trace_spread_begin(s->trace, w->id, STALL_ALU);
 	simt_cur(w)->op_step++;
 	return false;
 }
@@ -187,9 +192,12 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 		sim_fail(s, DIAG_INPUT, w, "fma with n = %lld: expected a count of 0 or more", (long long)n);
 		return true;
 	}
-	if ((int64_t)simt_cur(w)->op_step + 1 >= n)
+	if ((int64_t)simt_cur(w)->op_step + 1 >= n) {
+		if (n > 1 && s->trace)
+			trace_spread_keep(s->trace, w->id); /* the chain's last FMA */
 		return true;
-	fma_step(s, w, (uint64_t)s->m->alu_latency, now);
+	}
+	fma_step(s, w, (uint64_t)s->m->alu_latency, now, simt_cur(w)->op_step == 0);
 	return false;
 }
 
@@ -232,6 +240,8 @@ void exec_spread(struct sim *s, struct warp *w, uint64_t now, uint64_t end, int6
 	w->tail_cause = (uint8_t)cause;
 	warp_set_ready(s, w, end - (uint64_t)more * gap);
 	w->cause = cause;
+	if (s->trace)
+		trace_spread_begin(s->trace, w->id, cause);
 }
 
 /*

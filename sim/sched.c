@@ -154,8 +154,6 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 		p->issued++;
 		charge(s, w, now);
 		w->stalls[STALL_ISSUE]++;
-		if (s->trace)
-			trace_warp(s->trace, w->id, STALL_ISSUE, now, now + 1);
 		w->since = now + 1;
 		w->cause = STALL_NOT_SELECTED;
 		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
@@ -163,6 +161,8 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 		s->issuing = w;
 		exec_issue(s, w, now);
 		s->issuing = NULL;
+		if (s->trace)
+			trace_issue(s->trace, w->id, now); /* after the op: it says whether the slot is part of a spread op */
 		ready_tree_fix(w->rtree, w->rleaf);
 		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
 		uint64_t next = p->tree[1];

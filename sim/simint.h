@@ -452,8 +452,11 @@ static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
 }
 
 /* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing). */
-static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now)
+/* One FMA of a dependent chain; first: the chain's first, which begins its span in the trace. */
+static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now, bool first)
 {
+	if (s->trace)
+		first ? trace_spread_begin(s->trace, w->id, STALL_ALU) : trace_spread_keep(s->trace, w->id);
 	count_compute_issue(s, now, copy_latest_land(s));
 	w->rtree[w->rleaf] = now + cycles; /* warp_set_ready of the issuing warp */
 	w->cause = STALL_ALU;
@@ -471,6 +474,8 @@ static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 	if (w->tail_slots) {
 		/* One of the last op's own instructions (exec_spread): it takes the slot and does nothing else. */
 		w->tail_slots--;
+		if (s->trace)
+			trace_spread_keep(s->trace, w->id);
 		w->rtree[w->rleaf] = now + w->tail_gap; /* warp_set_ready of the issuing warp */
 		w->cause = (enum stall)w->tail_cause;
 		return;
@@ -483,11 +488,11 @@ static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		const struct insn *in = &s->k->code[e->pc];
 		int64_t step = (int64_t)e->op_step;
 		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
-			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now);
+			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now, step == 1);
 			return;
 		}
 		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
-			fma_step(s, w, (uint64_t)s->m->alu_latency, now);
+			fma_step(s, w, (uint64_t)s->m->alu_latency, now, step == 0);
 			return;
 		}
 	}

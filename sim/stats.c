@@ -61,6 +61,7 @@ void stats_finish(struct sim *s)
 		if (w->alu_chain_cycles > longest_chain)
 			longest_chain = w->alu_chain_cycles;
 	}
+	trace_finish(s->trace);
 	r->hidden_fraction = r->batch_latency ? 1.0 - (double)r->exposed / (double)r->batch_latency : 0.0;
 	uint64_t busiest = 0;
 	for (int64_t p = 0; p < s->m->subpartitions; p++)

@@ -100,31 +100,43 @@ static void legend(FILE *out, double y)
 	text(out, x + 16, y + 10, "start", 11, "copy batch in flight");
 }
 
-/* One warp row: per pixel column, the cause that took most of its cycles. */
-static void warp_row(FILE *out, const struct trace_timeline *tr, double y, double h, uint64_t cycles, uint64_t *acc)
+/*
+ * One warp row: per pixel column, the cause that took most of its cycles.  A
+ * spread op's parts are spread evenly over its length: where in it each slot
+ * fell is not recorded.
+ */
+static void warp_row(FILE *out, const struct trace_timeline *tr, double y, double h, uint64_t cycles, double *acc)
 {
-	memset(acc, 0, sizeof(uint64_t) * PLOT_W * STALL_COUNT);
+	memset(acc, 0, sizeof(double) * PLOT_W * STALL_COUNT);
 	double per_px = (double)(cycles ? cycles : 1) / PLOT_W;
 	struct trace_cursor cur = trace_cursor(tr);
-	struct trace_span span;
-	while (trace_next_span(&cur, &span)) {
-		const struct trace_span *s = &span;
-		for (uint64_t c = s->begin; c < s->end;) {
+	struct trace_slice s;
+	while (trace_next_span(&cur, &s)) {
+		double len = (double)(s.end - s.begin);
+		double issue = (double)s.issue / len, not_sel = (double)s.not_selected / len;
+		double rest = 1.0 - issue - not_sel;
+		for (uint64_t c = s.begin; c < s.end;) {
 			int px = (int)((double)c / per_px);
 			if (px >= PLOT_W)
 				break;
 			uint64_t px_end = (uint64_t)ceil((px + 1) * per_px);
 			if (px_end <= c)
 				px_end = c + 1;
-			uint64_t upto = s->end < px_end ? s->end : px_end;
-			acc[px * STALL_COUNT + s->what] += upto - c;
+			uint64_t upto = s.end < px_end ? s.end : px_end;
+			double part = (double)(upto - c);
+			double *col = &acc[px * STALL_COUNT];
+			col[s.cause] += part * rest;
+			if (s.spread) {
+				col[STALL_ISSUE] += part * issue;
+				col[STALL_NOT_SELECTED] += part * not_sel;
+			}
 			c = upto;
 		}
 	}
 	int run_start = 0, run_cause = -1;
 	for (int px = 0; px <= PLOT_W; px++) {
 		int best = -1;
-		uint64_t most = 0;
+		double most = 0;
 		for (int c = 0; px < PLOT_W && c < STALL_COUNT; c++)
 			if (acc[px * STALL_COUNT + c] > most) {
 				most = acc[px * STALL_COUNT + c];
@@ -163,7 +175,7 @@ static uint32_t used_copy_rows(const struct trace *t)
 }
 
 /* Draws one run from y; returns the height used. */
-static double draw_run(FILE *out, const struct trace *t, double y, double max_h, uint64_t cycles, uint64_t *acc)
+static double draw_run(FILE *out, const struct trace *t, double y, double max_h, uint64_t cycles, double *acc)
 {
 	uint32_t rows = t->nwarps + used_copy_rows(t);
 	double h = max_h / (rows ? rows : 1);
@@ -189,7 +201,7 @@ static double draw_run(FILE *out, const struct trace *t, double y, double max_h,
 
 void svg_timeline(FILE *out, const struct trace *t, const char *title)
 {
-	uint64_t *acc = malloc(sizeof(uint64_t) * PLOT_W * STALL_COUNT);
+	double *acc = malloc(sizeof(double) * PLOT_W * STALL_COUNT);
 	if (!acc)
 		return;
 	uint32_t rows = t->nwarps + used_copy_rows(t);
@@ -205,7 +217,7 @@ void svg_timeline(FILE *out, const struct trace *t, const char *title)
 
 void svg_compare(FILE *out, const struct trace *const *runs, const char *const *labels, int n, const char *title)
 {
-	uint64_t *acc = malloc(sizeof(uint64_t) * PLOT_W * STALL_COUNT);
+	double *acc = malloc(sizeof(double) * PLOT_W * STALL_COUNT);
 	if (!acc)
 		return;
 	uint64_t cycles = 0;

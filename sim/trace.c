@@ -99,6 +99,35 @@ void trace_warp_span(struct trace *t, struct trace_timeline *tl, enum stall caus
 	}
 }
 
+void trace_spread_close(struct trace *t, struct trace_timeline *tl)
+{
+	tl->spread_open = false;
+	if (!tl->spread_len)
+		return;
+	if (push_step(t, tl, tl->spread_len << 8 | TRACE_SPREAD | tl->spread_cause) && tl->spread_issue &&
+	    push_step(t, tl, tl->spread_issue << 8 | TRACE_SPREAD_ISSUE) && tl->spread_not_sel)
+		push_step(t, tl, tl->spread_not_sel << 8 | TRACE_SPREAD_NOT_SEL);
+}
+
+void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause)
+{
+	if (!t || warp >= t->nwarps)
+		return;
+	struct trace_timeline *tl = &t->warps[warp];
+	if (tl->spread_open)
+		trace_spread_close(t, tl);
+	tl->spread_open = tl->spread_kept = true;
+	tl->spread_cause = (uint8_t)cause;
+	tl->spread_len = tl->spread_issue = tl->spread_not_sel = 0;
+}
+
+void trace_finish(struct trace *t)
+{
+	for (uint32_t w = 0; t && w < t->nwarps; w++)
+		if (t->warps[w].spread_open)
+			trace_spread_close(t, &t->warps[w]);
+}
+
 void trace_copy(struct trace *t, uint32_t track, uint32_t seq, uint64_t begin, uint64_t end)
 {
 	if (!t || track >= t->ncopies || end < begin)
@@ -378,16 +407,35 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 		char head[64] = {0};
 		int hn = snprintf(head, sizeof head, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"name\":\"", PID_WARPS, w);
 		struct trace_cursor cur = trace_cursor(tr);
-		struct trace_span s;
+		struct trace_slice s;
 		while (trace_next_span(&cur, &s)) {
 			char *p = ob_room(out);
 			memcpy(p, head, sizeof head); /* whole, for a fixed-size copy; hn bytes count */
 			p += hn;
-			p = put_short(p, key[s.what], keylen[s.what]);
+			p = put_short(p, key[s.cause], keylen[s.cause]);
+			if (s.spread)
+				p = PUT_LIT(p, "+issue");
 			p = PUT_LIT(p, "\",\"cat\":\"warp\",\"ts\":");
 			p = put_u64(p, s.begin);
 			p = PUT_LIT(p, ",\"dur\":");
 			p = put_u64(p, s.end - s.begin);
+			if (s.spread) {
+				/* The args split dur by cause; a zero part is left out. */
+				p = PUT_LIT(p, ",\"args\":{\"issue\":");
+				p = put_u64(p, s.issue);
+				uint64_t rest = s.end - s.begin - s.issue - s.not_selected;
+				if (rest) {
+					p = PUT_LIT(p, ",\"");
+					p = put_short(p, key[s.cause], keylen[s.cause]);
+					p = PUT_LIT(p, "\":");
+					p = put_u64(p, rest);
+				}
+				if (s.not_selected) {
+					p = PUT_LIT(p, ",\"not_selected\":");
+					p = put_u64(p, s.not_selected);
+				}
+				*p++ = '}';
+			}
 			*p++ = '}';
 			out->n = (size_t)(p - out->buf);
 		}

@@ -2,8 +2,10 @@
  * trace: a run's timeline, recorded while it runs (only when asked for).
  *
  * Per warp: spans of one stall cause each (issue, alu, consumer_wait, ...),
- * adjacent spans of the same cause merged, so the span totals per cause are
- * exactly the report's stall counts.  Per copy engine: a span per batch
+ * adjacent spans of the same cause merged, and a span per op that spreads its
+ * instructions over its latency, split into its issue slots, its cycles not
+ * selected and the rest, so the totals per cause are exactly the report's
+ * stall counts.  Per copy engine: a span per batch
  * from its first copy issue to its last landing, on a track per stage.
  * Counters: bytes of copies in flight, pipeline stages full, DRAM bytes per
  * cycle.  Written as a Chrome trace-event file (Perfetto, chrome://tracing)
@@ -22,7 +24,7 @@
 /* A copy batch's span. */
 struct trace_span {
 	uint64_t begin, end; /* cycles, end exclusive */
-	uint32_t what;       /* warp spans (as trace_next_span gives them): enum stall; copy spans: batch sequence */
+	uint32_t what;       /* the batch sequence */
 };
 
 struct trace_track {
@@ -39,15 +41,32 @@ struct trace_track {
  * that does not fit in TRACE_STEP_LEN_MAX is stored in pieces, and a gap
  * (none is recorded today) as a TRACE_GAP step; trace_next_span joins the
  * pieces again.
+ *
+ * An op that issues its instructions spread over its latency (exec_spread:
+ * a statement, pipeline call, copy, compute setup or store) is one span of
+ * three steps: TRACE_SPREAD | cause with its whole length, then its issue
+ * slots and its cycles not selected; the rest of it went to the cause.  Slot
+ * by slot it would be an issue, a gap and often a not_selected span for
+ * every instruction: three times the spans of a traced run, and a comb of
+ * one-cycle slices no viewer makes sense of.
  */
 typedef uint64_t trace_step; /* length << 8 | cause */
 #define TRACE_STEP_LEN_MAX ((1ull << 56) - 1)
 #define TRACE_GAP 0xffu
+#define TRACE_SPREAD 0x40u          /* | cause: a spread op's whole length */
+#define TRACE_SPREAD_ISSUE 0xfeu    /* its issue slots */
+#define TRACE_SPREAD_NOT_SEL 0xfdu  /* its cycles not selected */
+_Static_assert(STALL_COUNT < TRACE_SPREAD, "a cause fits below the spread flag");
 
 struct trace_timeline {
 	trace_step *steps;
 	uint32_t n, cap;
-	uint64_t end; /* where the last step ends (0 before any) */
+	uint64_t end; /* where the last step ends, or the open spread op (0 before any) */
+	/* The spread op being recorded, not yet in steps (its cycles are in end already). */
+	bool spread_open;
+	bool spread_kept; /* the slot being issued is one of its op's */
+	uint8_t spread_cause;
+	uint64_t spread_len, spread_issue, spread_not_sel;
 	char name[128];
 };
 
@@ -76,12 +95,35 @@ struct trace {
 struct trace *trace_new(uint32_t nwarps, uint32_t ncopy_tracks);
 void trace_free(struct trace *t);
 void trace_warp_span(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin, uint64_t end);
+void trace_spread_close(struct trace *t, struct trace_timeline *tl);
+/* Adds a span to the open spread op; false (the op closed) when it is not part of it. */
+static inline bool trace_spread_add(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin,
+				    uint64_t end)
+{
+	uint64_t len = end - begin;
+	if (begin == tl->end && len <= TRACE_STEP_LEN_MAX - tl->spread_len) {
+		if (cause == STALL_ISSUE)
+			tl->spread_issue += len;
+		else if (cause == STALL_NOT_SELECTED && tl->spread_cause != STALL_NOT_SELECTED)
+			tl->spread_not_sel += len;
+		else if (cause != tl->spread_cause)
+			goto other;
+		tl->spread_len += len;
+		tl->end = end;
+		return true;
+	}
+other:
+	trace_spread_close(t, tl);
+	return false;
+}
 /* A span of the warp's timeline; it extends the last one when that has the same cause and ends at begin. */
 static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end)
 {
 	if (!t || end <= begin || warp >= t->nwarps)
 		return;
 	struct trace_timeline *tl = &t->warps[warp];
+	if (tl->spread_open && trace_spread_add(t, tl, cause, begin, end))
+		return;
 	uint64_t len = end - begin;
 	if (tl->end == begin && len <= TRACE_STEP_LEN_MAX) {
 		trace_step *last = tl->n ? &tl->steps[tl->n - 1] : NULL;
@@ -98,6 +140,40 @@ static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, 
 	}
 	trace_warp_span(t, tl, cause, begin, end); /* grows the timeline, or records a gap or a long span */
 }
+/*
+ * The op the warp is issuing spreads its instructions over its latency (or
+ * is a chain of dependent instructions): this issue slot and what follows,
+ * up to the issue of another op, are one span.  An issue slot that is
+ * another of the op's own instructions keeps the span open
+ * (trace_spread_keep); trace_issue closes it at any other.
+ */
+void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause);
+static inline void trace_spread_keep(struct trace *t, uint32_t warp)
+{
+	if (t && warp < t->nwarps)
+		t->warps[warp].spread_kept = true;
+}
+/* The warp's issue slot at now, recorded after its op ran. */
+static inline void trace_issue(struct trace *t, uint32_t warp, uint64_t now)
+{
+	if (!t || warp >= t->nwarps)
+		return;
+	struct trace_timeline *tl = &t->warps[warp];
+	if (tl->spread_open && !tl->spread_kept)
+		trace_spread_close(t, tl);
+	tl->spread_kept = false;
+	trace_warp(t, warp, STALL_ISSUE, now, now + 1);
+}
+/* Closes every warp's open spread op: the timeline is complete. */
+void trace_finish(struct trace *t);
+
+/* A span of a warp's timeline, as trace_next_span gives it (a slice in the Chrome file). */
+struct trace_slice {
+	uint64_t begin, end;          /* cycles, end exclusive */
+	uint64_t issue, not_selected; /* a spread op: its slots and the cycles they lost to other warps */
+	uint32_t cause;               /* enum stall: all of a plain span; the rest of a spread op */
+	bool spread;
+};
 /* Walks a warp's timeline span by span. */
 struct trace_cursor {
 	const trace_step *at, *stop;
@@ -107,17 +183,28 @@ static inline struct trace_cursor trace_cursor(const struct trace_timeline *tl)
 {
 	return (struct trace_cursor){tl->steps, tl->steps + tl->n, 0};
 }
-/* The next span (what: its cause), pieces of one span joined; false after the last. */
-static inline bool trace_next_span(struct trace_cursor *c, struct trace_span *out)
+/* The next span, pieces of one span joined; false after the last. */
+static inline bool trace_next_span(struct trace_cursor *c, struct trace_slice *out)
 {
 	while (c->at < c->stop && (*c->at & 0xff) == TRACE_GAP)
 		c->cycle += *c->at++ >> 8;
 	if (c->at == c->stop)
 		return false;
-	uint32_t cause = (uint32_t)(*c->at & 0xff);
+	uint32_t code = (uint32_t)(*c->at & 0xff);
 	out->begin = c->cycle;
-	out->what = cause;
-	while (c->at < c->stop && (*c->at & 0xff) == cause)
+	out->issue = out->not_selected = 0;
+	if ((code & 0xc0) == TRACE_SPREAD) {
+		out->cause = code & ~TRACE_SPREAD;
+		out->spread = true;
+		c->cycle += *c->at++ >> 8;
+		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_NOT_SEL && (*c->at & 0xff) != TRACE_GAP; c->at++)
+			*((*c->at & 0xff) == TRACE_SPREAD_ISSUE ? &out->issue : &out->not_selected) += *c->at >> 8;
+		out->end = c->cycle;
+		return true;
+	}
+	out->cause = code;
+	out->spread = false;
+	while (c->at < c->stop && (*c->at & 0xff) == code)
 		c->cycle += *c->at++ >> 8;
 	out->end = c->cycle;
 	return true;

@@ -183,7 +183,7 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 	double last_end[64];
 	for (int i = 0; i < 64; i++)
 		last_end[i] = -1;
-	int copies = 0, counters = 0;
+	int copies = 0, counters = 0, spreads = 0;
 	for (const cJSON *e = ev->child; e; e = e->next) {
 		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
 		if (strcmp(ph, "C") == 0)
@@ -205,13 +205,29 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 		cr_assert_geq(ts, last_end[tid], "warp %d: span at %.0f overlaps the one ending at %.0f", tid, ts,
 			      last_end[tid]);
 		last_end[tid] = ts + dur;
+		/* A spread op's slice counts toward each cause of its args, which split its whole length. */
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
 		const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
-		int k = 0;
-		while (names[k] && strcmp(names[k], name))
-			k++;
-		names[k] = name;
-		totals[k] += dur;
+		double parts = 0;
+		for (const cJSON *a = args ? args->child : e; a; a = args ? a->next : NULL) {
+			const char *cause = args ? a->string : name;
+			double cycles = args ? a->valuedouble : dur;
+			int k = 0;
+			while (names[k] && strcmp(names[k], cause))
+				k++;
+			names[k] = cause;
+			totals[k] += cycles;
+			parts += cycles;
+		}
+		cr_assert_eq(parts, dur, "warp %d at %.0f: the args of %s add up to %.0f of %.0f cycles", tid, ts, name, parts,
+			     dur);
+		if (args) {
+			spreads++;
+			cr_assert(strstr(name, "+issue"), "%s: a slice with args is a spread op", name);
+			cr_assert(cJSON_GetObjectItemCaseSensitive(args, "issue"), "%s has no issue slots", name);
+		}
 	}
+	cr_assert_gt(spreads, 100, "statements, pipeline calls and copies are spread ops");
 	cr_assert_eq(copies, 16, "one copy span per batch");
 	cr_assert_gt(counters, 10, "bytes in flight, stages full, DRAM");
 	const cJSON *stalls = cJSON_GetObjectItemCaseSensitive(rep, "stalls");

@@ -4,7 +4,7 @@
 #include "sim/trace.h"
 
 /* The timeline's spans, joined as the Chrome writer and the SVG read them. */
-static int spans_of(const struct trace_timeline *tl, struct trace_span *out, int max)
+static int spans_of(const struct trace_timeline *tl, struct trace_slice *out, int max)
 {
 	struct trace_cursor c = trace_cursor(tl);
 	int n = 0;
@@ -22,11 +22,11 @@ Test(trace, adjacent_spans_of_one_cause_merge)
 	trace_warp(t, 0, STALL_ALU, 5, 9);
 	trace_warp(t, 0, STALL_ISSUE, 9, 10);
 	trace_warp(t, 0, STALL_ISSUE, 10, 10); /* empty: nothing */
-	struct trace_span s[8];
+	struct trace_slice s[8];
 	cr_assert_eq(spans_of(&t->warps[0], s, 8), 3);
 	cr_assert_eq(t->warps[0].n, 3);
-	cr_assert(s[1].begin == 1 && s[1].end == 9 && s[1].what == STALL_ALU);
-	cr_assert(s[2].begin == 9 && s[2].end == 10 && s[2].what == STALL_ISSUE);
+	cr_assert(s[1].begin == 1 && s[1].end == 9 && s[1].cause == STALL_ALU);
+	cr_assert(s[2].begin == 9 && s[2].end == 10 && s[2].cause == STALL_ISSUE);
 	trace_free(t);
 }
 
@@ -39,11 +39,11 @@ Test(trace, a_gap_and_an_over_long_span_come_back_whole)
 	trace_warp(t, 0, STALL_MEMORY, 6, far);
 	trace_warp(t, 0, STALL_MEMORY, far, far + 2);
 	trace_warp(t, 0, STALL_ISSUE, far + 2, far + 3);
-	struct trace_span s[8];
+	struct trace_slice s[8];
 	cr_assert_eq(spans_of(&t->warps[0], s, 8), 3);
-	cr_assert(s[0].begin == 4 && s[0].end == 6 && s[0].what == STALL_ALU);
-	cr_assert(s[1].begin == 6 && s[1].end == far + 2 && s[1].what == STALL_MEMORY);
-	cr_assert(s[2].begin == far + 2 && s[2].end == far + 3 && s[2].what == STALL_ISSUE);
+	cr_assert(s[0].begin == 4 && s[0].end == 6 && s[0].cause == STALL_ALU);
+	cr_assert(s[1].begin == 6 && s[1].end == far + 2 && s[1].cause == STALL_MEMORY);
+	cr_assert(s[2].begin == far + 2 && s[2].end == far + 3 && s[2].cause == STALL_ISSUE);
 	cr_assert_eq(t->warps[0].end, far + 3);
 	trace_free(t);
 }
@@ -54,10 +54,67 @@ Test(trace, a_timeline_grows_past_its_first_block)
 	cr_assert(t);
 	for (uint64_t c = 0; c < 1000; c++)
 		trace_warp(t, 0, c % 2 ? STALL_ALU : STALL_ISSUE, c, c + 1);
-	struct trace_span s[1001];
+	struct trace_slice s[1001];
 	cr_assert_eq(spans_of(&t->warps[0], s, 1001), 1000);
 	for (int i = 0; i < 1000; i++)
 		cr_assert(s[i].begin == (uint64_t)i && s[i].end == (uint64_t)i + 1);
 	cr_assert(!t->failed);
+	trace_free(t);
+}
+
+/*
+ * A statement's slots as the tick records them: the op begins its span and
+ * each later slot of it keeps it open; gaps, one lost slot.
+ */
+static void record_spread_op(struct trace *t, uint64_t at)
+{
+	trace_spread_begin(t, 0, STALL_ALU);
+	trace_issue(t, 0, at);
+	trace_warp(t, 0, STALL_ALU, at + 1, at + 4);
+	trace_spread_keep(t, 0);
+	trace_issue(t, 0, at + 4);
+	trace_warp(t, 0, STALL_ALU, at + 5, at + 8);
+	trace_warp(t, 0, STALL_NOT_SELECTED, at + 8, at + 10);
+	trace_spread_keep(t, 0);
+	trace_issue(t, 0, at + 10);
+	trace_warp(t, 0, STALL_ALU, at + 11, at + 14);
+}
+
+Test(trace, a_spread_op_is_one_span_split_by_cause)
+{
+	struct trace *t = trace_new(1, 0);
+	cr_assert(t);
+	trace_warp(t, 0, STALL_MEMORY, 0, 6);
+	record_spread_op(t, 6);
+	trace_warp(t, 0, STALL_ALU, 20, 21); /* the last gap, charged at the next op's issue */
+	trace_issue(t, 0, 21);               /* a plain op: its slot closes the spread */
+	struct trace_slice s[8];
+	cr_assert_eq(spans_of(&t->warps[0], s, 8), 3);
+	cr_assert(!s[0].spread && s[0].cause == STALL_MEMORY && s[0].end == 6);
+	cr_assert(s[1].spread && s[1].cause == STALL_ALU);
+	cr_assert(s[1].begin == 6 && s[1].end == 21, "from the op's first slot to its end: %llu..%llu",
+		  (unsigned long long)s[1].begin, (unsigned long long)s[1].end);
+	cr_assert_eq(s[1].issue, 3);
+	cr_assert_eq(s[1].not_selected, 2);
+	cr_assert(!s[2].spread && s[2].cause == STALL_ISSUE && s[2].begin == 21 && s[2].end == 22);
+	cr_assert_eq(t->warps[0].n, 5, "memory, the op's three steps, issue");
+	trace_free(t);
+}
+
+Test(trace, back_to_back_spread_ops_stay_apart_and_another_cause_closes_one)
+{
+	struct trace *t = trace_new(1, 0);
+	cr_assert(t);
+	record_spread_op(t, 0);
+	record_spread_op(t, 14); /* begins its own span */
+	trace_warp(t, 0, STALL_CONSUMER_WAIT, 28, 40); /* not the op's: it closes it */
+	trace_warp(t, 0, STALL_ALU, 40, 41);           /* and a later alu span is a plain one */
+	trace_finish(t);
+	struct trace_slice s[8];
+	cr_assert_eq(spans_of(&t->warps[0], s, 8), 4);
+	cr_assert(s[0].spread && s[0].begin == 0 && s[0].end == 14 && s[0].issue == 3);
+	cr_assert(s[1].spread && s[1].begin == 14 && s[1].end == 28 && s[1].issue == 3);
+	cr_assert(!s[2].spread && s[2].cause == STALL_CONSUMER_WAIT && s[2].end == 40);
+	cr_assert(!s[3].spread && s[3].cause == STALL_ALU && s[3].end == 41);
 	trace_free(t);
 }
