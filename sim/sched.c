@@ -117,12 +117,16 @@ void sched_free(struct sim *s)
 	}
 }
 
-/* The index (in p->warps) of the warp to issue at now; NONE when none is ready.  Done warps are at NEVER. */
-static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
+/*
+ * The index (in p->warps) of the warp to issue at now; NONE when none is
+ * ready.  Done warps are at NEVER.  GTO's greedy warp starts as warp 0:
+ * the oldest, which is what the walk would pick while it is ready.
+ */
+static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 {
 	const uint64_t *ready = p->ready;
-	if (s->m->scheduler == SCHED_GTO) {
-		if (p->greedy != NONE && ready[p->greedy] <= now)
+	if (gto) {
+		if (ready[p->greedy] <= now)
 			return p->greedy;
 		if (p->tree[1] > now)
 			return NONE;
@@ -142,11 +146,10 @@ static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
 	return NONE;
 }
 
-static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
+static inline void tick(struct sim *s, struct subpart *p, uint32_t sp, bool gto, uint64_t now)
 {
-	struct subpart *p = &s->sps[sp];
 	p->next_tick = NEVER;
-	uint32_t i = pick(s, p, now);
+	uint32_t i = pick(p, gto, now);
 	if (i != NONE) {
 		struct warp *w = p->warps[i];
 		p->last_issue = now;
@@ -157,13 +160,14 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 		w->since = now + 1;
 		w->cause = STALL_NOT_SELECTED;
 		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
-		w->rtree[w->rleaf] = now + 1;
+		uint64_t *ready = &p->ready[i];
+		*ready = now + 1;
 		s->issuing = w;
-		exec_issue(s, w, now);
+		exec_issue(s, w, ready, now);
 		s->issuing = NULL;
 		if (s->trace)
 			trace_issue(s->trace, w->id, now); /* after the op: it says whether the slot is part of a spread op */
-		ready_tree_fix(w->rtree, w->rleaf);
+		ready_tree_fix(p->tree, p->leaves + i);
 		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
 		uint64_t next = p->tree[1];
 		if (next <= now)
@@ -183,11 +187,15 @@ static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
 /* The SM's tick at cycle now: each sub-partition due by now issues once, in order. */
 void sched_tick_sm(struct sim *s, uint64_t now)
 {
+	/* The machine does not change during a run: read once, not after every op. */
+	const uint32_t nsp = (uint32_t)s->m->subpartitions;
+	const bool gto = s->m->scheduler == SCHED_GTO;
 	s->sm_next = NEVER;
-	for (uint32_t p = 0; p < (uint32_t)s->m->subpartitions && !s->error; p++) {
-		uint64_t next = s->sps[p].next_tick;
+	for (uint32_t p = 0; p < nsp && !s->error; p++) {
+		struct subpart *sp = &s->sps[p];
+		uint64_t next = sp->next_tick;
 		if (next <= now)
-			tick(s, p, now);
+			tick(s, sp, p, gto, now);
 		else if (next < s->sm_next)
 			s->sm_next = next;
 	}

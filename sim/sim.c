@@ -70,7 +70,6 @@ static int setup(struct sim *s)
 		if (!s->sps[p].warps)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
-		s->sps[p].greedy = NONE;
 	}
 	size_t nslots = (size_t)s->k->nslots;
 	for (uint32_t b = 0; b < s->nblocks; b++) {

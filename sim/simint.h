@@ -104,7 +104,7 @@ struct subpart {
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
-	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; NONE before any */
+	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; 0 before any */
 	uint32_t rr;          /* LRR: where the next search starts */
 	uint64_t issued;
 };
@@ -225,7 +225,7 @@ struct sim {
 /* sched.c */
 static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rleaf]; }
 /* Brings the ancestors of leaf i up to date (all of them: straight-line code beats stopping early). */
-static inline void ready_tree_fix(uint64_t *t, uint32_t i)
+static inline void ready_tree_fix(uint64_t *t, size_t i)
 {
 	uint64_t m = t[i];
 	for (; i > 1; i >>= 1) {
@@ -451,14 +451,16 @@ static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
 	return cycles;
 }
 
-/* One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing). */
-/* One FMA of a dependent chain; first: the chain's first, which begins its span in the trace. */
-static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint64_t now, bool first)
+/*
+ * One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing, ready
+ * its leaf); first: the chain's first, which begins its span in the trace.
+ */
+static inline void fma_step(struct sim *s, struct warp *w, uint64_t *ready, uint64_t cycles, uint64_t now, bool first)
 {
 	if (s->trace)
 		first ? trace_spread_begin(s->trace, w->id, STALL_ALU) : trace_spread_keep(s->trace, w->id);
 	count_compute_issue(s, now, copy_latest_land(s));
-	w->rtree[w->rleaf] = now + cycles; /* warp_set_ready of the issuing warp */
+	*ready = now + cycles; /* warp_set_ready of the issuing warp */
 	w->cause = STALL_ALU;
 	w->alu_chain_cycles += cycles;
 	simt_cur(w)->op_step++;
@@ -469,14 +471,14 @@ static inline void fma_step(struct sim *s, struct warp *w, uint64_t cycles, uint
  * constant length: they run here, inline in the tick, as exec_compute and
  * exec_fma would run them; everything else goes through exec_op.
  */
-static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
+static inline void exec_issue(struct sim *s, struct warp *w, uint64_t *ready, uint64_t now)
 {
 	if (w->tail_slots) {
 		/* One of the last op's own instructions (exec_spread): it takes the slot and does nothing else. */
 		w->tail_slots--;
 		if (s->trace)
 			trace_spread_keep(s->trace, w->id);
-		w->rtree[w->rleaf] = now + w->tail_gap; /* warp_set_ready of the issuing warp */
+		*ready = now + w->tail_gap; /* warp_set_ready of the issuing warp */
 		w->cause = (enum stall)w->tail_cause;
 		return;
 	}
@@ -488,11 +490,11 @@ static inline void exec_issue(struct sim *s, struct warp *w, uint64_t now)
 		const struct insn *in = &s->k->code[e->pc];
 		int64_t step = (int64_t)e->op_step;
 		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
-			fma_step(s, w, chain_cycles(s->m, (uint64_t)step), now, step == 1);
+			fma_step(s, w, ready, chain_cycles(s->m, (uint64_t)step), now, step == 1);
 			return;
 		}
 		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
-			fma_step(s, w, (uint64_t)s->m->alu_latency, now, step == 0);
+			fma_step(s, w, ready, (uint64_t)s->m->alu_latency, now, step == 0);
 			return;
 		}
 	}
