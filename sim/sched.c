@@ -19,11 +19,10 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until it is ready, then not_selected. */
-static inline void charge(struct sim *s, struct warp *w, uint64_t now)
+static inline void charge(struct sim *s, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
 		return;
-	uint64_t ready = warp_ready(w);
 	uint64_t split = ready < w->since ? w->since : ready;
 	if (split > now)
 		split = now;
@@ -36,7 +35,7 @@ static inline void charge(struct sim *s, struct warp *w, uint64_t now)
 	w->since = now;
 }
 
-void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s, w, now); }
+void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s, w, warp_ready(w), now); }
 
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now)
 {
@@ -118,9 +117,9 @@ void sched_free(struct sim *s)
 }
 
 /*
- * The index (in p->warps) of the warp to issue at now; NONE when none is
- * ready.  Done warps are at NEVER.  GTO's greedy warp starts as warp 0:
- * the oldest, which is what the walk would pick while it is ready.
+ * The index (in p->warps) of the warp to issue at now, which some warp is
+ * ready by (p->tree[1] <= now).  GTO's greedy warp starts as warp 0: the
+ * oldest, which is what the walk would pick while it is ready.
  */
 static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 {
@@ -128,75 +127,80 @@ static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 	if (gto) {
 		if (ready[p->greedy] <= now)
 			return p->greedy;
-		if (p->tree[1] > now)
-			return NONE;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
 		while (i < p->leaves)
 			i = 2 * i + (p->tree[2 * i] > now);
 		return i - p->leaves;
 	}
-	for (uint32_t n = 0; n < p->nwarps; n++) {
+	for (uint32_t n = 0;; n++) {
 		uint32_t i = (p->rr + n) % p->nwarps;
 		if (ready[i] <= now) {
 			p->rr = (i + 1) % p->nwarps;
 			return i;
 		}
 	}
-	return NONE;
 }
 
-static inline void tick(struct sim *s, struct subpart *p, uint32_t sp, bool gto, uint64_t now)
+/* The sub-partition issues at now if a warp is ready; returns its next tick (NEVER: sched_kick set it). */
+static inline uint64_t tick(struct sim *s, struct subpart *p, bool gto, uint64_t now)
 {
 	p->next_tick = NEVER;
-	uint32_t i = pick(p, gto, now);
-	if (i != NONE) {
-		struct warp *w = p->warps[i];
-		p->last_issue = now;
-		p->greedy = i;
-		p->issued++;
-		charge(s, w, now);
-		w->stalls[STALL_ISSUE]++;
-		w->since = now + 1;
-		w->cause = STALL_NOT_SELECTED;
-		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
-		uint64_t *ready = &p->ready[i];
-		*ready = now + 1;
-		s->issuing = w;
-		exec_issue(s, w, ready, now);
-		s->issuing = NULL;
-		if (s->trace)
-			trace_issue(s->trace, w->id, now); /* after the op: it says whether the slot is part of a spread op */
-		ready_tree_fix(p->tree, p->leaves + i);
-		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
-		uint64_t next = p->tree[1];
-		if (next <= now)
-			next = now + 1;
-		if (next < p->next_tick) {
-			p->next_tick = next;
-			if (next < s->sm_next)
-				s->sm_next = next;
-		}
-		return;
-	}
 	uint64_t next = p->tree[1];
-	if (next != NEVER)
-		sched_kick(s, sp, next);
+	if (next > now) {
+		if (next != NEVER)
+			sched_kick(s, (uint32_t)(p - s->sps), next);
+		return NEVER;
+	}
+	uint32_t i = pick(p, gto, now);
+	struct warp *w = p->warps[i];
+	uint64_t *ready = &p->ready[i];
+	p->last_issue = now;
+	p->greedy = i;
+	p->issued++;
+	charge(s, w, *ready, now);
+	w->stalls[STALL_ISSUE]++;
+	w->since = now + 1;
+	w->cause = STALL_NOT_SELECTED;
+	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
+	*ready = now + 1;
+	s->issuing = w;
+	exec_issue(s, w, ready, now);
+	s->issuing = NULL;
+	if (s->trace)
+		trace_issue(s->trace, w->id, now); /* after the op: it says whether the slot is part of a spread op */
+	ready_tree_fix(p->tree, p->leaves + i);
+	/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
+	next = p->tree[1];
+	if (next <= now)
+		next = now + 1;
+	if (next >= p->next_tick)
+		return NEVER;
+	p->next_tick = next;
+	return next;
 }
 
-/* The SM's tick at cycle now: each sub-partition due by now issues once, in order. */
+/*
+ * The SM's tick at cycle now: each sub-partition due by now issues once, in
+ * order.  Only an op run through exec_op can raise an error; the next ticks
+ * gather in a local minimum (sched_kick lowers s->sm_next meanwhile).
+ */
 void sched_tick_sm(struct sim *s, uint64_t now)
 {
 	/* The machine does not change during a run: read once, not after every op. */
-	const uint32_t nsp = (uint32_t)s->m->subpartitions;
 	const bool gto = s->m->scheduler == SCHED_GTO;
+	struct subpart *p = s->sps, *end = p + s->m->subpartitions;
+	uint64_t sm_next = NEVER;
 	s->sm_next = NEVER;
-	for (uint32_t p = 0; p < nsp && !s->error; p++) {
-		struct subpart *sp = &s->sps[p];
-		uint64_t next = sp->next_tick;
-		if (next <= now)
-			tick(s, sp, p, gto, now);
-		else if (next < s->sm_next)
-			s->sm_next = next;
+	for (; p < end; p++) {
+		uint64_t next = p->next_tick;
+		if (next <= now) {
+			next = tick(s, p, gto, now);
+			if (s->error)
+				break;
+		}
+		sm_next = next < sm_next ? next : sm_next;
 	}
+	if (sm_next < s->sm_next)
+		s->sm_next = sm_next;
 }
