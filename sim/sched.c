@@ -185,10 +185,8 @@ static inline uint64_t tick(struct sim *s, struct subpart *p, bool gto, uint64_t
  * order.  Only an op run through exec_op can raise an error; the next ticks
  * gather in a local minimum (sched_kick lowers s->sm_next meanwhile).
  */
-void sched_tick_sm(struct sim *s, uint64_t now)
+static inline void tick_sm(struct sim *s, bool gto, uint64_t now)
 {
-	/* The machine does not change during a run: read once, not after every op. */
-	const bool gto = s->m->scheduler == SCHED_GTO;
 	struct subpart *p = s->sps, *end = p + s->m->subpartitions;
 	uint64_t sm_next = NEVER;
 	s->sm_next = NEVER;
@@ -203,4 +201,21 @@ void sched_tick_sm(struct sim *s, uint64_t now)
 	}
 	if (sm_next < s->sm_next)
 		s->sm_next = sm_next;
+}
+
+void sched_run(struct sim *s)
+{
+	/* The machine does not change during a run: read once, not after every op. */
+	const bool gto = s->m->scheduler == SCHED_GTO;
+	for (uint64_t now = s->sm_next;; now = s->sm_next) {
+		s->now = now;
+		s->q.now = now; /* nothing may be scheduled before the tick */
+		s->sm_ticks++;
+		tick_sm(s, gto, now);
+		/* What the event loop would test before its next tick, in its order. */
+		uint64_t ev_cycle = evq_empty(&s->q) ? NEVER : s->q.heap[0].cycle;
+		if (s->error || ev_cycle <= s->sm_next || s->sm_next > s->limits.max_cycles ||
+		    s->q.popped + s->sm_ticks > s->limits.max_events)
+			return;
+	}
 }

@@ -209,7 +209,7 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
-	struct warp *issuing; /* the warp whose op runs now (sched_tick_sm), else NULL */
+	struct warp *issuing; /* the warp whose op runs now (sched_run), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
@@ -256,8 +256,13 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at);
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at);
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
-/* Every sub-partition due at now issues once; s->sm_next becomes the SM's next tick. */
-void sched_tick_sm(struct sim *s, uint64_t now);
+/*
+ * The SM ticks at s->sm_next (every sub-partition due then issues once), and
+ * again at each next tick while that comes before the next event and within
+ * the limits: the event loop's own tests, without a round trip through it
+ * per tick.
+ */
+void sched_run(struct sim *s);
 
 /* simt.c */
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
