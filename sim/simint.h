@@ -20,6 +20,13 @@
 #include "sim.h"
 #include "stall.h"
 
+/*
+ * The issue path's helpers: sched_run makes two copies of it (with and
+ * without a trace), and GCC would then call a helper from both instead of
+ * inlining it, which costs more than the copy it saves.
+ */
+#define ISSUE_INLINE inline __attribute__((always_inline))
+
 #define NEVER UINT64_MAX
 #define NONE UINT32_MAX
 #define SIMT_MAX_DEPTH 64
@@ -458,12 +465,13 @@ static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
 
 /*
  * One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing, ready
- * its leaf); first: the chain's first, which begins its span in the trace.
+ * its leaf; tr: s->trace); first: the chain's first, which begins its span in the trace.
  */
-static inline void fma_step(struct sim *s, struct warp *w, uint64_t *ready, uint64_t cycles, uint64_t now, bool first)
+static inline void fma_step(struct sim *s, struct trace *tr, struct warp *w, uint64_t *ready, uint64_t cycles,
+			    uint64_t now, bool first)
 {
-	if (s->trace)
-		first ? trace_spread_begin(s->trace, w->id, STALL_ALU) : trace_spread_keep(s->trace, w->id);
+	if (tr)
+		first ? trace_spread_begin(tr, w->id, STALL_ALU) : trace_spread_keep(tr, w->id);
 	count_compute_issue(s, now, copy_latest_land(s));
 	*ready = now + cycles; /* warp_set_ready of the issuing warp */
 	w->cause = STALL_ALU;
@@ -476,13 +484,13 @@ static inline void fma_step(struct sim *s, struct warp *w, uint64_t *ready, uint
  * constant length: they run here, inline in the tick, as exec_compute and
  * exec_fma would run them; everything else goes through exec_op.
  */
-static inline void exec_issue(struct sim *s, struct warp *w, uint64_t *ready, uint64_t now)
+static ISSUE_INLINE void exec_issue(struct sim *s, struct trace *tr, struct warp *w, uint64_t *ready, uint64_t now)
 {
 	if (w->tail_slots) {
 		/* One of the last op's own instructions (exec_spread): it takes the slot and does nothing else. */
 		w->tail_slots--;
-		if (s->trace)
-			trace_spread_keep(s->trace, w->id);
+		if (tr)
+			trace_spread_keep(tr, w->id);
 		*ready = now + w->tail_gap; /* warp_set_ready of the issuing warp */
 		w->cause = (enum stall)w->tail_cause;
 		return;
@@ -495,11 +503,11 @@ static inline void exec_issue(struct sim *s, struct warp *w, uint64_t *ready, ui
 		const struct insn *in = &s->k->code[e->pc];
 		int64_t step = (int64_t)e->op_step;
 		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
-			fma_step(s, w, ready, chain_cycles(s->m, (uint64_t)step), now, step == 1);
+			fma_step(s, tr, w, ready, chain_cycles(s->m, (uint64_t)step), now, step == 1);
 			return;
 		}
 		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
-			fma_step(s, w, ready, (uint64_t)s->m->alu_latency, now, step == 0);
+			fma_step(s, tr, w, ready, (uint64_t)s->m->alu_latency, now, step == 0);
 			return;
 		}
 	}
