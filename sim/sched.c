@@ -204,15 +204,13 @@ static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, uint
 }
 
 /*
- * The ticks until the next event (sched_run); tr is s->trace, a constant in
- * each of the two copies sched_run makes, so the run without a trace tests
- * for it nowhere on the issue path and has the registers those tests took
- * (about 10 host instructions per warp-instruction).
+ * The ticks until the next event (sched_run).  tr is s->trace and gto the
+ * machine's policy, constants in each copy sched_run makes: the GTO run
+ * without a trace tests for neither on the issue path and has the
+ * registers those tests took.
  */
-static ISSUE_INLINE void run(struct sim *s, struct trace *tr)
+static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
 {
-	/* The machine does not change during a run: read once, not after every op. */
-	const bool gto = s->m->scheduler == SCHED_GTO;
 	for (uint64_t now = s->sm_next;; now = s->sm_next) {
 		s->now = now;
 		s->q.now = now; /* nothing may be scheduled before the tick */
@@ -228,8 +226,10 @@ static ISSUE_INLINE void run(struct sim *s, struct trace *tr)
 
 void sched_run(struct sim *s)
 {
-	if (s->trace)
-		run(s, s->trace);
+	if (s->m->scheduler != SCHED_GTO)
+		run(s, s->trace, false);
+	else if (s->trace)
+		run(s, s->trace, true);
 	else
-		run(s, NULL);
+		run(s, NULL, true);
 }
