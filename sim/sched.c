@@ -164,9 +164,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	w->cause = STALL_NOT_SELECTED;
 	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
 	*ready = now + 1;
-	s->issuing = w;
 	exec_issue(s, tr, w, ready, now);
-	s->issuing = NULL;
 	if (tr)
 		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
 	ready_tree_fix(p->tree, p->leaves + i);

@@ -216,7 +216,7 @@ struct sim {
 	struct trace *trace; /* NULL unless recording */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
-	struct warp *issuing; /* the warp whose op runs now (sched_run), else NULL */
+	struct warp *issuing; /* the warp whose op runs now (exec_issue), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
 	uint64_t l2_hash_seed;
@@ -511,7 +511,10 @@ static ISSUE_INLINE void exec_issue(struct sim *s, struct trace *tr, struct warp
 			return;
 		}
 	}
+	/* Within its op, warp_set_ready of this warp writes only its leaf: the tick fixes the tree after. */
+	s->issuing = w;
 	exec_op(s, w, now);
+	s->issuing = NULL;
 }
 
 #endif
