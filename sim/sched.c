@@ -2,11 +2,12 @@
  * sched: the sub-partition schedulers and per-warp stall accounting.
  *
  * Each sub-partition issues at most one warp-instruction per cycle.  It
- * ticks only at cycles where one of its warps can issue (the event loop in
- * sim.c runs the SM's ticks between events): a tick picks a warp (gto: the last one while it stays ready, else
- * the oldest; lrr: round robin), issues it, and schedules the next tick at
- * the earliest cycle any of its warps is ready.  Blocked warps have
- * a ready cycle of NEVER and cost nothing until something wakes them.
+ * ticks only at cycles where one of its warps can issue (sched_run runs the
+ * SM's ticks between the events of sim.c's loop): a tick picks a warp (gto:
+ * the last one while it stays ready, else the oldest; lrr: round robin),
+ * issues it, and schedules the next tick at the earliest cycle any of its
+ * warps is ready.  Blocked warps have a ready cycle of NEVER and cost
+ * nothing until something wakes them.
  */
 #include <stdlib.h>
 
