@@ -157,7 +157,7 @@ static bool exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 		return false;
 	}
 	if ((int64_t)simt_cur(w)->op_step <= k) {
-		fma_step(s, w, chain_cycles(s->m, simt_cur(w)->op_step), now, simt_cur(w)->op_step == 1);
+		fma_step(s, s->trace, w, &w->rtree[w->rleaf], chain_cycles(s->m, simt_cur(w)->op_step), now, simt_cur(w)->op_step == 1);
 		return false;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
@@ -197,7 +197,7 @@ static bool exec_fma(struct sim *s, struct warp *w, const struct insn *in, uint3
 			trace_spread_keep(s->trace, w->id); /* the chain's last FMA */
 		return true;
 	}
-	fma_step(s, w, (uint64_t)s->m->alu_latency, now, simt_cur(w)->op_step == 0);
+	fma_step(s, s->trace, w, &w->rtree[w->rleaf], (uint64_t)s->m->alu_latency, now, simt_cur(w)->op_step == 0);
 	return false;
 }
 

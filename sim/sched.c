@@ -2,11 +2,12 @@
  * sched: the sub-partition schedulers and per-warp stall accounting.
  *
  * Each sub-partition issues at most one warp-instruction per cycle.  It
- * ticks only at cycles where one of its warps can issue (the event loop in
- * sim.c runs the SM's ticks between events): a tick picks a warp (gto: the last one while it stays ready, else
- * the oldest; lrr: round robin), issues it, and schedules the next tick at
- * the earliest cycle any of its warps is ready.  Blocked warps have
- * a ready cycle of NEVER and cost nothing until something wakes them.
+ * ticks only at cycles where one of its warps can issue (sched_run runs the
+ * SM's ticks between the events of sim.c's loop): a tick picks a warp (gto:
+ * the last one while it stays ready, else the oldest; lrr: round robin),
+ * issues it, and schedules the next tick at the earliest cycle any of its
+ * warps is ready.  Blocked warps have a ready cycle of NEVER and cost
+ * nothing until something wakes them.
  */
 #include <stdlib.h>
 
@@ -18,25 +19,24 @@ const char *const stall_key[STALL_COUNT] = {
 #undef STALL_KEY
 };
 
-/* Charges the warp's time from since to now: its cause until it is ready, then not_selected. */
-static inline void charge(struct sim *s, struct warp *w, uint64_t now)
+/* Charges the warp's time from since to now: its cause until it is ready, then not_selected (tr: s->trace). */
+static inline void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
 		return;
-	uint64_t ready = warp_ready(w);
 	uint64_t split = ready < w->since ? w->since : ready;
 	if (split > now)
 		split = now;
 	w->stalls[w->cause] += split - w->since;
 	w->stalls[STALL_NOT_SELECTED] += now - split;
-	if (s->trace) {
-		trace_warp(s->trace, w->id, w->cause, w->since, split);
-		trace_warp(s->trace, w->id, STALL_NOT_SELECTED, split, now);
+	if (tr) {
+		trace_warp(tr, w->id, w->cause, w->since, split);
+		trace_warp(tr, w->id, STALL_NOT_SELECTED, split, now);
 	}
 	w->since = now;
 }
 
-void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s, w, now); }
+void sched_charge(struct sim *s, struct warp *w, uint64_t now) { charge(s->trace, w, warp_ready(w), now); }
 
 void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind kind, uint64_t now)
 {
@@ -117,78 +117,118 @@ void sched_free(struct sim *s)
 	}
 }
 
-/* The index (in p->warps) of the warp to issue at now; NONE when none is ready.  Done warps are at NEVER. */
-static uint32_t pick(const struct sim *s, struct subpart *p, uint64_t now)
+/*
+ * The index (in p->warps) of the warp to issue at now, which some warp is
+ * ready by (p->tree[1] <= now).  GTO's greedy warp starts as warp 0: the
+ * oldest, which is what the walk would pick while it is ready.
+ */
+static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 {
 	const uint64_t *ready = p->ready;
-	if (s->m->scheduler == SCHED_GTO) {
-		if (p->greedy != NONE && ready[p->greedy] <= now)
+	if (gto) {
+		if (ready[p->greedy] <= now)
 			return p->greedy;
-		if (p->tree[1] > now)
-			return NONE;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
 		while (i < p->leaves)
 			i = 2 * i + (p->tree[2 * i] > now);
 		return i - p->leaves;
 	}
-	for (uint32_t n = 0; n < p->nwarps; n++) {
+	for (uint32_t n = 0;; n++) {
 		uint32_t i = (p->rr + n) % p->nwarps;
 		if (ready[i] <= now) {
 			p->rr = (i + 1) % p->nwarps;
 			return i;
 		}
 	}
-	return NONE;
 }
 
-static inline void tick(struct sim *s, uint32_t sp, uint64_t now)
+/* The sub-partition issues at now if a warp is ready; returns its next tick (NEVER: sched_kick set it). */
+static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpart *p, bool gto, uint64_t now)
 {
-	struct subpart *p = &s->sps[sp];
 	p->next_tick = NEVER;
-	uint32_t i = pick(s, p, now);
-	if (i != NONE) {
-		struct warp *w = p->warps[i];
-		p->last_issue = now;
-		p->greedy = i;
-		p->issued++;
-		charge(s, w, now);
-		w->stalls[STALL_ISSUE]++;
-		w->since = now + 1;
-		w->cause = STALL_NOT_SELECTED;
-		/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
-		w->rtree[w->rleaf] = now + 1;
-		s->issuing = w;
-		exec_issue(s, w, now);
-		s->issuing = NULL;
-		if (s->trace)
-			trace_issue(s->trace, w->id, now); /* after the op: it says whether the slot is part of a spread op */
-		ready_tree_fix(w->rtree, w->rleaf);
-		/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
-		uint64_t next = p->tree[1];
-		if (next <= now)
-			next = now + 1;
-		if (next < p->next_tick) {
-			p->next_tick = next;
-			if (next < s->sm_next)
-				s->sm_next = next;
-		}
-		return;
-	}
 	uint64_t next = p->tree[1];
-	if (next != NEVER)
-		sched_kick(s, sp, next);
+	if (next > now) {
+		if (next != NEVER)
+			sched_kick(s, (uint32_t)(p - s->sps), next);
+		return NEVER;
+	}
+	uint32_t i = pick(p, gto, now);
+	struct warp *w = p->warps[i];
+	uint64_t *ready = &p->ready[i];
+	p->last_issue = now;
+	p->greedy = i;
+	p->issued++;
+	charge(tr, w, *ready, now);
+	w->stalls[STALL_ISSUE]++;
+	w->since = now + 1;
+	w->cause = STALL_NOT_SELECTED;
+	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
+	*ready = now + 1;
+	exec_issue(s, tr, w, ready, now);
+	if (tr)
+		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
+	ready_tree_fix(p->tree, p->leaves + i);
+	/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
+	next = p->tree[1];
+	if (next <= now)
+		next = now + 1;
+	if (next >= p->next_tick)
+		return NEVER;
+	p->next_tick = next;
+	return next;
 }
 
-/* The SM's tick at cycle now: each sub-partition due by now issues once, in order. */
-void sched_tick_sm(struct sim *s, uint64_t now)
+/*
+ * The SM's tick at cycle now: each sub-partition due by now issues once, in
+ * order.  Only an op run through exec_op can raise an error; the next ticks
+ * gather in a local minimum (sched_kick lowers s->sm_next meanwhile).
+ */
+static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, uint64_t now)
 {
+	struct subpart *p = s->sps, *end = p + s->m->subpartitions;
+	uint64_t sm_next = NEVER;
 	s->sm_next = NEVER;
-	for (uint32_t p = 0; p < (uint32_t)s->m->subpartitions && !s->error; p++) {
-		uint64_t next = s->sps[p].next_tick;
-		if (next <= now)
-			tick(s, p, now);
-		else if (next < s->sm_next)
-			s->sm_next = next;
+	for (; p < end; p++) {
+		uint64_t next = p->next_tick;
+		if (next <= now) {
+			next = tick(s, tr, p, gto, now);
+			if (s->error)
+				break;
+		}
+		sm_next = next < sm_next ? next : sm_next;
 	}
+	if (sm_next < s->sm_next)
+		s->sm_next = sm_next;
+}
+
+/*
+ * The ticks until the next event (sched_run).  tr is s->trace and gto the
+ * machine's policy, constants in each copy sched_run makes: the GTO run
+ * without a trace tests for neither on the issue path and has the
+ * registers those tests took.
+ */
+static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
+{
+	for (uint64_t now = s->sm_next;; now = s->sm_next) {
+		s->now = now;
+		s->q.now = now; /* nothing may be scheduled before the tick */
+		s->sm_ticks++;
+		tick_sm(s, tr, gto, now);
+		/* What the event loop would test before its next tick, in its order. */
+		uint64_t ev_cycle = evq_empty(&s->q) ? NEVER : s->q.heap[0].cycle;
+		if (s->error || ev_cycle <= s->sm_next || s->sm_next > s->limits.max_cycles ||
+		    s->q.popped + s->sm_ticks > s->limits.max_events)
+			return;
+	}
+}
+
+void sched_run(struct sim *s)
+{
+	if (s->m->scheduler != SCHED_GTO)
+		run(s, s->trace, false);
+	else if (s->trace)
+		run(s, s->trace, true);
+	else
+		run(s, NULL, true);
 }

@@ -70,7 +70,6 @@ static int setup(struct sim *s)
 		if (!s->sps[p].warps)
 			return -1;
 		s->sps[p].next_tick = s->sps[p].last_issue = NEVER;
-		s->sps[p].greedy = NONE;
 	}
 	size_t nslots = (size_t)s->k->nslots;
 	for (uint32_t b = 0; b < s->nblocks; b++) {
@@ -279,9 +278,10 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	 * earliest cycle any sub-partition can issue, after every event of that
 	 * cycle (arrivals, landings) has been delivered, and then lets each
 	 * sub-partition in order issue once.  This keeps the heap for the
-	 * sparse events and costs no heap operation per instruction.  After the
-	 * last warp exits, arrivals and tx still in flight are delivered: they
-	 * can be errors.
+	 * sparse events and costs no heap operation per instruction; sched_run
+	 * goes on ticking while no event comes first.  After the last warp
+	 * exits, arrivals and tx still in flight are delivered: they can be
+	 * errors.
 	 */
 	while (!s.error) {
 		uint64_t ev_cycle = evq_empty(&s.q) ? NEVER : s.q.heap[0].cycle;
@@ -313,10 +313,7 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 				mbar_complete_tx(&s, ev.owner, (int64_t)ev.arg, ev.cycle);
 			continue;
 		}
-		s.now = at;
-		s.q.now = at; /* nothing may be scheduled before the tick */
-		s.sm_ticks++;
-		sched_tick_sm(&s, at);
+		sched_run(&s);
 	}
 	if (!s.error && s.warps_left)
 		report_deadlock(&s);
