@@ -180,7 +180,7 @@ static bool exec_shfl(struct sim *s, struct warp *w, const struct insn *in, uint
 	warp_set_ready(s, w, now + (uint64_t)s->m->shfl_latency);
 	w->cause = STALL_ALU;
 	if (s->trace)
-		simt_cur(w)->op_step ? trace_spread_keep(s->trace, w->id) : trace_spread_begin(s->trace, w->id, STALL_ALU);
+		trace_chain_slot(s->trace, w->id, STALL_ALU, simt_cur(w)->op_step == 0);
 	simt_cur(w)->op_step++;
 	return false;
 }

@@ -480,7 +480,7 @@ static inline void fma_step(struct sim *s, struct trace *tr, struct warp *w, uin
 			    uint64_t now, bool first)
 {
 	if (tr)
-		first ? trace_spread_begin(tr, w->id, STALL_ALU) : trace_spread_keep(tr, w->id);
+		trace_chain_slot(tr, w->id, STALL_ALU, first);
 	count_compute_issue(s, now, copy_latest_land(s));
 	*ready = now + cycles; /* warp_set_ready of the issuing warp */
 	w->cause = STALL_ALU;

@@ -153,6 +153,14 @@ static inline void trace_spread_keep(struct trace *t, uint32_t warp)
 	if (t && warp < t->nwarps)
 		t->warps[warp].spread_kept = true;
 }
+/* A slot of a chain of dependent instructions: the first begins the op's span, a later one keeps it. */
+static inline void trace_chain_slot(struct trace *t, uint32_t warp, enum stall cause, bool first)
+{
+	if (first)
+		trace_spread_begin(t, warp, cause);
+	else
+		trace_spread_keep(t, warp);
+}
 /* The warp's issue slot at now, recorded after its op ran. */
 static inline void trace_issue(struct trace *t, uint32_t warp, uint64_t now)
 {
