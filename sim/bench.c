@@ -390,6 +390,8 @@ int cmd_bench(int argc, char **argv, const char *self)
 			base = per;
 		printf("  %-14s %2d warps  %8.4f s/M  ratio %.2f\n", blocks[i], 8 << i, per, per / base);
 	}
+	printf("  (wall clock; one block's warps run in step and cost less per warp-instruction on the host than two\n"
+	       "   blocks' out of phase, for the same host instructions: --callgrind counts those; sim/PERFORMANCE.md)\n");
 	int rc = bench_sweep_and_trace(self, configs, quick, reps);
 	if (rc)
 		return rc;
