@@ -365,3 +365,54 @@ Test(semantics, issue_slots_cost_only_when_warps_share_a_scheduler)
 	cr_assert_gt(spread, r.cycles + 32 * 40, "two warps per scheduler: %llu vs %llu cycles",
 		     (unsigned long long)spread, (unsigned long long)r.cycles);
 }
+
+/* The not_selected cycles of a warp's timeline. */
+static uint64_t not_selected_of(const struct trace *t, uint32_t warp)
+{
+	struct trace_cursor c = trace_cursor(&t->warps[warp]);
+	struct trace_slice s;
+	uint64_t n = 0;
+	while (trace_next_span(&c, &s))
+		n += s.spread ? s.not_selected : s.cause == STALL_NOT_SELECTED ? s.end - s.begin : 0;
+	return n;
+}
+
+/*
+ * The scheduling policy (DESIGN.md, SM).  Two warps on each scheduler (block 256), each a chain of
+ * 64 FMAs ready every cycle (alu latency 1): GTO keeps issuing the warp that issued last, so warp
+ * 0 runs its whole chain while warp 4, on the same scheduler, waits for it; LRR alternates and the
+ * two wait alike.  Recording the timeline changes no result under either policy.
+ */
+Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
+{
+	const char *kernel = "{\"kernel\": \"t\", \"source\": \"test\", \"body\": [{\"op\": \"fma\", \"n\": 64}]}";
+	char path[64];
+	cr_assert(write_temp_json(kernel, path, sizeof path));
+	struct launch l = {256, 1, 1};
+	struct kernel k;
+	cr_assert_eq(kernel_load(path, NULL, 0, &l, &k, &d), 0, "%s", d.msg);
+	unlink(path);
+	struct machine m;
+	machine_defaults(&m);
+	m.alu_latency = 1;
+	uint64_t ns[2][2];
+	for (int p = 0; p < 2; p++) {
+		m.scheduler = p ? SCHED_LRR : SCHED_GTO;
+		struct sim_limits lim = sim_default_limits();
+		cr_assert_eq(sim_run(&k, &m, &l, &lim, &r, &d), 0, "%s", d.msg);
+		struct sim_report plain = r;
+		lim.trace = true;
+		cr_assert_eq(sim_run(&k, &m, &l, &lim, &r, &d), 0, "%s", d.msg);
+		cr_assert(r.trace);
+		cr_assert_eq(r.cycles, plain.cycles, "policy %d: a trace changes the cycles", p);
+		cr_assert_eq(memcmp(r.stalls, plain.stalls, sizeof r.stalls), 0, "policy %d: a trace changes the stalls", p);
+		ns[p][0] = not_selected_of(r.trace, 0);
+		ns[p][1] = not_selected_of(r.trace, 4);
+		trace_free(r.trace);
+	}
+	kernel_free(&k);
+	cr_assert_eq(ns[0][0], 0, "gto: warp 0 is never passed over (%llu cycles)", (unsigned long long)ns[0][0]);
+	cr_assert_geq(ns[0][1], 64, "gto: warp 4 waits for warp 0's chain (%llu cycles)", (unsigned long long)ns[0][1]);
+	cr_assert(ns[1][0] >= 32 && ns[1][1] >= 32, "lrr: both wait (%llu and %llu cycles)", (unsigned long long)ns[1][0],
+		  (unsigned long long)ns[1][1]);
+}
