@@ -22,11 +22,8 @@ static const char nested[] = "{\"kernel\": \"nested\", \"source\": \"test\", \"b
 /* Loads text for the launch and runs it under lim; the diag code of load or run. */
 static int run_with(const char *text, struct launch l, const struct sim_limits *lim)
 {
-	char path[64];
-	cr_assert(write_temp_json(text, path, sizeof path));
 	struct kernel k;
-	int rc = kernel_load(path, NULL, 0, &l, &k, &d);
-	unlink(path);
+	int rc = load_kernel_text(text, &l, &k, &d);
 	cr_assert_eq(rc, 0, "%s", d.msg);
 	struct machine m;
 	machine_defaults(&m);
@@ -97,12 +94,9 @@ Test(limits, memory_is_checked_at_its_value_before_anything_runs)
 {
 	static const char text[] = "{\"kernel\": \"m\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": 8192}},"
 				   "\"barriers\": {\"b\": {\"count\": 64}}, \"body\": [{\"op\": \"fma\", \"n\": 1}]}";
-	char path[64];
-	cr_assert(write_temp_json(text, path, sizeof path));
 	struct launch l = {256, 2, 2};
 	struct kernel k;
-	cr_assert_eq(kernel_load(path, NULL, 0, &l, &k, &d), 0, "%s", d.msg);
-	unlink(path);
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
 	struct machine m;
 	machine_defaults(&m);
 	uint64_t need = sim_state_bytes(&k, &m, &l);

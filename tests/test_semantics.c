@@ -386,12 +386,9 @@ static uint64_t not_selected_of(const struct trace *t, uint32_t warp)
 Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
 {
 	const char *kernel = "{\"kernel\": \"t\", \"source\": \"test\", \"body\": [{\"op\": \"fma\", \"n\": 64}]}";
-	char path[64];
-	cr_assert(write_temp_json(kernel, path, sizeof path));
 	struct launch l = {256, 1, 1};
 	struct kernel k;
-	cr_assert_eq(kernel_load(path, NULL, 0, &l, &k, &d), 0, "%s", d.msg);
-	unlink(path);
+	cr_assert_eq(load_kernel_text(kernel, &l, &k, &d), 0, "%s", d.msg);
 	struct machine m;
 	machine_defaults(&m);
 	m.alu_latency = 1;

@@ -30,16 +30,24 @@ static inline const char *write_temp_json(const char *text, char *path, size_t p
 	return path;
 }
 
-/* Loads and runs; rc is the diag code of load or run.  m may be NULL for defaults. */
-static inline int run_kernel_text(const char *text, int64_t block_size, int64_t blocks, const struct machine *m,
-				  struct sim_report *r, struct diag *d)
+/* Loads a kernel description given as text for launch l; rc as kernel_load's (-1: no temporary file). */
+static inline int load_kernel_text(const char *text, const struct launch *l, struct kernel *k, struct diag *d)
 {
 	char path[64];
 	if (!write_temp_json(text, path, sizeof path))
 		return -1;
+	int rc = kernel_load(path, NULL, 0, l, k, d);
+	unlink(path);
+	return rc;
+}
+
+/* Loads and runs; rc is the diag code of load or run.  m may be NULL for defaults. */
+static inline int run_kernel_text(const char *text, int64_t block_size, int64_t blocks, const struct machine *m,
+				  struct sim_report *r, struct diag *d)
+{
 	struct launch l = {block_size, blocks, blocks};
 	struct kernel k;
-	int rc = kernel_load(path, NULL, 0, &l, &k, d);
+	int rc = load_kernel_text(text, &l, &k, d);
 	if (rc == 0) {
 		struct machine def;
 		machine_defaults(&def);
@@ -47,7 +55,6 @@ static inline int run_kernel_text(const char *text, int64_t block_size, int64_t 
 		rc = sim_run(&k, m ? m : &def, &l, &lim, r, d);
 		kernel_free(&k);
 	}
-	unlink(path);
 	return rc;
 }
 
