@@ -363,6 +363,18 @@ static void write_dram(struct obuf *out, const struct trace_series *c, int pid, 
 	free(d);
 }
 
+/* The metadata record that names a track (tid) of a process (pid). */
+static void write_track_name(struct obuf *out, int pid, uint32_t tid, const char *name)
+{
+	ob_str(out, ",\n{\"ph\":\"M\",\"pid\":");
+	ob_u64(out, (uint64_t)pid);
+	ob_str(out, ",\"tid\":");
+	ob_u64(out, tid);
+	ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
+	ob_str(out, name);
+	ob_str(out, "\"}}");
+}
+
 int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double clock_ghz)
 {
 	enum { PID_WARPS = 1, PID_COPIES = 2, PID_COUNTERS = 3 };
@@ -394,11 +406,8 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 	}
 	for (uint32_t w = 0; w < t->nwarps; w++) {
 		const struct trace_timeline *tr = &t->warps[w];
+		write_track_name(out, PID_WARPS, w, tr->name);
 		ob_str(out, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
-		ob_u64(out, w);
-		ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
-		ob_str(out, tr->name);
-		ob_str(out, "\"}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
 		ob_u64(out, w);
 		ob_str(out, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
 		ob_u64(out, w);
@@ -444,11 +453,7 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 		const struct trace_track *tr = &t->copies[c];
 		if (!tr->n)
 			continue;
-		ob_str(out, ",\n{\"ph\":\"M\",\"pid\":2,\"tid\":");
-		ob_u64(out, c);
-		ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
-		ob_str(out, tr->name);
-		ob_str(out, "\"}}");
+		write_track_name(out, PID_COPIES, c, tr->name);
 		for (uint32_t i = 0; i < tr->n; i++) {
 			const struct trace_span *s = &tr->spans[i];
 			ob_str(out, ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":");
