@@ -690,10 +690,13 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_FMA: {
-		static const char *const keys[] = {"op", "n", "comment", NULL};
+		static const char *const keys[] = {"op", "n", "ilp", "comment", NULL};
+		int64_t ilp = 1;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
-		    (rc = compile_field(c, st, "n", true, NULL, &in.e[0])))
+		    (rc = compile_field(c, st, "n", true, NULL, &in.e[0])) ||
+		    (rc = const_field(c, st, "ilp", false, "1", 1, FMA_MAX_CHAINS, &ilp)))
 			return rc;
+		in.chains = (uint8_t)ilp;
 		return emit(c, in);
 	}
 	case OP_SHARED_LOAD:
@@ -995,6 +998,11 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 		goto out;
 	snprintf(k.name, sizeof k.name, "%s", name);
 	snprintf(k.source, sizeof k.source, "%s", source);
+	k.wide_slots = c->wide_slots;
+	if (lower_kernel(&k)) {
+		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
+		goto out;
+	}
 	*out = k;
 	k = (struct kernel){0};
 out:
@@ -1014,6 +1022,7 @@ void kernel_free(struct kernel *k)
 	free(k->bufs);
 	free(k->pipes);
 	free(k->bars);
+	lower_free(k);
 	free(k->code);
 	free(k->slot_names);
 	for (int i = 0; k->paths && i < k->npaths; i++)

@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "expr.h"
+#include "lower.h"
 #include "jdoc.h"
 #include "ops.h"
 
@@ -56,6 +57,8 @@ enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 /* How make_pipeline splits the group: all both, the first P produce, or a role per thread. */
 enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
 
+#define FMA_MAX_CHAINS 8
+
 struct insn {
 	enum op op;
 	uint32_t where;  /* index into kernel.paths: the JSON path, for messages */
@@ -68,6 +71,8 @@ struct insn {
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
+	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */
+	uint64_t reads;  /* variables (not builtins) its expressions read: bit i is slot i, 63 stands for 63 on */
 	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count */
 	struct expr bar_index;
 	struct memref dst, src;
@@ -92,6 +97,8 @@ struct kernel {
 	struct insn *code;
 	int ncode;
 	int nslots;              /* builtins + variables */
+	uint64_t wide_slots;     /* variables declared 64-bit (size_t); bit 63 stands for slots 63 on */
+	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
 	int npaths;

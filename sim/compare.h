@@ -12,6 +12,8 @@ int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 /* Simulates every row of a hardware reference CSV and reports the error. */
 int cmd_validate(int argc, char **argv);
+/* smsim calibrate DIR [-o MACHINE.json]: a machine config from microbenchmark CSVs (calibrate.c). */
+int cmd_calibrate(int argc, char **argv);
 /* Simulator speed on fixed workloads; self is argv[0], for --callgrind. */
 int cmd_bench(int argc, char **argv, const char *self);
 

@@ -167,15 +167,10 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 {
 	const struct machine *m = s->m;
 	struct simt_entry *e = simt_cur(w);
-	int64_t setup = in->op == OP_PIPELINE_MEMCPY_ASYNC ? 0 : m->copy_setup_instructions;
-	if ((int64_t)e->op_step < setup) {
-		e->op_step++;
-		return false;
-	}
 	if (bulk_path(in))
 		return bulk_issue(s, w, in, now);
 	uint32_t mask = simt_mask(w);
-	uint32_t round = e->op_step - (uint32_t)setup;
+	uint32_t round = e->op_step;
 	int64_t group = in->group == GROUP_BLOCK ? s->launch.block_size : 1;
 	int64_t c = in->align < 16 ? in->align : 16;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
@@ -250,8 +245,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			 * threads load into registers and store, waiting for memory.
 			 */
 			s->rep->sync_copies += nl;
-			warp_set_ready(s, w, land);
-			w->cause = STALL_MEMORY;
+			s->anchor_result = land;
 		}
 		for (uint32_t mm = s->checks ? lanes : 0; mm; mm &= mm - 1) {
 			int lane = __builtin_ctz(mm);
@@ -268,14 +262,6 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	}
 	e->op_step++;
 	bool done = (int64_t)round + 1 >= rounds;
-	if (done) {
-		/*
-		 * The LDGSTS holds its warp until its operands are read out; a
-		 * group copy first splits the bytes among the group's threads.
-		 */
-		int64_t hold = m->copy_issue_latency + (in->group == GROUP_BLOCK ? m->group_copy_latency : 0);
-		exec_spread(s, w, now, now + (uint64_t)hold, m->copy_issue_instructions, STALL_MEMORY);
-	}
 	if (done && bar >= 0 && in->align >= 4) {
 		/* cp.async.mbarrier.arrive per thread: tracks all its copies so far; grouped by landing cycle. */
 		uint64_t at[32];

@@ -14,6 +14,37 @@
 
 #include "../isa/diag.h"
 
+/*
+ * Per instruction class (isa/lower.h, ORDER ICLASS): the latency from issue
+ * to a dependent instruction, the issue interval of its pipe on one
+ * sub-partition, and the cycles it occupies the SM's shared memory-
+ * instruction (MIO) path, 0 for classes that do not use it.  A memory
+ * class's latency is its issue cost only: the data's return comes from
+ * the memory model (smem_latency, l2_latency, ...).
+ */
+#define ICLASS_FIELD3(X, c, lat, ivl, mio)                                                                 \
+	X(iclass_##c##_latency, I, lat, 0, 100000, "cycles, issue to a dependent instruction (" #c ")")        \
+	X(iclass_##c##_interval, I, ivl, 1, 1000, "cycles between two issues on one sub-partition's " #c " pipe") \
+	X(iclass_##c##_mio, I, mio, 0, 1000, "cycles the SM's MIO path is busy per " #c " warp-instruction")
+#define ICLASS_FIELDS(X)                          \
+	ICLASS_FIELD3(X, alu, 4, 2, 0)            \
+	ICLASS_FIELD3(X, imad, 4, 2, 0)           \
+	ICLASS_FIELD3(X, fma, 4, 1, 0)            \
+	ICLASS_FIELD3(X, conv, 6, 4, 0)           \
+	ICLASS_FIELD3(X, uniform, 2, 1, 0)        \
+	ICLASS_FIELD3(X, s2r, 20, 1, 0)           \
+	ICLASS_FIELD3(X, branch, 6, 2, 0)         \
+	ICLASS_FIELD3(X, lds, 0, 1, 1)            \
+	ICLASS_FIELD3(X, sts, 0, 1, 1)            \
+	ICLASS_FIELD3(X, ldg, 0, 1, 1)            \
+	ICLASS_FIELD3(X, stg, 0, 1, 1)            \
+	ICLASS_FIELD3(X, ldgsts, 0, 1, 4)         \
+	ICLASS_FIELD3(X, depbar, 4, 1, 0)         \
+	ICLASS_FIELD3(X, syncs, 20, 1, 2)         \
+	ICLASS_FIELD3(X, bar, 0, 1, 1)            \
+	ICLASS_FIELD3(X, shfl, 23, 2, 1)          \
+	ICLASS_FIELD3(X, mma, 16, 8, 0)
+
 /* X(name, type, default, min, max, unit) — type is I (integer) or F (real). */
 #define MACHINE_FIELDS(X)                                                                \
 	X(clock_ghz, F, 1.98, 0.1, 10, "GHz")                                            \
@@ -24,35 +55,9 @@
 	X(max_block_threads, I, 1024, 32, 1024, "threads per block")                     \
 	X(smem_bytes, I, 233472, 1024, 1048576, "bytes of shared memory per SM")        \
 	X(smem_block_bytes, I, 232448, 1024, 1048576, "bytes of shared memory per block") \
-	X(alu_latency, I, 4, 1, 1000, "cycles, dependent FFMA")                          \
-	X(pipe_call_instructions, I, 4, 0, 100, "warp-instructions per pipeline call")   \
-	X(statement_latency, I, 0, 0, 10000, "cycles a let/set/branch on registers keeps its warp (index arithmetic)") \
-	X(int_statement_latency, I, 0, 0, 10000, "cycles a let/set/branch on 32-bit variables only keeps its warp") \
-	X(divide_latency, I, 0, 0, 10000, "cycles a statement adds per / or % by other than a power of two") \
-	X(pipe_acquire_latency, I, 0, 0, 10000, "cycles a block-scope producer_acquire keeps its warp") \
-	X(pipe_commit_latency, I, 0, 0, 10000, "cycles a block-scope producer_commit keeps its warp") \
-	X(pipe_wait_latency, I, 0, 0, 10000, "cycles at least a block-scope consumer_wait keeps its warp") \
-	X(pipe_release_latency, I, 0, 0, 10000, "cycles a pipeline consumer_release keeps its warp") \
-	X(thread_pipe_wait_latency, I, 0, 0, 10000, "cycles at least a thread-scope consumer_wait keeps its warp") \
-	X(wait_prior_latency, I, 0, 0, 10000, "cycles at least a pipeline_wait_prior keeps its warp") \
-	X(copy_issue_latency, I, 0, 0, 10000, "cycles a memcpy_async (LDGSTS) keeps its warp after issue") \
-	X(group_copy_latency, I, 0, 0, 10000, "cycles a group-wide memcpy_async adds (partitioning)") \
-	X(store_issue_latency, I, 0, 0, 10000, "cycles a global store keeps its warp after issue") \
-	X(chain_setup_latency, I, 0, 0, 10000, "cycles a dependent-FMA chain of k > 0 adds (loop entry)") \
-	X(chain_unroll, I, 32, 1, 4096, "FMAs per trip of a compiled chain loop") \
-	X(chain_trip_latency, I, 0, 0, 10000, "cycles each trip of a chain loop adds (counter, compare, branch)") \
-	X(compute_setup_latency, I, 0, 0, 10000, "cycles compute adds between its shared load and its chain") \
-	X(copy_setup_instructions, I, 2, 0, 100, "warp-instructions per memcpy_async")   \
-	X(statement_instructions, I, 1, 1, 1000, "issue slots a let/set/branch on registers takes over its latency") \
-	X(int_statement_instructions, I, 1, 1, 1000, "issue slots a let/set/branch on 32-bit variables takes") \
-	X(divide_instructions, I, 0, 0, 1000, "issue slots a statement adds per / or % by other than a power of two") \
-	X(pipe_acquire_instructions, I, 1, 1, 1000, "issue slots a block-scope producer_acquire takes over its latency") \
-	X(pipe_commit_instructions, I, 1, 1, 1000, "issue slots a block-scope producer_commit takes over its latency") \
-	X(pipe_wait_instructions, I, 1, 1, 1000, "issue slots a consumer_wait or wait_prior takes over its latency") \
-	X(pipe_release_instructions, I, 1, 1, 1000, "issue slots a consumer_release takes over its latency") \
-	X(copy_issue_instructions, I, 1, 1, 1000, "issue slots a memcpy_async takes over its hold") \
-	X(compute_setup_instructions, I, 1, 1, 1000, "issue slots compute takes between its shared load and its chain") \
-	X(store_issue_instructions, I, 1, 1, 1000, "issue slots a global store takes over its hold") \
+	X(chain_unroll, I, 8, 1, 4096, "FMAs per trip of compute's compiled chain loop (tests/hw/pipelines.cu unrolls 8)") \
+	ICLASS_FIELDS(X)                                                                 \
+	X(mio_queue_cycles, I, 16, 0, 100000, "cycles of work the SM's memory-instruction queue holds before a warp's MIO instruction stalls (mio_throttle)") \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \
 	X(smem_wavefront_cycles, I, 1, 1, 100, "cycles the shared-memory port is busy per wavefront") \
@@ -63,7 +68,6 @@
 	X(l2_bytes_per_cycle, F, 115, 0.01, 100000, "bytes per cycle, L2 to this SM")    \
 	X(cp_async_extra_latency, I, 42, 0, 10000, "cycles a cp.async adds over a load") \
 	X(bulk_extra_latency, I, 61, 0, 10000, "cycles a bulk (TMA) copy adds over a load") \
-	X(shfl_latency, I, 27, 1, 1000, "cycles, dependent shfl_down + add")             \
 	X(grid_sync_latency, I, 2000, 0, 1000000, "cycles, grid.sync release after the last arrival") \
 	X(mbarrier_arrive_latency, I, 20, 0, 10000, "cycles, arrive to counted")         \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \

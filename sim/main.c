@@ -29,6 +29,7 @@ static const char usage[] =
 	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
 	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
 	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--require-ranking] [--set NAME=VALUE]...\n"
+	"       smsim calibrate DIR [-o MACHINE.json] [--name NAME]\n"
 	"       smsim bench [--quick] [--reps N] [--callgrind]\n"
 	"       smsim list [CONFIG_DIR]\n"
 	"       smsim --help | --version\n"
@@ -55,6 +56,8 @@ static const char usage[] =
 	"validate simulate every row of a hardware reference (default\n"
 	"         traces/h100/pipelines.csv): measured vs predicted cycles per batch,\n"
 	"         mean absolute error; exit 1 when it is above --max-error\n"
+	"calibrate derive every machine field from a GPU's microbenchmark CSVs\n"
+	"         (tests/hw/run_all.sh, run_calib.sh): traces/h100 -> h100.json\n"
 	"bench    simulator speed on fixed workloads, scaling, and with --callgrind\n"
 	"         host instructions per simulated warp-instruction\n"
 	"list     list the shipped experiments (default: configs)\n"
@@ -229,6 +232,8 @@ int main(int argc, char **argv)
 		return cmd_sweep(argc - 2, argv + 2);
 	if (strcmp(argv[1], "bench") == 0)
 		return cmd_bench(argc - 2, argv + 2, argv[0]);
+	if (strcmp(argv[1], "calibrate") == 0)
+		return cmd_calibrate(argc - 2, argv + 2);
 	if (strcmp(argv[1], "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(argv[1], "list") == 0)

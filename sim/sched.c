@@ -153,8 +153,31 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 			sched_kick(s, (uint32_t)(p - s->sps), next);
 		return NEVER;
 	}
-	uint32_t i = pick(p, gto, now);
-	struct warp *w = p->warps[i];
+	/* The picked warp's next instruction may still wait on a result, its pipe or the MIO queue: defer it. */
+	uint32_t i;
+	struct warp *w;
+	for (;;) {
+		i = pick(p, gto, now);
+		w = p->warps[i];
+		s->issuing = w;
+		enum stall cause = (enum stall)w->cause;
+		uint64_t at = issue_check(s, w, now, &cause);
+		s->issuing = NULL;
+		if (s->error)
+			return NEVER;
+		if (at == now)
+			break;
+		charge(tr, w, p->ready[i], now);
+		w->cause = cause;
+		p->ready[i] = at;
+		ready_tree_fix(p->tree, p->leaves + i);
+		next = p->tree[1];
+		if (next > now) {
+			if (next != NEVER)
+				sched_kick(s, (uint32_t)(p - s->sps), next);
+			return NEVER;
+		}
+	}
 	uint64_t *ready = &p->ready[i];
 	p->last_issue = now;
 	p->greedy = i;
@@ -165,7 +188,18 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	w->cause = STALL_NOT_SELECTED;
 	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
 	*ready = now + 1;
-	exec_issue(s, tr, w, ready, now);
+	s->issuing = w;
+	issue_one(s, tr, w, now);
+	if (*ready == now + 1 && !s->error) {
+		/* when its next instruction can issue, known now: one pick instead of a deferral later */
+		enum stall cause = STALL_NOT_SELECTED;
+		uint64_t at = issue_check(s, w, now + 1, &cause);
+		if (at > now + 1) {
+			*ready = at;
+			w->cause = cause;
+		}
+	}
+	s->issuing = NULL;
 	if (tr)
 		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
 	ready_tree_fix(p->tree, p->leaves + i);

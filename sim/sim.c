@@ -102,8 +102,9 @@ static int setup(struct sim *s)
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;
 			w->divergent = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
-			w->regs = calloc(33 * nslots, sizeof *w->regs);
+			w->regs = calloc(34 * nslots, sizeof *w->regs);
 			w->uval = w->regs + 32 * nslots;
+			w->slot_ready = (uint64_t *)(w->uval + nslots); /* all 0: the builtins and fresh variables are ready */
 			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
 			if (!w->regs || !w->cpa.land)
 				return -1;
@@ -118,7 +119,7 @@ static int setup(struct sim *s)
 		}
 	}
 	s->warps_left = s->nwarps;
-	return sched_setup(s);
+	return issue_setup(s) ? -1 : sched_setup(s);
 }
 
 static void teardown(struct sim *s)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../isa/kernel.h"
+#include "../isa/lower.h"
 #include "cpasync.h"
 #include "flow.h"
 #include "evq.h"
@@ -51,7 +52,10 @@ struct simt_entry {
 	int32_t pc;
 	int32_t reconv;       /* pc where it rejoins the entry below; -1: none */
 	uint32_t mask;        /* 0: a dead slot (independent mode) */
-	uint32_t op_step;     /* warp-instructions issued so far for the op at pc */
+	uint32_t op_step;     /* the op's own progress: copy rounds, compute's phase and FMA, shuffle steps */
+	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
+	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
+	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
@@ -78,9 +82,7 @@ struct warp {
 	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
-	uint8_t tail_cause;  /* what the gaps between the tail's slots are charged to */
-	uint16_t tail_slots; /* warp-instructions its last op still issues before the next op (exec_spread) */
-	uint32_t tail_gap;   /* cycles between them */
+	uint8_t op_cause;  /* what waits inside the current op are charged to when no class says better */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
@@ -90,6 +92,12 @@ struct warp {
 	uint64_t stalls[STALL_COUNT];
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	uint64_t done_at;
+	uint64_t ext_ready;   /* the current op's inputs (its variables) are ready by then */
+	uint64_t chain_ready[FMA_MAX_CHAINS]; /* the results the chains' next steps read (compute's value, a shuffle's sum, fma's chains) */
+	int64_t op_count;     /* the current op's count: compute's k, fma's n, shfl's steps */
+	uint64_t op_wait;     /* a value the op loaded, which what follows uses, is back then */
+	uint64_t *slot_ready; /* per register slot: when the statement that last wrote it has its result */
+	uint64_t res[32];     /* per instruction of the current op's sequence: when its result is ready */
 	struct cpa_warp cpa;
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 };
@@ -118,6 +126,7 @@ struct subpart {
 	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; 0 before any */
 	uint32_t rr;          /* LRR: where the next search starts */
 	uint64_t issued;
+	uint64_t pipe_free[IC_COUNT]; /* per instruction class: the next cycle its pipe takes an instruction */
 };
 
 /* Latency bookkeeping for one consumed batch (stage instance) of a block pipeline. */
@@ -195,6 +204,7 @@ struct gmem {
 	uint64_t fill_free; /* the copy engine's smem fill port */
 	uint64_t smem_free; /* cycles: the shared-memory port */
 	uint64_t copies_land; /* latest landing of any copy issued so far */
+	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
 };
 
 struct sim {
@@ -231,6 +241,10 @@ struct sim {
 	 * results depend on it), so per-lane evaluation does not trust them.
 	 */
 	uint64_t token_slots;
+	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
+	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
+	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
+	uint64_t anchor_result;
 };
 
 /* sched.c */
@@ -353,10 +367,14 @@ static inline void simt_materialize(struct warp *w, uint64_t slots)
 	w->stale &= ~slots;
 }
 
-/* exec.c: runs the op at the warp's pc for one issue slot (its group already picked). */
-void exec_op(struct sim *s, struct warp *w, uint64_t now);
-void exec_hold(struct sim *s, struct warp *w, uint64_t from, int64_t cycles, enum stall cause);
-void exec_spread(struct sim *s, struct warp *w, uint64_t now, uint64_t end, int64_t instructions, enum stall cause);
+/* exec.c: what an op does when its sequence reaches its anchor instruction. */
+enum anchor_status {
+	ANCHOR_DONE,    /* took effect: the rest of the sequence follows */
+	ANCHOR_AGAIN,   /* took effect for one round: the form's loop runs again */
+	ANCHOR_BLOCKED, /* waits (the group is parked); the anchor runs again when it wakes */
+	ANCHOR_MOVED,   /* took effect and moved the pc itself (a branch, exit, a released barrier) */
+};
+enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
@@ -454,76 +472,13 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
 }
 
 /*
- * The i-th FMA (from 1) of compute's chain costs more than alu_latency:
- * compiled, the chain is a loop unrolled chain_unroll times, and entering
- * it and each trip's counter, compare and branch add to the FMAs' own
- * latency (traces/h100/anatomy.csv, compute at k = 0, 64, 128, 512).  An
- * fma op is a straight dependent sequence.
+ * issue.c: the instruction-level core.  The next cycle at which the warp's
+ * next instruction can issue (now or later, NEVER when it cannot; what it
+ * waits for in *cause, left alone when it can issue now), and
+ * the issue of that instruction at now (tr: s->trace).
  */
-static inline uint64_t chain_cycles(const struct machine *m, uint64_t i)
-{
-	uint64_t cycles = (uint64_t)m->alu_latency;
-	if (i == 1)
-		cycles += (uint64_t)m->chain_setup_latency;
-	/* Most FMA slots come here: a power-of-two unroll (the usual 32) takes a mask, not a 64-bit divide. */
-	uint64_t unroll = (uint64_t)m->chain_unroll;
-	if ((unroll & (unroll - 1)) == 0 ? (i & (unroll - 1)) == 0 : i % unroll == 0)
-		cycles += (uint64_t)m->chain_trip_latency;
-	return cycles;
-}
-
-/*
- * One dependent FMA of a chain: compute's steps 1..k, fma's first n - 1 slots (w is issuing, ready
- * its leaf; tr: s->trace); first: the chain's first, which begins its span in the trace.
- */
-static inline void fma_step(struct sim *s, struct trace *tr, struct warp *w, uint64_t *ready, uint64_t cycles,
-			    uint64_t now, bool first)
-{
-	if (tr)
-		trace_chain_slot(tr, w->id, STALL_ALU, first);
-	count_compute_issue(s, now, copy_latest_land(s));
-	*ready = now + cycles; /* warp_set_ready of the issuing warp */
-	w->cause = STALL_ALU;
-	w->alu_chain_cycles += cycles;
-	simt_cur(w)->op_step++;
-}
-
-/*
- * One issue slot of the warp.  Most slots are the FMAs of a chain with a
- * constant length: they run here, inline in the tick, as exec_compute and
- * exec_fma would run them; everything else goes through exec_op.
- */
-static ISSUE_INLINE void exec_issue(struct sim *s, struct trace *tr, struct warp *w, uint64_t *ready, uint64_t now)
-{
-	if (w->tail_slots) {
-		/* One of the last op's own instructions (exec_spread): it takes the slot and does nothing else. */
-		w->tail_slots--;
-		if (tr)
-			trace_spread_keep(tr, w->id);
-		*ready = now + w->tail_gap; /* warp_set_ready of the issuing warp */
-		w->cause = (enum stall)w->tail_cause;
-		return;
-	}
-	if (!simt_pick(s, w))
-		return;
-	/* (the tick runs without an error, and a warp that can be picked is not done) */
-	const struct simt_entry *e = simt_cur(w);
-	if (e->pc < s->k->ncode) {
-		const struct insn *in = &s->k->code[e->pc];
-		int64_t step = (int64_t)e->op_step;
-		if (in->e[0].is_const && in->op == OP_COMPUTE && step > 0 && step <= in->e[0].value) {
-			fma_step(s, tr, w, ready, chain_cycles(s->m, (uint64_t)step), now, step == 1);
-			return;
-		}
-		if (in->e[0].is_const && in->op == OP_FMA && step + 1 < in->e[0].value) {
-			fma_step(s, tr, w, ready, (uint64_t)s->m->alu_latency, now, step == 0);
-			return;
-		}
-	}
-	/* Within its op, warp_set_ready of this warp writes only its leaf: the tick fixes the tree after. */
-	s->issuing = w;
-	exec_op(s, w, now);
-	s->issuing = NULL;
-}
+uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause);
+void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
+int issue_setup(struct sim *s);
 
 #endif

@@ -239,6 +239,7 @@ void simt_advance(struct sim *s, struct warp *w)
 	struct simt_entry *e = simt_cur(w);
 	e->pc++;
 	e->op_step = 0;
+	e->li = 0;
 	e->wait_start = NEVER;
 	settle(s, w);
 }
@@ -256,6 +257,7 @@ void simt_jump(struct sim *s, struct warp *w, int32_t target)
 	}
 	e->pc = target;
 	e->op_step = 0;
+	e->li = 0;
 	settle(s, w);
 }
 
@@ -284,6 +286,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 	}
 	int32_t pc = top->pc;
 	top->op_step = 0;
+	top->li = 0;
 	if (taken == 0) {
 		top->pc = pc + 1;
 	} else if (taken == top->mask) {
@@ -328,7 +331,7 @@ void simt_merge(struct sim *s, struct warp *w)
 			continue;
 		for (int j = i + 1; j < w->depth; j++) {
 			struct simt_entry *b = &w->stack[j];
-			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step) {
+			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step && b->li == a->li) {
 				a->mask |= b->mask;
 				b->mask = 0;
 				simt_mark(w, j);
@@ -362,6 +365,7 @@ void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 			continue;
 		e->pc++;
 		e->op_step = 0;
+		e->li = 0;
 		e->wait_start = NEVER;
 		sched_wake(s, w, i, now + 1);
 	}
@@ -404,12 +408,15 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	struct block *b = &s->blocks[w->block];
 	b->live_threads -= (uint32_t)__builtin_popcount(lanes);
 	simt_cur(w)->op_step = 0;
+	simt_cur(w)->li = 0;
 	settle(s, w);
 	if (w->depth == 0 || w->live == 0) {
 		w->depth = 0;
 		w->runnable = 0;
 		w->done = true;
-		w->done_at = now + 1;
+		/* the end of the program issues nothing: the warp is done once its last instruction has issued */
+		sched_charge(s, w, now);
+		w->done_at = w->since > now ? w->since : now;
 		warp_set_ready(s, w, NEVER);
 		s->warps_left--;
 	} else {

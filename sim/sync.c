@@ -16,6 +16,7 @@ static void release_waiters(struct sim *s, uint32_t id, uint64_t at)
 		uint32_t next = e->next_waiter;
 		e->pc++;
 		e->op_step = 0;
+		e->li = 0;
 		e->wait_start = NEVER;
 		sched_wake_waiter(s, id, at);
 		id = next;

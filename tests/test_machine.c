@@ -64,16 +64,10 @@ Test(machine, h100_values)
 	cr_assert_str_eq(m.name, "h100-sxm5");
 	cr_assert_eq(m.dram_latency, 727, "calibrated: traces/h100/roundtrip.csv");
 	cr_assert_eq(m.smem_latency, 23);
-	cr_assert_eq(m.alu_latency, 4);
+	cr_assert_eq(m.iclass_fma_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
 	cr_assert_eq(m.l2_latency, 285);
 	cr_assert_eq(m.cp_async_extra_latency, 23, "measured: traces/h100/roundtrip.csv");
-	cr_assert_eq(m.pipe_wait_latency, 114, "measured: traces/h100/anatomy.csv");
-	cr_assert_eq(m.statement_latency, 27, "measured: traces/h100/anatomy.csv");
-	cr_assert_eq(m.int_statement_latency, 6, "measured: traces/h100/roundtrip.csv");
-	cr_assert_eq(m.divide_latency, 37, "measured: traces/h100/mod.csv");
-	cr_assert_eq(m.statement_instructions, 10, "6 SASS instructions x 1.7 (traces/h100/issue.csv)");
-	cr_assert_eq(m.pipe_commit_instructions, 32, "19 SASS instructions x 1.7");
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);
@@ -89,7 +83,7 @@ Test(machine, defaults_are_documented_values)
 	machine_defaults(&m);
 	cr_assert_eq(m.dram_latency, 688);
 	cr_assert_eq(m.smem_latency, 23);
-	cr_assert_eq(m.alu_latency, 4);
+	cr_assert_eq(m.iclass_fma_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
 	cr_assert_eq(m.scheduler, SCHED_GTO);
 	cr_assert_float_eq(m.dram_bytes_per_cycle, 12.8, 1e-12);
@@ -152,8 +146,8 @@ Test(machine, set_valid_values)
 	cr_assert_eq(m.dram_latency, 700);
 	cr_assert_eq(machine_set(&m, "dram_bytes_per_cycle", "25.6", &d), 0, "%s", d.msg);
 	cr_assert_float_eq(m.dram_bytes_per_cycle, 25.6, 1e-12);
-	cr_assert_eq(machine_set(&m, "alu_latency", "6.0", &d), 0, "%s", d.msg);
-	cr_assert_eq(m.alu_latency, 6);
+	cr_assert_eq(machine_set(&m, "iclass_fma_latency", "6.0", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.iclass_fma_latency, 6);
 	cr_assert_eq(machine_set(&m, "subpartitions", "8", &d), 0, "upper bound is inclusive: %s", d.msg);
 	cr_assert_eq(m.subpartitions, 8);
 	cr_assert_eq(machine_set(&m, "l2_hit_fraction", "1", &d), 0, "%s", d.msg);
@@ -206,14 +200,14 @@ Test(machine, set_out_of_range)
 {
 	set_fails("subpartitions", "9", "subpartitions = 9 is outside 1..8");
 	set_fails("subpartitions", "0", "outside 1..8");
-	set_fails("alu_latency", "-4", "outside");
+	set_fails("smem_latency", "-4", "outside");
 	set_fails("l2_hit_fraction", "1.5", "outside 0..1");
 	set_fails("dram_latency", "1e9", "outside");
 }
 
 Test(machine, set_non_integer_for_integer_field)
 {
-	set_fails("alu_latency", "4.5", "expected an integer for alu_latency");
+	set_fails("smem_latency", "4.5", "expected an integer for smem_latency");
 	set_fails("subpartitions", "2.25", "expected an integer");
 }
 
@@ -274,9 +268,9 @@ Test(machine, bad_file_non_integer)
 	load_fails("int.json",
 		   "{'machine': 'x',\n"
 		   " 'fields': {\n"
-		   "  'alu_latency': {'value': 4.5, 'unit': 'cycles', 'source': 'test'}\n"
+		   "  'smem_latency': {'value': 4.5, 'unit': 'cycles', 'source': 'test'}\n"
 		   " }}\n",
-		   "$.fields.alu_latency.value", 3, 28, "expected an integer for alu_latency");
+		   "$.fields.smem_latency.value", 3, 29, "expected an integer for smem_latency");
 }
 
 Test(machine, bad_file_missing_source)
@@ -284,9 +278,9 @@ Test(machine, bad_file_missing_source)
 	load_fails("nosource.json",
 		   "{'machine': 'x',\n"
 		   " 'fields': {\n"
-		   "  'alu_latency': {'value': 4, 'unit': 'cycles'}\n"
+		   "  'smem_latency': {'value': 4, 'unit': 'cycles'}\n"
 		   " }}\n",
-		   "$.fields.alu_latency", 3, 18, "missing required field \"source\"");
+		   "$.fields.smem_latency", 3, 19, "missing required field \"source\"");
 }
 
 Test(machine, bad_file_missing_unit)
@@ -294,9 +288,9 @@ Test(machine, bad_file_missing_unit)
 	load_fails("nounit.json",
 		   "{'machine': 'x',\n"
 		   " 'fields': {\n"
-		   "  'alu_latency': {'value': 4, 'source': 'test'}\n"
+		   "  'smem_latency': {'value': 4, 'source': 'test'}\n"
 		   " }}\n",
-		   "$.fields.alu_latency", 3, 18, "missing required field \"unit\"");
+		   "$.fields.smem_latency", 3, 19, "missing required field \"unit\"");
 }
 
 Test(machine, bad_file_bad_scheduler)

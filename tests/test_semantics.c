@@ -391,7 +391,7 @@ Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
 	cr_assert_eq(load_kernel_text(kernel, &l, &k, &d), 0, "%s", d.msg);
 	struct machine m;
 	machine_defaults(&m);
-	m.alu_latency = 1;
+	m.iclass_fma_latency = 1;
 	uint64_t ns[2][2];
 	for (int p = 0; p < 2; p++) {
 		m.scheduler = p ? SCHED_LRR : SCHED_GTO;

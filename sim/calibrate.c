@@ -1,0 +1,503 @@
+/*
+ * calibrate: a machine config derived from a GPU's microbenchmark CSVs.
+ *
+ * `smsim calibrate traces/h100/ -o configs/machines/h100.json` reads the
+ * CSVs tests/hw/ writes (run_all.sh, run_calib.sh) and writes every field
+ * of the machine config with its value, unit and the rows it came from, so
+ * no field is edited by hand and another GPU is one device run and one
+ * command.  Each derivation below says which benchmark isolates the
+ * quantity; the documented examples (pipelines.csv, validation.csv) are
+ * never read here: they validate, they do not fit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine.h"
+#include "outfile.h"
+
+#define CSV_MAX_COLS 32
+
+/* One CSV file: its header and rows, every cell a string. */
+struct csv {
+	char name[64];   /* file name without directory, e.g. "iclass.csv" */
+	char *text;      /* the file, cut into cells in place */
+	char **cells;    /* rows x ncols */
+	int ncols, nrows;
+	char *header[CSV_MAX_COLS];
+};
+
+struct calib {
+	const char *dir;
+	struct csv files[16];
+	int nfiles;
+	struct machine m;
+	char *sources[256]; /* per field (in MACHINE_FIELDS order, then the word fields): where it came from */
+	int nfields;
+	struct diag *d;
+};
+
+static int csv_load(struct calib *c, const char *name, struct csv **out)
+{
+	for (int i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].name, name)) {
+			*out = &c->files[i];
+			return 0;
+		}
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", c->dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return diag_set(c->d, DIAG_INPUT, "%s: %s (calibrate needs it)", path, strerror(errno));
+	struct csv *v = &c->files[c->nfiles];
+	*v = (struct csv){0};
+	snprintf(v->name, sizeof v->name, "%s", name);
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	v->text = malloc((size_t)len + 1);
+	if (!v->text || fread(v->text, 1, (size_t)len, f) != (size_t)len) {
+		fclose(f);
+		free(v->text);
+		return diag_set(c->d, DIAG_INPUT, "%s: could not be read", path);
+	}
+	fclose(f);
+	v->text[len] = '\0';
+	int lines = 1;
+	for (char *p = v->text; *p; p++)
+		lines += *p == '\n';
+	v->cells = calloc((size_t)lines * CSV_MAX_COLS, sizeof *v->cells);
+	if (!v->cells) {
+		free(v->text);
+		return diag_set(c->d, DIAG_LIMIT, "out of memory");
+	}
+	int row = -1;
+	for (char *l = strtok(v->text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
+		if (!*l || *l == '#')
+			continue;
+		char **dst = row < 0 ? v->header : &v->cells[(size_t)row * CSV_MAX_COLS];
+		int n = 0;
+		for (char *p = l; n < CSV_MAX_COLS;) {
+			dst[n++] = p;
+			char *comma = strchr(p, ',');
+			if (!comma)
+				break;
+			*comma = '\0';
+			p = comma + 1;
+		}
+		if (row < 0)
+			v->ncols = n;
+		else if (n != v->ncols) {
+			free(v->cells);
+			free(v->text);
+			return diag_set(c->d, DIAG_INPUT, "%s: data row %d has %d cells, the header %d", path, row + 1, n,
+					v->ncols);
+		}
+		row++;
+	}
+	v->nrows = row < 0 ? 0 : row;
+	c->nfiles++;
+	*out = v;
+	return 0;
+}
+
+static int col_of(struct calib *c, const struct csv *v, const char *col)
+{
+	for (int i = 0; i < v->ncols; i++)
+		if (!strcmp(v->header[i], col))
+			return i;
+	diag_set(c->d, DIAG_INPUT, "%s/%s: no column \"%s\"", c->dir, v->name, col);
+	return -1;
+}
+
+/*
+ * The value of column `col` in the one row of file `name` whose cells match
+ * every "column=value" of the NULL-terminated key list; NAN (and an error)
+ * when there is no such row.  *row gets its 1-based data row number.
+ */
+static double cell(struct calib *c, const char *name, const char *col, int *row, ...)
+{
+	struct csv *v = NULL;
+	if (c->d->code || csv_load(c, name, &v))
+		return NAN;
+	int want = col_of(c, v, col);
+	if (want < 0)
+		return NAN;
+	const char *keys[8];
+	int nkeys = 0;
+	va_list ap;
+	va_start(ap, row);
+	for (const char *k; nkeys < 8 && (k = va_arg(ap, const char *));)
+		keys[nkeys++] = k;
+	va_end(ap);
+	int kcol[8];
+	const char *kval[8];
+	size_t klen[8];
+	for (int i = 0; i < nkeys; i++) {
+		const char *eq = strchr(keys[i], '=');
+		char cname[64];
+		klen[i] = eq ? (size_t)(eq - keys[i]) : strlen(keys[i]);
+		snprintf(cname, sizeof cname, "%.*s", (int)klen[i], keys[i]);
+		if ((kcol[i] = col_of(c, v, cname)) < 0)
+			return NAN;
+		kval[i] = eq ? eq + 1 : "";
+	}
+	for (int r = 0; r < v->nrows; r++) {
+		char **cells = &v->cells[(size_t)r * CSV_MAX_COLS];
+		bool match = true;
+		for (int i = 0; i < nkeys && match; i++)
+			match = !strcmp(cells[kcol[i]], kval[i]);
+		if (!match)
+			continue;
+		char *end;
+		double x = strtod(cells[want], &end);
+		if (end == cells[want] || *end) {
+			diag_set(c->d, DIAG_INPUT, "%s/%s: data row %d, column %s: \"%s\" is not a number", c->dir, name,
+				 r + 1, col, cells[want]);
+			return NAN;
+		}
+		*row = r + 1;
+		return x;
+	}
+	char what[256] = "";
+	for (int i = 0; i < nkeys; i++)
+		snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", i ? ", " : "", keys[i]);
+	diag_set(c->d, DIAG_INPUT, "%s/%s: no row with %s", c->dir, name, what);
+	return NAN;
+}
+
+/* Where a field's value came from, kept for the output. */
+static void cite(struct calib *c, const char *field, const char *fmt, ...)
+{
+	static const char *const names[] = {
+#define MACHINE_NAME(n, t, d, lo, hi, u) #n,
+		MACHINE_FIELDS(MACHINE_NAME)
+#undef MACHINE_NAME
+		"scheduler", "reconverge", "quit"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(names[i], field)) {
+			char buf[1024];
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(buf, sizeof buf, fmt, ap);
+			va_end(ap);
+			free(c->sources[i]);
+			c->sources[i] = strdup(buf);
+			return;
+		}
+	diag_set(c->d, DIAG_INPUT, "calibrate: no machine field %s", field);
+}
+
+static int64_t iround(double x) { return (int64_t)llround(x); }
+
+/* The device's limits and clock: device.csv (tests/hw/device.cu, cudaGetDeviceProperties and a clock64 / globaltimer ratio). */
+static void derive_device(struct calib *c)
+{
+	struct machine *m = &c->m;
+	int r;
+	double mhz = cell(c, "device.csv", "value", &r, "property=clock_mhz_measured", NULL);
+	m->clock_ghz = round(mhz) / 1000.0;
+	cite(c, "clock_ghz", "device.csv row %d: clock64 over %%globaltimer during a 100 ms spin, %.1f MHz", r, mhz);
+	static const struct {
+		const char *field, *property, *why;
+		int64_t div;
+	} limits[] = {
+		{"subpartitions", "subpartitions", "SM sub-partitions (warp schedulers) of this compute capability", 1},
+		{"max_warps", "max_threads_per_sm", "cudaDevAttrMaxThreadsPerMultiProcessor / 32", 32},
+		{"max_blocks", "max_blocks_per_sm", "cudaDevAttrMaxBlocksPerMultiprocessor", 1},
+		{"max_threads", "max_threads_per_sm", "cudaDevAttrMaxThreadsPerMultiProcessor", 1},
+		{"max_block_threads", "max_threads_per_block", "cudaDevAttrMaxThreadsPerBlock", 1},
+		{"smem_bytes", "smem_per_sm", "cudaDevAttrMaxSharedMemoryPerMultiprocessor", 1},
+		{"smem_block_bytes", "smem_per_block_optin", "cudaDevAttrMaxSharedMemoryPerBlockOptin", 1},
+	};
+	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+		char key[96];
+		snprintf(key, sizeof key, "property=%s", limits[i].property);
+		int64_t v = iround(cell(c, "device.csv", "value", &r, key, NULL)) / limits[i].div;
+		if (!strcmp(limits[i].field, "subpartitions"))
+			m->subpartitions = v;
+		else if (!strcmp(limits[i].field, "max_warps"))
+			m->max_warps = v;
+		else if (!strcmp(limits[i].field, "max_blocks"))
+			m->max_blocks = v;
+		else if (!strcmp(limits[i].field, "max_threads"))
+			m->max_threads = v;
+		else if (!strcmp(limits[i].field, "max_block_threads"))
+			m->max_block_threads = v;
+		else if (!strcmp(limits[i].field, "smem_bytes"))
+			m->smem_bytes = v;
+		else
+			m->smem_block_bytes = v;
+		cite(c, limits[i].field, "device.csv row %d: %s", r, limits[i].why);
+	}
+}
+
+/*
+ * One instruction class from iclass.csv (tests/hw/iclass.cu): its latency
+ * is a dependent chain's cycles per instruction with one warp per
+ * scheduler; its issue interval the cycles per instruction per warp of
+ * independent chains once the scheduler is saturated (16 warps per
+ * scheduler), divided by those warps; its MIO cost, for the memory-path
+ * classes, the same over the SM's four schedulers' warps.
+ */
+static void derive_class(struct calib *c, const char *cls, const char *sass, int64_t *lat, int64_t *ivl, int64_t *mio,
+			 bool has_latency, bool uses_mio)
+{
+	int r1, r2;
+	char kc[64], ks[64];
+	snprintf(kc, sizeof kc, "class=%s", cls);
+	snprintf(ks, sizeof ks, "sass=%s", sass);
+	double dep = cell(c, "iclass.csv", "cycles_per_instruction", &r1, kc, ks, "mode=dep", "warps_per_scheduler=1", NULL);
+	double sat = cell(c, "iclass.csv", "cycles_per_instruction", &r2, kc, ks, "mode=indep", "warps_per_scheduler=16", NULL);
+	double per_sched = sat / 16.0;
+	char field[64];
+	*lat = has_latency ? iround(dep) : 0;
+	*ivl = iround(per_sched) < 1 ? 1 : iround(per_sched);
+	*mio = uses_mio ? iround(per_sched / (double)c->m.subpartitions) : 0;
+	snprintf(field, sizeof field, "iclass_%s_latency", cls);
+	if (has_latency)
+		cite(c, field, "iclass.csv row %d: %s dependent chain, 1 warp per scheduler, %.2f cycles per instruction", r1,
+		     sass, dep);
+	else
+		cite(c, field, "0: a %s's data comes from the memory model (iclass.csv row %d: %.2f cycles dependent)", sass,
+		     r1, dep);
+	snprintf(field, sizeof field, "iclass_%s_interval", cls);
+	cite(c, field, "iclass.csv row %d: %s independent, 16 warps per scheduler, %.2f cycles per instruction per warp / 16",
+	     r2, sass, sat);
+	snprintf(field, sizeof field, "iclass_%s_mio", cls);
+	if (uses_mio)
+		cite(c, field, "iclass.csv row %d: %.2f cycles per instruction per scheduler over %lld schedulers sharing the MIO",
+		     r2, per_sched, (long long)c->m.subpartitions);
+	else
+		cite(c, field, "0: %s does not use the shared memory-instruction path", sass);
+}
+
+static void derive_classes(struct calib *c)
+{
+	struct machine *m = &c->m;
+#define CLASS(name, sass, lat, mio) \
+	derive_class(c, #name, sass, &m->iclass_##name##_latency, &m->iclass_##name##_interval, &m->iclass_##name##_mio, lat, mio)
+	CLASS(alu, "IADD3", true, false);
+	CLASS(imad, "IMAD", true, false);
+	CLASS(fma, "FFMA", true, false);
+	CLASS(conv, "I2F", true, false);
+	CLASS(uniform, "UIADD3", true, false);
+	CLASS(s2r, "S2R", true, false);
+	CLASS(branch, "BRA", true, false);
+	CLASS(lds, "LDS", false, true);
+	CLASS(sts, "STS", false, true);
+	CLASS(ldg, "LDG", false, true);
+	CLASS(stg, "STG", false, true);
+	CLASS(ldgsts, "LDGSTS", false, true);
+	CLASS(depbar, "DEPBAR", true, false);
+	CLASS(syncs, "SYNCS.PHASECHK", true, true);
+	CLASS(bar, "BAR.SYNC", false, false);
+	CLASS(shfl, "SHFL", true, true);
+	CLASS(mma, "HMMA", true, false);
+#undef CLASS
+	int r;
+	double q = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=lds", "sass=LDS", "mode=indep",
+			"warps_per_scheduler=16", NULL);
+	m->mio_queue_cycles = iround(q / 16.0 * (double)m->subpartitions) * 4;
+	cite(c, "mio_queue_cycles", "four LDS wavefronts per scheduler: iclass.csv row %d (%.2f cycles per LDS per warp at 16 warps per scheduler)", r, q);
+}
+
+/* Memory latencies and bandwidths, synchronisation: the benchmarks of run_all.sh. */
+static void derive_memory(struct calib *c)
+{
+	struct machine *m = &c->m;
+	int r, r2, r3, r4;
+	double lds = cell(c, "smem_latency.csv", "cycles_per_load_median", &r, "threads=32", "conflict_ways=1", NULL);
+	double c32 = cell(c, "smem_latency.csv", "cycles_per_load_median", &r2, "threads=32", "conflict_ways=32", NULL);
+	m->smem_latency = iround(lds);
+	cite(c, "smem_latency", "smem_latency.csv row %d: dependent LDS chase, one warp, no conflict, %.2f cycles", r, lds);
+	m->smem_conflict_latency = iround((c32 - lds) / 31.0);
+	cite(c, "smem_conflict_latency", "smem_latency.csv rows %d and %d: (%.2f - %.2f) / 31 extra ways", r2, r, c32, lds);
+	double wf = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=lds", "sass=LDS", "mode=indep",
+			 "warps_per_scheduler=16", NULL);
+	m->smem_wavefront_cycles = iround(wf / 16.0 / (double)m->subpartitions) < 1 ? 1 : iround(wf / 16.0 / (double)m->subpartitions);
+	cite(c, "smem_wavefront_cycles", "iclass.csv row %d: conflict-free LDS (one wavefront each) from all schedulers, %.2f cycles per LDS per warp at 16 warps per scheduler", r, wf);
+
+	double lds_trip = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r, "mode=lds", "block_size=128", NULL);
+	double loop = lds_trip - lds;
+	double ldg_l2 = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r2, "mode=ldg", "block_size=128", "source=L2", NULL);
+	double ldg_dram = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r3, "mode=ldg", "block_size=128", "source=DRAM", NULL);
+	m->l2_latency = iround(ldg_l2 - loop);
+	cite(c, "l2_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency): the examples' streaming pattern, every SM at once", r2, loop, r);
+	m->dram_latency = iround(ldg_dram - loop);
+	cite(c, "dram_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency)", r3, loop, r);
+	double cp_l2 = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r4, "mode=cp_async", "block_size=128", "source=L2", NULL);
+	int r5;
+	double cp_dram = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r5, "mode=cp_async", "block_size=128", "source=DRAM", NULL);
+	m->cp_async_extra_latency = iround(((cp_l2 - ldg_l2) + (cp_dram - ldg_dram)) / 2.0 - lds);
+	cite(c, "cp_async_extra_latency", "roundtrip.csv rows %d, %d against %d, %d: a cp.async with wait_group over a load, less the LDS that reads it, mean of L2 and DRAM", r4, r5, r2, r3);
+
+	double rd = cell(c, "dram_bandwidth.csv", "bytes_per_cycle_per_sm", &r, "kernel=read", NULL);
+	m->dram_bytes_per_cycle = round(rd * 10.0) / 10.0;
+	cite(c, "dram_bytes_per_cycle", "dram_bandwidth.csv row %d: streaming read, all SMs, %.2f B/cycle/SM", r, rd);
+	double fill = cell(c, "ldgsts_throughput.csv", "bytes_per_cycle_per_sm_median", &r, "source=L2", "chunk_bytes=16", "blocks=1", NULL);
+	m->l2_bytes_per_cycle = round(fill * 10.0) / 10.0;
+	cite(c, "l2_bytes_per_cycle", "ldgsts_throughput.csv row %d: one SM alone, 16-byte cp.async from L2, %.2f B/cycle", r, fill);
+	double bulk_l2 = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r, "source=L2", "footprint_bytes=8388608", "bytes=16", NULL);
+	double ld_l2 = cell(c, "global_latency.csv", "cycles_per_load_median", &r2, "level=L2", "footprint_bytes=8388608", NULL);
+	double bulk_dram = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r3, "source=DRAM", "bytes=16", NULL);
+	double ld_dram = cell(c, "global_latency.csv", "cycles_per_load_median", &r4, "level=DRAM", "footprint_bytes=268435456", NULL);
+	m->bulk_extra_latency = iround(((bulk_l2 - ld_l2) + (bulk_dram - ld_dram)) / 2.0);
+	cite(c, "bulk_extra_latency", "bulk_copy_latency.csv rows %d, %d against global_latency.csv rows %d, %d: a 16-byte bulk copy's round trip over a load's, mean of L2 and DRAM", r, r3, r2, r4);
+
+	double b32 = cell(c, "barrier.csv", "cycles_per_phase_median", &r, "primitive=syncthreads", "block_size=32", NULL);
+	double b1024 = cell(c, "barrier.csv", "cycles_per_phase_median", &r2, "primitive=syncthreads", "block_size=1024", NULL);
+	double per_warp = (b1024 - b32) / 31.0;
+	m->syncthreads_warp_latency = iround(per_warp);
+	m->syncthreads_base_latency = iround(b32 - per_warp);
+	cite(c, "syncthreads_warp_latency", "barrier.csv rows %d and %d: (%.2f - %.2f) / 31 warps", r, r2, b1024, b32);
+	cite(c, "syncthreads_base_latency", "barrier.csv row %d: %.2f cycles for one warp, less one warp's share", r, b32);
+	double a32 = cell(c, "barrier.csv", "cycles_per_phase_median", &r, "primitive=cuda_barrier_arrive_and_wait", "block_size=32", NULL);
+	double a1024 = cell(c, "barrier.csv", "cycles_per_phase_median", &r2, "primitive=cuda_barrier_arrive_and_wait", "block_size=1024", NULL);
+	m->mbarrier_arrive_interval = iround((a1024 - a32) / 31.0);
+	cite(c, "mbarrier_arrive_interval", "barrier.csv rows %d and %d: cuda::barrier arrive_and_wait, (%.2f - %.2f) / 31 warps arriving", r, r2, a1024, a32);
+	double arrive = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=syncs", "sass=SYNCS.ARRIVE", "mode=dep", "warps_per_scheduler=1", NULL);
+	double wake = cell(c, "mbarrier_wake.csv", "arrive_to_wake_median", &r2, "reps=64", NULL);
+	m->mbarrier_arrive_latency = iround(arrive);
+	cite(c, "mbarrier_arrive_latency", "iclass.csv row %d: SYNCS.ARRIVE back to back, one warp, %.2f cycles", r, arrive);
+	m->mbarrier_wake_latency = iround(wake - arrive);
+	cite(c, "mbarrier_wake_latency", "mbarrier_wake.csv row %d: arrive to a waiter's wake %.1f cycles, less the arrive (iclass.csv row %d)", r2, wake, r);
+}
+
+/* What no benchmark measures: the model's choices, each saying so. */
+static void derive_choices(struct calib *c)
+{
+	struct machine *m = &c->m;
+	m->chain_unroll = 8;
+	cite(c, "chain_unroll", "compute() as tests/hw/pipelines.cu compiles it: the chain loop unrolled 8 (traces/h100/forms.sass, compute.trip)");
+	m->l2_hit_fraction = 0.0;
+	cite(c, "l2_hit_fraction", "model: the examples stream each input once, so sectors miss L2 unless an experiment says otherwise");
+	cite(c, "grid_sync_latency", "not measured (no grid.sync benchmark yet): the built-in estimate of about 1 us over 132 SMs");
+	m->scheduler = SCHED_GTO;
+	cite(c, "scheduler", "model: greedy-then-oldest, as Accel-Sim's SM90 configuration");
+	m->reconverge = RECONVERGE_POST_DOMINATOR;
+	cite(c, "reconverge", "model: nvcc closes divergent regions with BSSY/BSYNC (traces/h100/diverged_commit.sass)");
+	m->quit = QUIT_GUIDE;
+	cite(c, "quit", "model: the Programming Guide's promise; 'libcudacxx' models the shipped library");
+}
+
+static void write_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_machine(const struct calib *c, FILE *f, const char *name, const char *description)
+{
+	const struct machine *m = &c->m;
+	fprintf(f, "{\n  \"machine\": ");
+	write_json_string(f, name);
+	fprintf(f, ",\n  \"description\": ");
+	write_json_string(f, description);
+	fprintf(f, ",\n  \"fields\": {\n");
+	int i = 0;
+#define WRITE_I(n) fprintf(f, "%lld", (long long)m->n)
+#define WRITE_F(n) fprintf(f, "%.4g", m->n)
+#define WRITE(n, t, d, lo, hi, u)                                          \
+	fprintf(f, "    \"%s\": {\"value\": ", #n);                       \
+	WRITE_##t(n);                                                    \
+	fprintf(f, ", \"unit\": ");                                      \
+	write_json_string(f, u);                                         \
+	fprintf(f, ", \"source\": ");                                    \
+	write_json_string(f, c->sources[i] ? c->sources[i] : "built-in default"); \
+	fprintf(f, "},\n");                                              \
+	i++;
+	MACHINE_FIELDS(WRITE)
+#undef WRITE
+#undef WRITE_I
+#undef WRITE_F
+	const char *words[3] = {m->scheduler == SCHED_GTO ? "gto" : "lrr", machine_reconverge_name(m->reconverge),
+				machine_quit_name(m->quit)};
+	const char *keys[3] = {"scheduler", "reconverge", "quit"};
+	for (int w = 0; w < 3; w++, i++) {
+		fprintf(f, "    \"%s\": {\"value\": \"%s\", \"source\": ", keys[w], words[w]);
+		write_json_string(f, c->sources[i] ? c->sources[i] : "built-in default");
+		fprintf(f, "}%s\n", w < 2 ? "," : "");
+	}
+	fprintf(f, "  }\n}\n");
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: smsim calibrate DIR [-o MACHINE.json] [--name NAME]\n"
+			"  derives every machine field from DIR's microbenchmark CSVs (tests/hw/run_all.sh and\n"
+			"  run_calib.sh on the GPU); writes the config to MACHINE.json or stdout\n");
+	return 2;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	const char *dir = NULL, *out = NULL, *name = "h100-sxm5";
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage();
+			return 0;
+		}
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
+			name = argv[++i];
+		else if (argv[i][0] == '-' || dir)
+			return usage();
+		else
+			dir = argv[i];
+	}
+	if (!dir)
+		return usage();
+	struct diag d = {0};
+	struct calib *c = calloc(1, sizeof *c);
+	if (!c)
+		return 2;
+	c->dir = dir;
+	c->d = &d;
+	machine_defaults(&c->m);
+	derive_device(c);
+	derive_classes(c);
+	derive_memory(c);
+	derive_choices(c);
+	int rc = 0;
+	if (d.code) {
+		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);
+		rc = 2;
+	} else {
+		char desc[512];
+		snprintf(desc, sizeof desc,
+			 "One SM, every field derived by `smsim calibrate %s` from the microbenchmarks in tests/hw/ "
+			 "(clock64 cycles at %.2f GHz); see %s/README.md for the runs.", dir, c->m.clock_ghz, dir);
+		if (out) {
+			struct outfile of;
+			if (outfile_open(&of, out, &d) == 0) {
+				write_machine(c, of.f, name, desc);
+				rc = outfile_commit(&of, &d) ? 2 : 0;
+			} else {
+				rc = 2;
+			}
+			if (rc)
+				fprintf(stderr, "smsim: calibrate: %s\n", d.msg);
+		} else {
+			write_machine(c, stdout, name, desc);
+		}
+	}
+	for (int i = 0; i < c->nfiles; i++) {
+		free(c->files[i].cells);
+		free(c->files[i].text);
+	}
+	for (int i = 0; i < 256; i++)
+		free(c->sources[i]);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,405 @@
+/*
+ * issue: the instruction-level timing core.
+ *
+ * Every op issues the instruction sequence it was lowered to at load time
+ * (isa/lower.c: its operands' arithmetic and its form's SASS), one
+ * warp-instruction per issue slot, in program order.  An instruction may
+ * issue when
+ *   - the results it reads are ready: each instruction's result is ready
+ *     its class's latency after it issued (a load's when the memory model
+ *     says the data is back), and an op's inputs when the statements that
+ *     wrote its variables have their results (a scoreboard per register
+ *     slot), so a warp's independent instructions overlap;
+ *   - its class's pipe on the sub-partition is free again (each class has
+ *     an issue interval), and
+ *   - for memory-path instructions, the SM's memory-instruction (MIO) queue
+ *     is not full: it works off a fixed number of cycles per instruction.
+ * A warp that cannot issue is charged to what it waits for.  At the op's
+ * anchor instruction the op takes effect (exec_anchor); a wait that
+ * blocks parks the group there.  compute's chain of k dependent FMAs, fma
+ * and shfl issue their repeated instructions here without a table per
+ * step.  Nothing here calls back into the semantic units except through
+ * exec_anchor.
+ */
+#include <string.h>
+
+#include "simint.h"
+
+/* What a wait on a class's result is charged to (the pipeline ops override SYNCS with their own). */
+static const uint8_t class_cause[IC_COUNT] = {
+	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
+	[IC_UNI] = STALL_ALU,	 [IC_S2R] = STALL_ALU,	    [IC_BRA] = STALL_ALU,     [IC_LDS] = STALL_SMEM,
+	[IC_STS] = STALL_SMEM,	 [IC_LDG] = STALL_MEMORY,   [IC_STG] = STALL_MEMORY,  [IC_LDGSTS] = STALL_MEMORY,
+	[IC_DEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,
+	[IC_MMA] = STALL_ALU,
+};
+
+/* The op's own cause: what its waits inside (a try_wait's result, its blocked anchor) mean to a reader. */
+static enum stall op_cause(enum op op)
+{
+	switch (op) {
+	case OP_PRODUCER_ACQUIRE: return STALL_PRODUCER_ACQUIRE;
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_WAIT_PRIOR:
+	case OP_PIPELINE_WAIT_PRIOR: return STALL_CONSUMER_WAIT;
+	case OP_SYNCTHREADS:
+	case OP_MAKE_PIPELINE:
+	case OP_GRID_SYNC: return STALL_SYNCTHREADS;
+	default: return STALL_BARRIER;
+	}
+}
+
+int issue_setup(struct sim *s)
+{
+	const struct machine *m = s->m;
+	const int64_t lat[IC_COUNT] = {
+#define LAT(c) m->iclass_##c##_latency
+		LAT(alu), LAT(imad), LAT(fma), LAT(conv), LAT(uniform), LAT(s2r), LAT(branch), LAT(lds), LAT(sts),
+		LAT(ldg), LAT(stg), LAT(ldgsts), LAT(depbar), LAT(syncs), LAT(bar), LAT(shfl), LAT(mma),
+#undef LAT
+	};
+	const int64_t ivl[IC_COUNT] = {
+#define IVL(c) m->iclass_##c##_interval
+		IVL(alu), IVL(imad), IVL(fma), IVL(conv), IVL(uniform), IVL(s2r), IVL(branch), IVL(lds), IVL(sts),
+		IVL(ldg), IVL(stg), IVL(ldgsts), IVL(depbar), IVL(syncs), IVL(bar), IVL(shfl), IVL(mma),
+#undef IVL
+	};
+	const int64_t mio[IC_COUNT] = {
+#define MIO(c) m->iclass_##c##_mio
+		MIO(alu), MIO(imad), MIO(fma), MIO(conv), MIO(uniform), MIO(s2r), MIO(branch), MIO(lds), MIO(sts),
+		MIO(ldg), MIO(stg), MIO(ldgsts), MIO(depbar), MIO(syncs), MIO(bar), MIO(shfl), MIO(mma),
+#undef MIO
+	};
+	for (int c = 0; c < IC_COUNT; c++) {
+		s->cls_lat[c] = (uint64_t)lat[c];
+		s->cls_ivl[c] = (uint64_t)ivl[c];
+		s->cls_mio[c] = (uint64_t)mio[c];
+	}
+	return 0;
+}
+
+/* Where the warp's group is in its op: the form it is issuing, or NULL while it issues a chain's FMAs. */
+struct cursor {
+	const struct insn *in;
+	const struct lform *f;
+	struct simt_entry *e;
+};
+
+/*
+ * The form the group issues from: compute's load form (op_step 0), its
+ * chain (op_step 1..k: NULL for an FMA, the trip's form while e->again),
+ * its store form (op_step k + 1); fma's FMAs (NULL); a shuffle step's
+ * form; every other op's lowered sequence.
+ */
+static const struct lform *form_at(const struct sim *s, const struct warp *w, const struct insn *in,
+				   const struct simt_entry *e)
+{
+	switch (in->op) {
+	case OP_COMPUTE:
+		if (e->op_step == 0)
+			return &s->k->lowered[e->pc];
+		if (e->again)
+			return &lform_table[LF_CHAIN_TRIP];
+		if ((int64_t)e->op_step <= w->op_count)
+			return NULL;
+		return &lform_table[LF_COMPUTE_STORE];
+	case OP_FMA: return NULL;
+	case OP_SHFL: return &lform_table[LF_SHFL_STEP];
+	default: return &s->k->lowered[e->pc];
+	}
+}
+
+/* The inputs of the op at the group's pc are ready by then: its variables' statements have their results. */
+static uint64_t inputs_ready(const struct warp *w, const struct insn *in)
+{
+	uint64_t at = 0;
+	for (uint64_t b = in->reads; b; b &= b - 1) {
+		uint64_t r = w->slot_ready[__builtin_ctzll(b)];
+		at = r > at ? r : at;
+	}
+	return at;
+}
+
+/* The op at pc begins: its count and its inputs' readiness. */
+static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
+{
+	w->ext_ready = in->reads ? inputs_ready(w, in) : 0;
+	w->op_cause = (uint8_t)op_cause(in->op);
+	w->op_wait = 0;
+	e->again = false;
+	e->trip = 0;
+	if (in->op == OP_COMPUTE || in->op == OP_FMA || in->op == OP_SHFL) {
+		w->op_count = simt_eval(s, w, __builtin_ctz(e->mask), &in->e[0]);
+		if (w->op_count < 0) {
+			static const char *const what[] = {"k", "n", "n"}, *const expected[] = {
+				"a chain length", "a count", "a step count"};
+			int i = in->op == OP_COMPUTE ? 0 : in->op == OP_FMA ? 1 : 2;
+			sim_fail(s, DIAG_INPUT, w, "%s with %s = %lld: expected %s of 0 or more", op_table[in->op].name,
+				 what[i], (long long)w->op_count, expected[i]);
+			w->op_count = 0;
+		}
+		if (in->op == OP_FMA)
+			w->op_count *= in->chains;
+		if (in->op != OP_COMPUTE)
+			memset(w->chain_ready, 0, sizeof w->chain_ready);
+	}
+}
+
+/* Runs an op that issues no instruction: it takes effect at once. */
+static enum anchor_status run_empty(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	struct warp *was = s->issuing;
+	s->issuing = w;
+	enum anchor_status st;
+	do
+		st = exec_anchor(s, w, in, now);
+	while (st == ANCHOR_AGAIN && !s->error && !w->done);
+	s->issuing = was;
+	if (st == ANCHOR_DONE && !s->error && !w->done)
+		simt_advance(s, w);
+	return st;
+}
+
+/*
+ * Runs the ops that issue no instruction (a back-edge, a call that
+ * compiles to nothing) and finds the group's next instruction.  False
+ * when the warp has nothing to issue (done, blocked, or an error).
+ */
+static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor *c)
+{
+	for (int guard = 0; guard < 1 << 20; guard++) {
+		if (s->error || w->done)
+			return false;
+		struct simt_entry *e = simt_cur(w);
+		/* post_dominator: the top of the stack; independent: the group that issued last, until its op ends */
+		bool stay = s->m->reconverge == RECONVERGE_INDEPENDENT && w->cur < w->depth && e->mask && !e->blocked;
+		if (!stay && !simt_pick(s, w))
+			return false;
+		e = simt_cur(w);
+		if (e->pc >= s->k->ncode) {
+			simt_exit_lanes(s, w, e->mask, now);
+			continue;
+		}
+		const struct insn *in = &s->k->code[e->pc];
+		if (e->li == 0 && e->op_step == 0)
+			op_begin(s, w, in, e);
+		const struct lform *f = form_at(s, w, in, e);
+		bool empty = f ? f->n == 0 : in->op == OP_FMA && w->op_count == 0;
+		if (in->op == OP_SHFL && w->op_count == 0)
+			empty = true;
+		if (!empty) {
+			*c = (struct cursor){in, f, e};
+			return true;
+		}
+		if (run_empty(s, w, in, now) == ANCHOR_BLOCKED && warp_ready(w) == NEVER)
+			return false;
+	}
+	sim_fail(s, DIAG_LIMIT, w, "more than a million ops in a row issued no instruction");
+	return false;
+}
+
+/* The class and the ready-by cycle of the cursor's instruction (its results and inputs; not its pipe). */
+static enum iclass next_inst(const struct warp *w, const struct cursor *c, uint64_t *deps_at, enum stall *cause)
+{
+	const struct simt_entry *e = c->e;
+	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
+		*deps_at = w->chain_ready[c->in->op == OP_FMA ? e->op_step % c->in->chains : 0];
+		*cause = STALL_ALU;
+		return IC_FMA;
+	}
+	const struct linst *li = &c->f->code[e->li];
+	uint64_t at = 0;
+	enum stall why = STALL_ALU;
+	for (uint32_t d = li->deps; d; d &= d - 1) {
+		int j = __builtin_ctz(d);
+		if (w->res[j] > at) {
+			at = w->res[j];
+			why = c->f->code[j].cls == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[c->f->code[j].cls];
+		}
+	}
+	if ((li->flags & LI_EXTERN) && w->ext_ready > at) {
+		at = w->ext_ready;
+		why = STALL_ALU;
+	}
+	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
+	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
+		       (c->in->op == OP_SHFL && e->li == 0);
+	if (chained && w->chain_ready[0] > at) {
+		at = w->chain_ready[0];
+		why = c->in->op == OP_SHFL ? STALL_SMEM : STALL_ALU;
+	}
+	*deps_at = at;
+	*cause = why;
+	return (enum iclass)li->cls;
+}
+
+uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause)
+{
+	struct cursor c;
+	if (!cursor_at(s, w, now, &c))
+		return NEVER;
+	uint64_t at;
+	enum stall why;
+	enum iclass cls = next_inst(w, &c, &at, &why);
+	const struct subpart *p = &s->sps[w->sp];
+	if (p->pipe_free[cls] > at) {
+		at = p->pipe_free[cls];
+		why = STALL_PIPE_BUSY;
+	}
+	if (s->cls_mio[cls] && s->mem.mio_free > (uint64_t)s->m->mio_queue_cycles) {
+		uint64_t room = s->mem.mio_free - (uint64_t)s->m->mio_queue_cycles;
+		if (room > at) {
+			at = room;
+			why = STALL_MIO_THROTTLE;
+		}
+	}
+	if (at <= now)
+		return now;
+	*cause = why;
+	return at;
+}
+
+/* The instruction has issued at now: its pipe is busy, and a memory-path one queues for the MIO; when it starts. */
+static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, uint64_t now)
+{
+	struct subpart *p = &s->sps[w->sp];
+	p->pipe_free[cls] = now + s->cls_ivl[cls];
+	if (!s->cls_mio[cls])
+		return now;
+	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
+	s->mem.mio_free = start + s->cls_mio[cls];
+	return start;
+}
+
+/* Independent scheduling: once an op is over, the warp's next group in turn issues (simt_pick_group). */
+static void next_group(struct sim *s, struct warp *w)
+{
+	if (s->m->reconverge == RECONVERGE_INDEPENDENT && !w->done && w->depth > 0)
+		simt_pick_group(w);
+}
+
+/* The op is over; what follows may issue from the next cycle, once a value it uses is back. */
+static void op_end(struct sim *s, struct warp *w, const struct insn *in, const struct lform *f)
+{
+	if (in->op == OP_LET || in->op == OP_SET) {
+		uint64_t at = 0;
+		for (int i = 0; i < f->n; i++)
+			if ((f->code[i].flags & LI_RESULT) && w->res[i] > at)
+				at = w->res[i];
+		w->slot_ready[in->slot] = at;
+	}
+	uint64_t wait = w->op_wait;
+	simt_advance(s, w);
+	next_group(s, w);
+	if (wait > s->now + 1 && !w->done && warp_ready(w) != NEVER) {
+		warp_set_ready(s, w, wait);
+		w->cause = in->op == OP_SHARED_LOAD ? STALL_SMEM : STALL_MEMORY;
+	}
+}
+
+/* A load's value, or a synchronous copy's, is used by what follows the op: the warp waits for it at the op's end. */
+static bool value_used(const struct insn *in)
+{
+	return in->op == OP_SHARED_LOAD || in->op == OP_GLOBAL_LOAD || in->op == OP_MEMCPY_ASYNC;
+}
+
+void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
+{
+	struct cursor c;
+	if (!cursor_at(s, w, now, &c))
+		return;
+	struct simt_entry *e = c.e;
+	const struct insn *in = c.in;
+	const struct lform *f = c.f;
+	uint64_t deps_at;
+	enum stall cause;
+	enum iclass cls = next_inst(w, &c, &deps_at, &cause);
+	uint64_t start = occupy(s, w, cls, now);
+	uint64_t lat = s->cls_lat[cls];
+	if (tr)
+		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+
+	if (!f) { /* one FMA of a chain */
+		count_compute_issue(s, now, copy_latest_land(s));
+		uint32_t chain = in->op == OP_FMA ? e->op_step % in->chains : 0;
+		w->chain_ready[chain] = now + lat;
+		if (chain == 0)
+			w->alu_chain_cycles += lat;
+		e->op_step++;
+		if (in->op == OP_FMA) {
+			if ((int64_t)e->op_step >= w->op_count) {
+				simt_advance(s, w);
+				next_group(s, w);
+			}
+			return;
+		}
+		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
+		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
+		if (trip_n > 0 && (e->op_step - 2) % (uint64_t)s->m->chain_unroll == 0)
+			e->trip = (uint8_t)trip_n;
+		if (e->trip) {
+			e->again = true;
+			e->li = (uint16_t)(trip_n - e->trip);
+		}
+		return;
+	}
+	if (in->op == OP_COMPUTE && e->again) { /* one instruction of the chain loop's trip, between two FMAs */
+		w->res[e->li] = now + lat;
+		e->trip--;
+		e->again = false;
+		e->li = 0;
+		if (e->trip && (int64_t)e->op_step > w->op_count) { /* the chain is over: the trip's rest in a row */
+			e->again = true;
+			e->li = (uint16_t)(f->n - e->trip);
+		}
+		return;
+	}
+
+	uint64_t result = start + lat;
+	if (e->li == f->anchor && in->op != OP_SHFL) {
+		s->anchor_result = 0;
+		enum anchor_status st = exec_anchor(s, w, in, start);
+		if (st == ANCHOR_MOVED)
+			next_group(s, w);
+		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
+			return; /* parked, timed or moved by the op; a blocked anchor issues again when it can go on */
+		if (s->anchor_result > result)
+			result = s->anchor_result;
+		if (s->anchor_result && value_used(in) && s->anchor_result > w->op_wait)
+			w->op_wait = s->anchor_result;
+		e->again = st == ANCHOR_AGAIN;
+	}
+	w->res[e->li] = result;
+	e->li++;
+	/* a form with rounds: back to its loop (or its anchor) while the anchor wants another round */
+	if (e->again) {
+		int lb = f->loop_begin >= 0 ? f->loop_begin : f->anchor;
+		int le = f->loop_begin >= 0 ? f->loop_end : f->anchor + 1;
+		if (e->li >= le) {
+			e->li = (uint16_t)lb;
+			e->again = false;
+		}
+	}
+	if (e->li < f->n)
+		return;
+	switch (in->op) {
+	case OP_COMPUTE:
+		if (e->op_step == 0) { /* the loaded value feeds the chain (or, with k = 0, the store) */
+			w->chain_ready[0] = w->res[f->n - 1];
+			e->op_step = 1;
+			e->li = 0;
+			return;
+		}
+		op_end(s, w, in, f);
+		return;
+	case OP_SHFL:
+		w->chain_ready[0] = w->res[f->n - 1];
+		e->li = 0;
+		if ((int64_t)++e->op_step >= w->op_count) {
+			simt_advance(s, w);
+			next_group(s, w);
+		}
+		return;
+	default: op_end(s, w, in, f); return;
+	}
+}

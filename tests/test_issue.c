@@ -1,0 +1,151 @@
+/*
+ * The instruction-level timing core (sim/issue.c, isa/lower.c): pipes with
+ * their latency and issue interval, dependencies, the MIO queue, and the
+ * lowering of statements by width.  Each test sets the machine's class
+ * fields itself, so the numbers follow from the rules, not from a
+ * calibration that may move.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/run_kernel.h"
+
+static struct sim_report r;
+static struct diag d;
+
+static uint64_t run_text(const char *body, int64_t block_size, int64_t blocks, const struct machine *m)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", body);
+	cr_assert_eq(run_kernel_text(text, block_size, blocks, m, &r, &d), 0, "%s", d.msg);
+	return r.cycles;
+}
+
+static struct machine plain(void)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.iclass_fma_latency = 4;
+	m.iclass_fma_interval = 1;
+	m.iclass_alu_latency = 5;
+	m.iclass_alu_interval = 2;
+	m.iclass_imad_latency = 6;
+	m.iclass_imad_interval = 2;
+	return m;
+}
+
+/* A dependent chain waits a latency per FMA; independent chains in one warp hide it. */
+Test(issue, a_dependent_chain_costs_its_latency_and_independent_chains_overlap)
+{
+	struct machine m = plain();
+	uint64_t one = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256}]", 32, 1, &m);
+	cr_assert(one >= 255 * 4 && one <= 256 * 4 + 8, "256 dependent FMAs at latency 4: %llu cycles",
+		  (unsigned long long)one);
+	cr_assert_gt(r.stalls[STALL_ALU], 256 * 3 - 8, "three of every four cycles wait on the last FMA");
+	uint64_t two = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256, \"ilp\": 2}]", 32, 1, &m);
+	cr_assert_leq(two, one + 2, "two independent chains take as long as one (%llu vs %llu)", (unsigned long long)two,
+		      (unsigned long long)one);
+	uint64_t four = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256, \"ilp\": 4}]", 32, 1, &m);
+	cr_assert_leq(four, one + 4, "four chains fill the latency: %llu", (unsigned long long)four);
+	uint64_t eight = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256, \"ilp\": 8}]", 32, 1, &m);
+	cr_assert(eight >= 2 * 256 * 4 - 8 && eight <= 2 * 256 * 4 + 8,
+		  "eight chains issue one FMA a cycle: 2048 FMAs, %llu cycles", (unsigned long long)eight);
+}
+
+/* The issue interval of a pipe binds once enough independent work is there: warps per scheduler scale it. */
+Test(issue, a_pipes_issue_interval_binds_warps_sharing_a_scheduler)
+{
+	struct machine m = plain();
+	m.iclass_fma_interval = 2;
+	const char *body = "\"body\": [{\"op\": \"fma\", \"n\": 128, \"ilp\": 8}]";
+	uint64_t w1 = run_text(body, 128, 1, &m);  /* one warp per scheduler */
+	uint64_t w4 = run_text(body, 512, 1, &m);  /* four */
+	uint64_t w16 = run_text(body, 1024, 2, &m); /* sixteen */
+	cr_assert(w1 >= 1024 * 2 - 8 && w1 <= 1024 * 2 + 8, "1024 FMAs at one per 2 cycles: %llu",
+		  (unsigned long long)w1);
+	cr_assert(w4 >= 4 * 2048 - 16 && w4 <= 4 * 2048 + 16, "four warps share the pipe: %llu", (unsigned long long)w4);
+	cr_assert(w16 >= 16 * 2048 - 32 && w16 <= 16 * 2048 + 32, "sixteen: %llu", (unsigned long long)w16);
+	cr_assert_gt(r.stalls[STALL_PIPE_BUSY] + r.stalls[STALL_NOT_SELECTED], 0, "the waits are the pipe's");
+	/* With latency-bound chains the warps hide each other's latency instead: 4 warps cost what 1 does. */
+	m.iclass_fma_interval = 1;
+	uint64_t lat1 = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256}]", 128, 1, &m);
+	uint64_t lat4 = run_text("\"body\": [{\"op\": \"fma\", \"n\": 256}]", 512, 1, &m);
+	cr_assert_leq(lat4, lat1 + 8, "four latency-bound warps overlap on one scheduler: %llu vs %llu",
+		      (unsigned long long)lat4, (unsigned long long)lat1);
+}
+
+/* A statement on a 64-bit variable takes IADD3 and IADD3.X; on an int one instruction; its result feeds the next. */
+Test(issue, statements_lower_by_width_and_wait_for_their_inputs)
+{
+	struct machine m = plain();
+	const char *wide = "\"body\": [{\"op\": \"let\", \"var\": \"x\", \"value\": \"tid\"},"
+			   "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 64, \"body\": ["
+			   "{\"op\": \"set\", \"var\": \"x\", \"value\": \"x + i\"}]}]";
+	const char *narrow = "\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+			     "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": 64, \"body\": ["
+			     "{\"op\": \"set\", \"var\": \"x\", \"value\": \"x + i\"}]}]";
+	uint64_t w = run_text(wide, 32, 1, &m);
+	uint64_t wi = r.warp_insts;
+	uint64_t n = run_text(narrow, 32, 1, &m);
+	uint64_t ni = r.warp_insts;
+	cr_assert_gt(wi, ni, "64-bit arithmetic issues more instructions (%llu vs %llu)", (unsigned long long)wi,
+		     (unsigned long long)ni);
+	cr_assert_gt(w, n, "and its dependent chain takes longer (%llu vs %llu cycles)", (unsigned long long)w,
+		     (unsigned long long)n);
+	/* x = x + i waits for the last x: 64 trips at least one ALU latency each */
+	cr_assert_geq(n, 64 * 5, "the loop-carried x costs a latency a trip: %llu", (unsigned long long)n);
+}
+
+/* A 64-bit % by 3 is a multiply-high sequence; by 4 a mask (traces/h100/mod.csv shows the same order). */
+Test(issue, a_modulo_by_three_costs_more_than_by_four)
+{
+	struct machine m = plain();
+	const char *fmt = "\"params\": {\"s\": %d}, \"body\": [{\"op\": \"let\", \"var\": \"x\", \"value\": \"tid\"},"
+			  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 64, \"body\": ["
+			  "{\"op\": \"set\", \"var\": \"x\", \"value\": \"(x + i) %% s\"}]}]";
+	char b3[1024], b4[1024];
+	snprintf(b3, sizeof b3, fmt, 3);
+	snprintf(b4, sizeof b4, fmt, 4);
+	uint64_t c3 = run_text(b3, 32, 1, &m), c4 = run_text(b4, 32, 1, &m);
+	cr_assert_gt(c3, c4 + 64 * 10, "%% 3: %llu cycles, %% 4: %llu", (unsigned long long)c3, (unsigned long long)c4);
+}
+
+/* Memory-path instructions share the SM's MIO queue: more warps than it works off stall on it. */
+Test(issue, the_mio_queue_throttles_shared_stores_from_every_scheduler)
+{
+	struct machine m = plain();
+	m.iclass_sts_mio = 4;
+	m.iclass_sts_interval = 1;
+	m.mio_queue_cycles = 8;
+	m.smem_wavefront_cycles = 1;
+	const char *body = "\"shared\": {\"s\": {\"elems\": 1024}}, \"body\": ["
+			   "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": 32, \"body\": ["
+			   "{\"op\": \"shared_store\", \"addr\": \"s[tid]\"}]}]";
+	uint64_t few = run_text(body, 32, 1, &m);
+	uint64_t many = run_text(body, 1024, 1, &m);
+	cr_assert_gt(r.stalls[STALL_MIO_THROTTLE], 0, "32 warps of stores fill the queue");
+	cr_assert_geq(many, 32 * 32 * 4, "the SM works off 4 cycles per store: %llu cycles for 1024 stores",
+		      (unsigned long long)many);
+	cr_assert_lt(few * 8, many, "one warp does not wait on the queue (%llu vs %llu)", (unsigned long long)few,
+		     (unsigned long long)many);
+}
+
+/* Every op form the loader knows has a SASS table, and every table's anchor and loop lie inside it. */
+Test(issue, every_form_is_well_formed)
+{
+	for (int i = 0; i < LF_COUNT; i++) {
+		const struct lform *f = &lform_table[i];
+		cr_assert(f->name && f->source, "form %d has a name and a source", i);
+		cr_assert_leq(f->n, 32, "%s: at most 32 instructions", f->name);
+		cr_assert(f->anchor < (int)f->n, "%s: anchor inside", f->name);
+		cr_assert((f->loop_begin < 0) == (f->loop_end < 0), "%s: a loop has both ends", f->name);
+		if (f->loop_begin >= 0)
+			cr_assert(f->loop_begin <= f->anchor && f->anchor < f->loop_end && f->loop_end <= f->n,
+				  "%s: the loop holds the anchor", f->name);
+		for (int j = 0; j < f->n; j++) {
+			cr_assert_lt(f->code[j].cls, IC_COUNT, "%s[%d]: a class", f->name, j);
+			cr_assert_eq(f->code[j].deps >> j, 0, "%s[%d]: reads only earlier instructions", f->name, j);
+		}
+	}
+}
