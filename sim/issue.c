@@ -233,30 +233,26 @@ static enum iclass next_inst(const struct warp *w, const struct cursor *c, uint6
 	return (enum iclass)li->cls;
 }
 
-uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause)
+/* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
+static void plan(struct warp *w, const struct cursor *c)
 {
-	struct cursor c;
-	if (!cursor_at(s, w, now, &c))
-		return NEVER;
 	uint64_t at;
 	enum stall why;
-	enum iclass cls = next_inst(w, &c, &at, &why);
-	const struct subpart *p = &s->sps[w->sp];
-	if (p->pipe_free[cls] > at) {
-		at = p->pipe_free[cls];
-		why = STALL_PIPE_BUSY;
+	w->next_cls = (uint8_t)next_inst(w, c, &at, &why);
+	w->next_deps = at;
+	w->next_why = (uint8_t)why;
+	w->next_known = true;
+}
+
+uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause)
+{
+	if (!w->next_known) {
+		struct cursor c;
+		if (!cursor_at(s, w, now, &c))
+			return NEVER;
+		plan(w, &c);
 	}
-	if (s->cls_mio[cls] && s->mem.mio_free > (uint64_t)s->m->mio_queue_cycles) {
-		uint64_t room = s->mem.mio_free - (uint64_t)s->m->mio_queue_cycles;
-		if (room > at) {
-			at = room;
-			why = STALL_MIO_THROTTLE;
-		}
-	}
-	if (at <= now)
-		return now;
-	*cause = why;
-	return at;
+	return issue_when_planned(s, w, now, cause);
 }
 
 /* The instruction has issued at now: its pipe is busy, and a memory-path one queues for the MIO; when it starts. */
@@ -303,17 +299,35 @@ static bool value_used(const struct insn *in)
 	return in->op == OP_SHARED_LOAD || in->op == OP_GLOBAL_LOAD || in->op == OP_MEMCPY_ASYNC;
 }
 
+/* The warp goes on in the same op: its next instruction, planned now instead of at the next pick. */
+static void plan_here(const struct sim *s, struct warp *w)
+{
+	struct cursor c;
+	c.e = simt_cur(w);
+	c.in = &s->k->code[c.e->pc];
+	c.f = form_at(s, w, c.in, c.e);
+	if (!c.f || c.e->li < c.f->n)
+		plan(w, &c);
+}
+
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 {
 	struct cursor c;
-	if (!cursor_at(s, w, now, &c))
+	if (w->next_known) {
+		/* planned at the pick or after the last issue: the group and its op have not moved since */
+		c.e = simt_cur(w);
+		c.in = &s->k->code[c.e->pc];
+		c.f = form_at(s, w, c.in, c.e);
+	} else if (!cursor_at(s, w, now, &c)) {
 		return;
+	} else {
+		plan(w, &c);
+	}
+	w->next_known = false;
 	struct simt_entry *e = c.e;
 	const struct insn *in = c.in;
 	const struct lform *f = c.f;
-	uint64_t deps_at;
-	enum stall cause;
-	enum iclass cls = next_inst(w, &c, &deps_at, &cause);
+	enum iclass cls = (enum iclass)w->next_cls;
 	uint64_t start = occupy(s, w, cls, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)
@@ -330,6 +344,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			if ((int64_t)e->op_step >= w->op_count) {
 				simt_advance(s, w);
 				next_group(s, w);
+			} else {
+				plan_here(s, w);
 			}
 			return;
 		}
@@ -341,6 +357,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = true;
 			e->li = (uint16_t)(trip_n - e->trip);
 		}
+		plan_here(s, w);
 		return;
 	}
 	if (in->op == OP_COMPUTE && e->again) { /* one instruction of the chain loop's trip, between two FMAs */
@@ -352,6 +369,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = true;
 			e->li = (uint16_t)(f->n - e->trip);
 		}
+		plan_here(s, w);
 		return;
 	}
 
@@ -380,14 +398,17 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = false;
 		}
 	}
-	if (e->li < f->n)
+	if (e->li < f->n) {
+		plan_here(s, w);
 		return;
+	}
 	switch (in->op) {
 	case OP_COMPUTE:
 		if (e->op_step == 0) { /* the loaded value feeds the chain (or, with k = 0, the store) */
 			w->chain_ready[0] = w->res[f->n - 1];
 			e->op_step = 1;
 			e->li = 0;
+			plan_here(s, w);
 			return;
 		}
 		op_end(s, w, in, f);
@@ -398,6 +419,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		if ((int64_t)++e->op_step >= w->op_count) {
 			simt_advance(s, w);
 			next_group(s, w);
+		} else {
+			plan_here(s, w);
 		}
 		return;
 	default: op_end(s, w, in, f); return;

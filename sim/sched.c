@@ -69,6 +69,7 @@ void sched_kick(struct sim *s, uint32_t sp, uint64_t at)
 void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 {
 	struct simt_entry *e = &w->stack[entry];
+	w->next_known = false;
 	e->blocked = WAIT_NONE;
 	simt_mark(w, entry);
 	e->blocked_obj = -1;
@@ -193,7 +194,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	if (*ready == now + 1 && !s->error) {
 		/* when its next instruction can issue, known now: one pick instead of a deferral later */
 		enum stall cause = STALL_NOT_SELECTED;
-		uint64_t at = issue_check(s, w, now + 1, &cause);
+		uint64_t at = w->next_known ? issue_when_planned(s, w, now + 1, &cause) : issue_check(s, w, now + 1, &cause);
 		if (at > now + 1) {
 			*ready = at;
 			w->cause = cause;

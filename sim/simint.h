@@ -83,6 +83,15 @@ struct warp {
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
 	uint8_t op_cause;  /* what waits inside the current op are charged to when no class says better */
+	/*
+	 * The next instruction of the op the warp is in, as issue_one planned it
+	 * after the last: its class, what it waits for and until when (its
+	 * results and inputs; its pipe and the MIO are checked at the pick).
+	 * Anything else that moves the warp clears next_known.
+	 */
+	bool next_known;
+	uint8_t next_cls, next_why;
+	uint64_t next_deps;
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
@@ -478,6 +487,28 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
  * the issue of that instruction at now (tr: s->trace).
  */
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause);
+/* The planned next instruction (w->next_known): when its pipe and the MIO queue let it issue, at now or later. */
+static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
+{
+	uint64_t at = w->next_deps;
+	enum stall why = (enum stall)w->next_why;
+	uint64_t pipe = s->sps[w->sp].pipe_free[w->next_cls];
+	if (pipe > at) {
+		at = pipe;
+		why = STALL_PIPE_BUSY;
+	}
+	if (s->cls_mio[w->next_cls] && s->mem.mio_free > (uint64_t)s->m->mio_queue_cycles) {
+		uint64_t room = s->mem.mio_free - (uint64_t)s->m->mio_queue_cycles;
+		if (room > at) {
+			at = room;
+			why = STALL_MIO_THROTTLE;
+		}
+	}
+	if (at <= now)
+		return now;
+	*cause = why;
+	return at;
+}
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
 int issue_setup(struct sim *s);
 

@@ -325,6 +325,7 @@ void simt_merge(struct sim *s, struct warp *w)
 {
 	if (!independent(s))
 		return;
+	w->next_known = false;
 	for (int i = 0; i < w->depth; i++) {
 		struct simt_entry *a = &w->stack[i];
 		if (!a->mask || a->blocked)
