@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "sim/evq.h"
+#include "sim/engine/evq.h"
 
 Test(evq, empty_queue_pops_nothing)
 {

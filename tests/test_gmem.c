@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "sim/simint.h"
+#include "sim/engine/simint.h"
 
 static uint32_t ref_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64])
 {

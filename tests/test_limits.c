@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/experiment.h"
+#include "sim/cli/experiment.h"
 #include "support/run_kernel.h"
 
 static struct sim_report r;

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "isa/jdoc.h"
-#include "sim/machine.h"
+#include "sim/engine/machine.h"
 
 #define H100 "configs/machines/h100.json"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/simint.h"
+#include "sim/engine/simint.h"
 
 static struct machine m;
 static struct kernel k;

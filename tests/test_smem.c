@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "sim/smem.h"
+#include "sim/units/smem.h"
 
 /*
  * Reference: for each phase, for each bank, count the distinct 4-byte words

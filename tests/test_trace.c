@@ -1,7 +1,7 @@
 /* trace: a warp's timeline as 8-byte steps gives back the spans it was handed. */
 #include <criterion/criterion.h>
 
-#include "sim/trace.h"
+#include "sim/out/trace.h"
 
 /* The timeline's spans, joined as the Chrome writer and the SVG read them. */
 static int spans_of(const struct trace_timeline *tl, struct trace_slice *out, int max)

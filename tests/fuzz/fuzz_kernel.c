@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "isa/kernel.h"
-#include "sim/machine.h"
-#include "sim/sim.h"
+#include "sim/engine/machine.h"
+#include "sim/engine/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

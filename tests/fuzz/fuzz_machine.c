@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/machine.h"
+#include "sim/engine/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

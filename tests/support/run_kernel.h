@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "isa/kernel.h"
-#include "sim/machine.h"
-#include "sim/sim.h"
+#include "sim/engine/machine.h"
+#include "sim/engine/sim.h"
 
 /* Writes text to a fresh temporary .json file; returns its path (static buffer per call site). */
 static inline const char *write_temp_json(const char *text, char *path, size_t pathsz)

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../isa/kernel.h"
-#include "../isa/lower.h"
+#include "../../isa/kernel.h"
+#include "../../isa/lower.h"
 #include "cpasync.h"
 #include "flow.h"
 #include "evq.h"

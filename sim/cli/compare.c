@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../isa/jdoc.h"
+#include "../../isa/jdoc.h"
 #include "outfile.h"
 #include "report.h"
 #include "runner.h"

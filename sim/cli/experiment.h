@@ -5,7 +5,7 @@
 #ifndef SMSIM_EXPERIMENT_H
 #define SMSIM_EXPERIMENT_H
 
-#include "../isa/kernel.h"
+#include "../../isa/kernel.h"
 #include "machine.h"
 #include "sim.h"
 

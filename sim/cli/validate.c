@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../isa/jdoc.h"
+#include "../../isa/jdoc.h"
 #include "compare.h"
 #include "runner.h"
 

@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "../isa/diag.h"
+#include "../../isa/diag.h"
 
 struct outfile {
 	FILE *f;

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../isa/jdoc.h"
+#include "../../isa/jdoc.h"
 #include "compare.h"
 #include "outfile.h"
 #include "runner.h"

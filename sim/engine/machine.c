@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../isa/jdoc.h"
-#include "../isa/suggest.h"
+#include "../../isa/jdoc.h"
+#include "../../isa/suggest.h"
 
 void machine_defaults(struct machine *m)
 {

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../isa/diag.h"
+#include "../../isa/diag.h"
 
 /*
  * Per instruction class (isa/lower.h, ORDER ICLASS): the latency from issue

@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "../isa/diag.h"
-#include "../isa/kernel.h"
+#include "../../isa/diag.h"
+#include "../../isa/kernel.h"
 #include "machine.h"
 #include "stall.h"
 #include "trace.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../isa/jdoc.h"
+#include "../../isa/jdoc.h"
 #include "compare.h"
 #include "experiment.h"
 #include "outfile.h"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../isa/jdoc.h"
-#include "../isa/suggest.h"
+#include "../../isa/jdoc.h"
+#include "../../isa/suggest.h"
 
 /* dir of file + rel, unless rel is absolute. */
 static void resolve(const char *file, const char *rel, char *out, size_t outsz)

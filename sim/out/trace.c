@@ -1,6 +1,6 @@
 #include "trace.h"
 
-#include "../isa/diag.h"
+#include "../../isa/diag.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
