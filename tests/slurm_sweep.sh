@@ -5,6 +5,7 @@
 # the script ends.  Checks:
 #  - the job array (one task per shard) and its dependent merge job write the bytes
 #    `smsim sweep -j 1` writes in the same run, and the picture `smsim sweep --svg` draws;
+#  - one shard rerun alone (--array=2 with N given) and merged again gives those bytes again;
 #  - a shard that fails leaves the merge job cancelled and no merged table.
 # Ends with "slurm_sweep: N passed, N failed, N skipped".  When Slurm cannot start here (not root,
 # packages missing, a daemon that does not come up), it says why and counts as skipped, not passed.
@@ -14,11 +15,14 @@ smsim=$(realpath "${1:-build/smsim}")
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
-skip() {
+tmp=
+skip() { # why, on one line; the daemons' logs follow it
 	echo "SKIPPED: slurm_sweep: $*"
+	[ -n "$tmp" ] && logs
 	echo "slurm_sweep: $passed passed, $failed failed, 1 skipped"
 	exit 0
 }
+oneline() { tr -s '\n' ' ' <"$1" | cut -c1-300; } # a daemon's complaint, for a skip's reason
 check() { # name, then a command that succeeds when the check passes
 	local name=$1
 	shift
@@ -39,7 +43,6 @@ done
 tmp=$(mktemp -d /tmp/smsim-slurm.XXXXXX)
 chmod 755 "$tmp"
 mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/out" "$tmp/bad"
-chmod 700 "$tmp/munge"
 
 # Stops a daemon by the pid it wrote: TERM, then KILL after 10 s.
 stop() { # pidfile
@@ -76,9 +79,9 @@ chmod 400 "$tmp/munge/munge.key"
 socket=$tmp/munge/munge.socket
 munged --force --key-file="$tmp/munge/munge.key" --socket="$socket" --pid-file="$tmp/munge/munged.pid" \
 	--log-file="$tmp/munge/munged.log" --seed-file="$tmp/munge/munged.seed" >"$tmp/munged.out" 2>&1 ||
-	skip "munged did not start: $(cat "$tmp/munged.out") $(logs)"
+	skip "munged did not start: $(oneline "$tmp/munged.out")"
 munge -S "$socket" -n 2>/dev/null | unmunge -S "$socket" >/dev/null 2>&1 ||
-	skip "munged started but does not answer on $socket $(logs)"
+	skip "munged started but does not answer on $socket"
 
 host=$(hostname -s)
 cpus=$(nproc)
@@ -117,16 +120,16 @@ PartitionName=smsim Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 
 slurmctld -i -f "$SLURM_CONF" >"$tmp/slurmctld.out" 2>&1 ||
-	skip "slurmctld did not start: $(cat "$tmp/slurmctld.out") $(logs)"
+	skip "slurmctld did not start: $(oneline "$tmp/slurmctld.out")"
 slurmd -f "$SLURM_CONF" -N "$host" >"$tmp/slurmd.out" 2>&1 ||
-	skip "slurmd did not start: $(cat "$tmp/slurmd.out") $(logs)"
+	skip "slurmd did not start: $(oneline "$tmp/slurmd.out")"
 state=
 for _ in $(seq 60); do
 	state=$(sinfo -h -N -n "$host" -o %T 2>/dev/null)
 	[ "$state" = idle ] && break
 	sleep 0.5
 done
-[ "$state" = idle ] || skip "node $host is \"${state:-unreachable}\" after 30 s, not idle $(logs)"
+[ "$state" = idle ] || skip "node $host is \"${state:-unreachable}\" after 30 s, not idle"
 echo "slurm_sweep: Slurm $(sinfo -V | cut -d' ' -f2) is up on $host with $cpus CPUs"
 
 export SMSIM=$smsim
@@ -155,6 +158,18 @@ array_then_merge() { # sweep, out, shards
 		wait_job "$mid"
 	echo "merge job: $state"
 }
+# Shard 2 rerun alone (its part lost), N given as sweep.sbatch's third argument, then the merge again.
+rerun_one_shard() {
+	local jid mid
+	rm -f "$tmp/out/parts/2.csv" "$tmp/out/$sweep_name.csv"
+	state="not submitted"
+	jid=$(sbatch --parsable --array=2 -o "$tmp/out/%A_%a.log" configs/sweeps/sweep.sbatch "$sweep" "$tmp/out" 4) &&
+		mid=$(sbatch --parsable --dependency=afterok:"$jid" -o "$tmp/out/merge.log" configs/sweeps/sweep.sbatch \
+			--merge "$sweep" "$tmp/out") &&
+		wait_job "$mid"
+	echo "merge job: $state"
+	[ "$state" = COMPLETED ] && cmp "$tmp/out/$sweep_name.csv" "$tmp/whole.csv"
+}
 same_as_sweep() {
 	"$smsim" sweep "$sweep" -j 1 --svg "$tmp/whole.svg" >"$tmp/whole.csv" &&
 		array_then_merge "$sweep" "$tmp/out" 4 && [ "$state" = COMPLETED ] &&
@@ -171,6 +186,7 @@ EOF
 		[ -s "$tmp/bad/parts/0.csv" ] && [ ! -e "$tmp/bad/parts/1.csv" ] && [ ! -e "$tmp/bad/broken.csv" ]
 }
 check "Slurm job array of 4 shards + dependent merge = sweep -j 1 (CSV and SVG): $sweep" same_as_sweep
+check "Slurm: one shard rerun alone (--array=2, N given) and merged again = sweep -j 1" rerun_one_shard
 check "Slurm: a failed shard cancels the merge job, no merged table" failed_shard_stops_merge
 if [ "$failed" != 0 ]; then
 	logs
