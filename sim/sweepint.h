@@ -21,9 +21,9 @@
  *   # fingerprint: 0f1e2d3c4b5a6978
  *   # smsim: 0.1.0
  *   # sweep file: 89abcdef01234567 configs/sweeps/stages_by_compute.json
- *   # experiment file: ... configs/experiments/with_staging_unified.json
- *   # machine file: ... configs/machines/h100.json
- *   # kernel file: ... kernels/with_staging_unified.json
+ *   # experiment file: ... configs/sweeps/../experiments/with_staging_unified.json
+ *   # machine file: ... configs/sweeps/../experiments/../machines/h100.json
+ *   # kernel file: ... configs/sweeps/../experiments/../../kernels/with_staging_unified.json
  *   run,stages,k,status,cycles,...
  *   1,1,32,ok,91780,...
  *   5,2,0,ok,...
@@ -89,7 +89,8 @@ void sweep_write_columns(FILE *out, const struct sweep *sw);
 /*
  * Draws plot_y against plot_x from a whole table (column line and sw->runs
  * rows, as sweep writes it), one line per combination of the other
- * parameters.  The table must have been checked against sw.
+ * parameters.  A DIAG_INPUT when plot_x or plot_y is not a column or a row
+ * is missing; that the rows are sw's is the caller's to check (plot does).
  */
 int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag *d);
 
