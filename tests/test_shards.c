@@ -429,3 +429,23 @@ Test(shards, merged_tables_draw_the_sweeps_picture)
 	cr_assert_neq(access(svg, F_OK), 0, "a refused plot leaves no picture");
 	free(ref);
 }
+
+Test(shards, names_and_values_that_would_break_a_csv_cell_are_refused)
+{
+	static const char *const vary[] = {"{\"stages\": [\"1,2\"]}", "{\"stages\": [\"\\\"1\\\"\"]}", "{\"sta,ges\": [1]}",
+					   "{\"stages\": [\"1\\n\"]}"};
+	char path[128], cwd[512];
+	cr_assert(getcwd(cwd, sizeof cwd));
+	snprintf(path, sizeof path, "%s/bad.json", dir);
+	for (size_t i = 0; i < sizeof vary / sizeof vary[0]; i++) {
+		char text[1024], *out;
+		snprintf(text, sizeof text,
+			 "{\"sweep\": \"bad\", \"experiment\": \"%s/configs/experiments/with_staging_unified.json\",\n"
+			 " \"vary\": %s}\n", cwd, vary[i]);
+		write_text(path, text);
+		cr_assert_eq(sh(&out, "%s sweep %s --list 2>&1", SMSIM_BIN, path), 2, "%s", vary[i]);
+		cr_assert(has(out, "bad.json:2:") && has(out, "without commas, quotes or control characters"), "%s: %s",
+			  vary[i], out);
+		free(out);
+	}
+}
