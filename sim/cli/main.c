@@ -27,7 +27,9 @@ static const char usage[] =
 	"                 [--trace FILE.json] [--svg FILE.svg]\n"
 	"       smsim compare EXPERIMENT.json... | COMPARISON.json [--vary NAME=V1,V2,...]\n"
 	"                 [--set NAME=VALUE]... [--json] [--svg FILE.svg]\n"
-	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg]\n"
+	"       smsim sweep SWEEP.json [-j N] [--csv FILE.csv] [--svg FILE.svg] [--shard I/N] [--list]\n"
+	"       smsim merge PART.csv... [--csv FILE.csv] [--svg FILE.svg]\n"
+	"       smsim plot SWEEP.json TABLE.csv [--svg FILE.svg]\n"
 	"       smsim validate [REFERENCE.csv] [--max-error PERCENT] [--require-ranking] [--set NAME=VALUE]...\n"
 	"       smsim calibrate DIR [-o MACHINE.json] [--name NAME]\n"
 	"       smsim bench [--quick] [--reps N] [--callgrind]\n"
@@ -53,6 +55,12 @@ static const char usage[] =
 	"         them side by side; --svg stacks their timelines on one axis\n"
 	"sweep    run the cartesian product of a sweep file's parameter lists in N\n"
 	"         worker processes; CSV to stdout or --csv, line plot with --svg\n"
+	"  --shard I/N        run only shard I of N (from 0: runs I, I+N, I+2N, ...)\n"
+	"                     and write them as a part, for smsim merge\n"
+	"  --list             print the runs (index and settings) instead of running\n"
+	"merge    join the parts of a sharded sweep into the table sweep would\n"
+	"         write, refusing missing, duplicated or foreign parts\n"
+	"plot     draw a sweep's line plot from its table (e.g. a merged one)\n"
 	"validate simulate every row of a hardware reference (default\n"
 	"         traces/h100/pipelines.csv): measured vs predicted cycles per batch,\n"
 	"         mean absolute error; exit 1 when it is above --max-error\n"
@@ -230,6 +238,10 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 2, argv + 2);
 	if (strcmp(argv[1], "sweep") == 0)
 		return cmd_sweep(argc - 2, argv + 2);
+	if (strcmp(argv[1], "merge") == 0)
+		return cmd_merge(argc - 2, argv + 2);
+	if (strcmp(argv[1], "plot") == 0)
+		return cmd_plot(argc - 2, argv + 2);
 	if (strcmp(argv[1], "bench") == 0)
 		return cmd_bench(argc - 2, argv + 2, argv[0]);
 	if (strcmp(argv[1], "calibrate") == 0)

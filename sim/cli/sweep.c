@@ -1,14 +1,19 @@
 /*
  * sweep: the cartesian product of named parameter lists, run in worker
  * processes, one CSV row per run in a stable order — the same bytes
- * whatever -j — and optionally a line plot.
+ * whatever -j — and optionally a line plot.  With --shard I/N only the runs
+ * I, I+N, I+2N, ... are run and written as a part, which `smsim merge`
+ * joins with the other shards' (sweepint.h describes the part format).
  *
  * SWEEP.json: {"sweep", "description", "experiment", "set": {...},
  *              "vary": {"NAME": [values...], ...},
  *              "plot": {"x": NAME, "y": METRIC, "series": NAME}}
  */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +24,12 @@
 #include "compare.h"
 #include "outfile.h"
 #include "runner.h"
-#include "svg.h"
+#include "sweepint.h"
 
-#define MAX_VARY 8
-#define MAX_VALUES 64
-#define MAX_FIXED 64
+#ifndef SMSIM_VERSION
+#define SMSIM_VERSION "dev"
+#endif
+
 #define MAX_WORKERS 64
 
 /* ORDER METRIC: the CSV's columns after the parameters. */
@@ -66,18 +72,15 @@ struct result {
 	char error[256]; /* a run that could not start (bad input) */
 };
 
-struct sweep {
-	char name[128];
-	char experiment[1024];
-	char fixed_name[MAX_FIXED][64], fixed_value[MAX_FIXED][128];
-	int nfixed;
-	char vary_name[MAX_VARY][64];
-	char vary_value[MAX_VARY][MAX_VALUES][64];
-	int nvalues[MAX_VARY];
-	int nvary;
-	char plot_x[64], plot_y[64], plot_series[64];
-	int runs;
-};
+
+/* True when s can stand in a CSV cell and a part's header unquoted: no comma, quote or control character. */
+static bool csv_safe(const char *s, bool commas)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || (!commas && (*s == ',' || *s == '"')))
+			return false;
+	return true;
+}
 
 static int word(const cJSON *v, char *out, size_t n)
 {
@@ -90,7 +93,7 @@ static int word(const cJSON *v, char *out, size_t n)
 	return 0;
 }
 
-static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
+int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 {
 	struct jdoc doc;
 	int rc = jdoc_load(file, &doc, d);
@@ -104,6 +107,11 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 	    (rc = jdoc_string(&doc, doc.root, &at, "sweep", true, &name, d)) ||
 	    (rc = jdoc_string(&doc, doc.root, &at, "experiment", true, &exp, d)))
 		goto out;
+	if (!csv_safe(name, true)) {
+		jpath_key(&at, "sweep");
+		rc = jdoc_error(&doc, &at, d, "expected a name without control characters");
+		goto out;
+	}
 	snprintf(sw->name, sizeof sw->name, "%s", name);
 	const char *slash = strrchr(file, '/');
 	if (exp[0] == '/' || !slash)
@@ -111,7 +119,7 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 	else
 		snprintf(sw->experiment, sizeof sw->experiment, "%.*s/%s", (int)(slash - file), file, exp);
 	const cJSON *set = cJSON_GetObjectItemCaseSensitive(doc.root, "set");
-	for (const cJSON *s = set ? set->child : NULL; s && sw->nfixed < MAX_FIXED; s = s->next) {
+	for (const cJSON *s = set ? set->child : NULL; s && sw->nfixed < SWEEP_MAX_FIXED; s = s->next) {
 		snprintf(sw->fixed_name[sw->nfixed], 64, "%s", s->string);
 		if (word(s, sw->fixed_value[sw->nfixed], 128)) {
 			size_t o = jpath_key(&at, "set");
@@ -124,34 +132,44 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 	}
 	const cJSON *vary = cJSON_GetObjectItemCaseSensitive(doc.root, "vary");
 	size_t old = jpath_key(&at, "vary");
-	if (!cJSON_IsObject(vary) || !vary->child || cJSON_GetArraySize(vary) > MAX_VARY) {
-		rc = jdoc_error(&doc, &at, d, "expected an object of 1 to %d parameter lists", MAX_VARY);
+	if (!cJSON_IsObject(vary) || !vary->child || cJSON_GetArraySize(vary) > SWEEP_MAX_VARY) {
+		rc = jdoc_error(&doc, &at, d, "expected an object of 1 to %d parameter lists", SWEEP_MAX_VARY);
 		goto out;
 	}
-	sw->runs = 1;
+	long long runs = 1; /* at most 64^8: no overflow */
 	for (const cJSON *v = vary->child; v; v = v->next) {
 		size_t o2 = jpath_key(&at, v->string);
-		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > MAX_VALUES) {
-			rc = jdoc_error(&doc, &at, d, "expected a list of 1 to %d values", MAX_VALUES);
+		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > SWEEP_MAX_VALUES) {
+			rc = jdoc_error(&doc, &at, d, "expected a list of 1 to %d values", SWEEP_MAX_VALUES);
+			goto out;
+		}
+		if (!csv_safe(v->string, false)) {
+			rc = jdoc_error(&doc, &at, d, "expected a parameter name without commas, quotes or control characters (it heads a CSV column)");
 			goto out;
 		}
 		int k = sw->nvary++;
-		snprintf(sw->vary_name[k], 64, "%s", v->string);
+		snprintf(sw->vary_name[k], SWEEP_NAME_LEN, "%s", v->string);
 		for (const cJSON *x = v->child; x; x = x->next) {
-			if (word(x, sw->vary_value[k][sw->nvalues[k]], 64)) {
+			char *val = sw->vary_value[k][sw->nvalues[k]];
+			if (word(x, val, SWEEP_NAME_LEN)) {
 				rc = jdoc_error(&doc, &at, d, "expected numbers or strings");
+				goto out;
+			}
+			if (!csv_safe(val, false)) {
+				rc = jdoc_error(&doc, &at, d, "expected values without commas, quotes or control characters (they fill CSV cells)");
 				goto out;
 			}
 			sw->nvalues[k]++;
 		}
-		sw->runs *= sw->nvalues[k];
+		runs *= sw->nvalues[k];
 		jpath_pop(&at, o2);
 	}
 	jpath_pop(&at, old);
-	if (sw->runs > 100000) {
-		rc = jdoc_error(&doc, &at, d, "the sweep has %d runs; the limit is 100000", sw->runs);
+	if (runs > SWEEP_MAX_RUNS) {
+		rc = jdoc_error(&doc, &at, d, "the sweep has %lld runs; the limit is %d", runs, SWEEP_MAX_RUNS);
 		goto out;
 	}
+	sw->runs = (int)runs;
 	const cJSON *plot = cJSON_GetObjectItemCaseSensitive(doc.root, "plot");
 	snprintf(sw->plot_x, sizeof sw->plot_x, "%s", sw->vary_name[0]);
 	snprintf(sw->plot_y, sizeof sw->plot_y, "cycles");
@@ -171,6 +189,10 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 			snprintf(sw->plot_y, sizeof sw->plot_y, "%s", y);
 		if (series)
 			snprintf(sw->plot_series, sizeof sw->plot_series, "%s", series);
+		if (!csv_safe(sw->plot_x, true) || !csv_safe(sw->plot_y, true) || !csv_safe(sw->plot_series, true)) {
+			rc = jdoc_error(&doc, &at, d, "expected names without control characters");
+			goto out;
+		}
 		jpath_pop(&at, old);
 	}
 out:
@@ -179,7 +201,7 @@ out:
 }
 
 /* The value index of parameter k in run i (the last parameter varies fastest). */
-static int value_of(const struct sweep *sw, int run, int k)
+int sweep_value_of(const struct sweep *sw, int run, int k)
 {
 	for (int j = sw->nvary - 1; j > k; j--)
 		run /= sw->nvalues[j];
@@ -188,12 +210,12 @@ static int value_of(const struct sweep *sw, int run, int k)
 
 static void run_one(const struct sweep *sw, int index, struct result *res)
 {
-	struct setting sets[MAX_FIXED + MAX_VARY];
+	struct setting sets[SWEEP_MAX_FIXED + SWEEP_MAX_VARY];
 	int n = 0;
 	for (int i = 0; i < sw->nfixed; i++)
 		sets[n++] = (struct setting){sw->fixed_name[i], sw->fixed_value[i]};
 	for (int k = 0; k < sw->nvary; k++)
-		sets[n++] = (struct setting){sw->vary_name[k], sw->vary_value[k][value_of(sw, index, k)]};
+		sets[n++] = (struct setting){sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, index, k)]};
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *r = calloc(1, sizeof *r);
 	struct diag d = {0};
@@ -218,10 +240,22 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 	free(r);
 }
 
-static void progress(const struct sweep *sw, int done)
+/* Which runs this invocation makes: every one, or one shard's. */
+struct plan {
+	int shard, nshards; /* nshards == 0: the whole sweep */
+	int *todo;          /* run indices, increasing */
+	int n;
+};
+
+static void progress(const struct sweep *sw, const struct plan *p, int done)
 {
-	if (isatty(2))
-		fprintf(stderr, "\rsmsim sweep %s: %d/%d runs%s", sw->name, done, sw->runs, done == sw->runs ? "\n" : "");
+	if (!isatty(2))
+		return;
+	if (p->nshards)
+		fprintf(stderr, "\rsmsim sweep %s, shard %d/%d: %d/%d runs%s", sw->name, p->shard, p->nshards, done, p->n,
+			done == p->n ? "\n" : "");
+	else
+		fprintf(stderr, "\rsmsim sweep %s: %d/%d runs%s", sw->name, done, p->n, done == p->n ? "\n" : "");
 }
 
 /* Moves all len bytes through the pipe, across short transfers and signals; false at EOF or error. */
@@ -241,20 +275,21 @@ static bool transfer_all(int fd, void *buf, size_t len, bool out)
 }
 
 /*
- * Runs every index; with jobs > 1 in worker processes.  Work is handed out
- * one run at a time: a worker reads the index of its next run from its
- * command pipe, and is sent another when its result comes back, so a few
- * long runs do not leave the other workers idle (a fixed split by index
- * would, when the costly values fall on one worker's share).
+ * Runs every run of the plan into res[run index]; with jobs > 1 in worker
+ * processes.  Work is handed out one run at a time: a worker reads the plan
+ * position of its next run from its command pipe, and is sent another when
+ * its result comes back, so a few long runs do not leave the other workers
+ * idle (a fixed split by index would, when the costly values fall on one
+ * worker's share).
  */
-static int run_all(const struct sweep *sw, int jobs, struct result *res)
+static int run_all(const struct sweep *sw, const struct plan *p, int jobs, struct result *res)
 {
-	if (jobs > sw->runs)
-		jobs = sw->runs;
+	if (jobs > p->n)
+		jobs = p->n;
 	if (jobs <= 1) {
-		for (int i = 0; i < sw->runs; i++) {
-			run_one(sw, i, &res[i]);
-			progress(sw, i + 1);
+		for (int i = 0; i < p->n; i++) {
+			run_one(sw, p->todo[i], &res[p->todo[i]]);
+			progress(sw, p, i + 1);
 		}
 		return 0;
 	}
@@ -262,12 +297,12 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 	pid_t pids[MAX_WORKERS];
 	int started = 0, next = 0, bad = 0;
 	for (int w = 0; w < jobs; w++) {
-		int p[2], c[2];
-		if (pipe(p))
+		int pr[2], c[2];
+		if (pipe(pr))
 			return -1;
 		if (pipe(c)) {
-			close(p[0]);
-			close(p[1]);
+			close(pr[0]);
+			close(pr[1]);
 			return -1;
 		}
 		fflush(NULL);
@@ -275,30 +310,30 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 		if (pid < 0)
 			return -1;
 		if (pid == 0) {
-			close(p[0]);
+			close(pr[0]);
 			close(c[1]);
 			for (int i = 0; i < w; i++)
 				close(cmd[i]); /* the other workers' command pipes stay the parent's alone */
-			int32_t index;
-			while (transfer_all(c[0], &index, sizeof index, false) && index >= 0) {
+			int32_t pos;
+			while (transfer_all(c[0], &pos, sizeof pos, false) && pos >= 0 && pos < p->n) {
 				struct result r;
-				run_one(sw, index, &r);
-				if (!transfer_all(p[1], &r, sizeof r, true))
+				run_one(sw, p->todo[pos], &r);
+				if (!transfer_all(pr[1], &r, sizeof r, true))
 					_exit(1);
 			}
 			_exit(0);
 		}
-		close(p[1]);
+		close(pr[1]);
 		close(c[0]);
-		fds[w] = p[0];
+		fds[w] = pr[0];
 		cmd[w] = c[1];
 		pids[w] = pid;
 		started++;
 	}
 	/* One run each to start with. */
 	for (int w = 0; w < jobs; w++) {
-		int32_t index = next < sw->runs ? next++ : -1;
-		if (!transfer_all(cmd[w], &index, sizeof index, true))
+		int32_t pos = next < p->n ? next++ : -1;
+		if (!transfer_all(cmd[w], &pos, sizeof pos, true))
 			bad = 1;
 	}
 	struct pollfd pfd[MAX_WORKERS];
@@ -332,13 +367,13 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 				got[w] = 0;
 				if (partial[w].index >= 0 && partial[w].index < sw->runs) {
 					res[partial[w].index] = partial[w];
-					progress(sw, ++done);
+					progress(sw, p, ++done);
 				}
 				/* Its next run, or -1: no more. */
-				int32_t index = next < sw->runs ? next++ : -1;
-				if (cmd[w] >= 0 && !transfer_all(cmd[w], &index, sizeof index, true))
+				int32_t pos = next < p->n ? next++ : -1;
+				if (cmd[w] >= 0 && !transfer_all(cmd[w], &pos, sizeof pos, true))
 					bad = 1;
-				if (index < 0 && cmd[w] >= 0) {
+				if (pos < 0 && cmd[w] >= 0) {
 					close(cmd[w]);
 					cmd[w] = -1;
 				}
@@ -355,10 +390,10 @@ static int run_all(const struct sweep *sw, int jobs, struct result *res)
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			bad = 1;
 	}
-	return bad || done != sw->runs ? -1 : 0;
+	return bad || done != p->n ? -1 : 0;
 }
 
-static void write_csv(FILE *out, const struct sweep *sw, const struct result *res)
+void sweep_write_columns(FILE *out, const struct sweep *sw)
 {
 	for (int k = 0; k < sw->nvary; k++)
 		fprintf(out, "%s,", sw->vary_name[k]);
@@ -368,93 +403,196 @@ static void write_csv(FILE *out, const struct sweep *sw, const struct result *re
 	for (int c = 0; c < STALL_COUNT; c++)
 		fprintf(out, ",stall_%s", stall_key[c]);
 	fputc('\n', out);
+}
+
+static void write_row(FILE *out, const struct sweep *sw, int run, const struct result *r)
+{
 	static const char *const st[] = {"ok", "?", "error", "deadlock", "limit"};
-	for (int i = 0; i < sw->runs; i++) {
-		for (int k = 0; k < sw->nvary; k++)
-			fprintf(out, "%s,", sw->vary_value[k][value_of(sw, i, k)]);
-		fprintf(out, "%s", res[i].status >= 0 && res[i].status <= 4 ? st[res[i].status] : "?");
-		for (int m = 0; m < NMETRICS; m++) {
-			double v = res[i].m[m];
-			if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
-				fprintf(out, ",%lld", (long long)v);
-			else
-				fprintf(out, ",%.6f", v);
-		}
+	for (int k = 0; k < sw->nvary; k++)
+		fprintf(out, "%s,", sw->vary_value[k][sweep_value_of(sw, run, k)]);
+	fprintf(out, "%s", r->status >= 0 && r->status <= 4 ? st[r->status] : "?");
+	for (int m = 0; m < NMETRICS; m++) {
+		double v = r->m[m];
+		if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
+			fprintf(out, ",%lld", (long long)v);
+		else
+			fprintf(out, ",%.6f", v);
+	}
+	fputc('\n', out);
+}
+
+/* ORDER FILE: the files a part's fingerprint covers, in the order its header lists them. */
+const char *const sweep_file_label[SWEEP_FILES] = {"sweep", "experiment", "machine", "kernel"};
+
+/* What a part's header says about where it comes from (sweepint.h). */
+struct fingerprint {
+	char path[SWEEP_FILES][1024];
+	uint64_t hash[SWEEP_FILES];
+	uint64_t all;
+};
+
+/* FNV-1a, 64 bits: it tells versions of a file apart, it does not defend against forgery. */
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+
+/* dir of file + rel, unless rel is absolute (as the experiment resolves its machine and kernel). */
+static void resolve(const char *file, const char *rel, char *out, size_t outsz)
+{
+	const char *slash = strrchr(file, '/');
+	if (rel[0] == '/' || !slash)
+		snprintf(out, outsz, "%s", rel);
+	else
+		snprintf(out, outsz, "%.*s/%s", (int)(slash - file), file, rel);
+}
+
+/* Hashes the sweep file, its experiment and the machine and kernel files the experiment names. */
+static int fingerprint(const char *file, const struct sweep *sw, struct fingerprint *fp, struct diag *d)
+{
+	struct jdoc doc;
+	int rc = jdoc_load(sw->experiment, &doc, d);
+	if (rc)
+		return rc;
+	struct jpath at;
+	jpath_root(&at);
+	const char *machine = NULL, *kernel = NULL;
+	if ((rc = jdoc_string(&doc, doc.root, &at, "machine", true, &machine, d)) ||
+	    (rc = jdoc_string(&doc, doc.root, &at, "kernel", true, &kernel, d))) {
+		jdoc_free(&doc);
+		return rc;
+	}
+	snprintf(fp->path[0], sizeof fp->path[0], "%s", file);
+	snprintf(fp->path[1], sizeof fp->path[1], "%s", sw->experiment);
+	resolve(sw->experiment, machine, fp->path[2], sizeof fp->path[2]);
+	resolve(sw->experiment, kernel, fp->path[3], sizeof fp->path[3]);
+	jdoc_free(&doc);
+	for (int f = 0; f < SWEEP_FILES; f++) {
+		size_t n;
+		char *text = jdoc_read_file(fp->path[f], &n);
+		if (!text)
+			return diag_set(d, DIAG_INPUT, "%s: cannot read: %s", fp->path[f], strerror(errno));
+		fp->hash[f] = fnv1a(FNV_OFFSET, text, n);
+		free(text);
+	}
+	fp->all = sweep_fingerprint_of(SMSIM_VERSION, fp->hash);
+	return 0;
+}
+
+uint64_t sweep_fingerprint_of(const char *smsim, const uint64_t hash[SWEEP_FILES])
+{
+	char summary[256];
+	size_t len = (size_t)snprintf(summary, sizeof summary, "smsim %.64s\n", smsim);
+	for (int f = 0; f < SWEEP_FILES; f++)
+		len += (size_t)snprintf(summary + len, sizeof summary - len, "%s %016llx\n", sweep_file_label[f],
+					(unsigned long long)hash[f]);
+	return fnv1a(FNV_OFFSET, summary, len);
+}
+
+static void write_part_header(FILE *out, const struct sweep *sw, const struct plan *p, const struct fingerprint *fp)
+{
+	fprintf(out, SWEEP_PART_MAGIC "%d/%d\n# sweep: %s\n# runs: %d\n# values:", p->shard, p->nshards, sw->name, sw->runs);
+	for (int k = 0; k < sw->nvary; k++)
+		fprintf(out, " %d", sw->nvalues[k]);
+	fprintf(out, "\n# plot x: %s\n# plot y: %s\n# fingerprint: %016llx\n# smsim: %s\n", sw->plot_x, sw->plot_y,
+		(unsigned long long)fp->all, SMSIM_VERSION);
+	for (int f = 0; f < SWEEP_FILES; f++) {
+		fprintf(out, "# %s file: %016llx ", sweep_file_label[f], (unsigned long long)fp->hash[f]);
+		for (const char *c = fp->path[f]; *c; c++) /* for a reader only: a line break must not end the line */
+			fputc((unsigned char)*c < 0x20 ? '?' : *c, out);
 		fputc('\n', out);
 	}
 }
 
-static int metric_index(const char *name)
+/*
+ * The plan's table as CSV text (caller frees): the whole sweep's, or a
+ * part's with its header and each row's run index in front.  NULL when out
+ * of memory.
+ */
+static char *table_text(const struct sweep *sw, const struct plan *p, const struct fingerprint *fp,
+			const struct result *res)
 {
-	for (int m = 0; m < M_STALLS; m++)
-		if (strcmp(metric_names[m], name) == 0)
-			return m;
-	for (int c = 0; c < STALL_COUNT; c++)
-		if (strncmp(name, "stall_", 6) == 0 && strcmp(name + 6, stall_key[c]) == 0)
-			return M_STALLS + c;
-	return -1;
-}
-
-static int vary_index(const struct sweep *sw, const char *name)
-{
-	for (int k = 0; k < sw->nvary; k++)
-		if (strcmp(sw->vary_name[k], name) == 0)
-			return k;
-	return -1;
-}
-
-/* One series per combination of every varied parameter except x. */
-static int write_plot(FILE *out, const struct sweep *sw, const struct result *res, struct diag *d)
-{
-	int xk = vary_index(sw, sw->plot_x), ym = metric_index(sw->plot_y);
-	if (xk < 0 || ym < 0)
-		return diag_set(d, DIAG_INPUT, "sweep %s: plot x \"%s\" must be a varied parameter and y \"%s\" a metric",
-				sw->name, sw->plot_x, sw->plot_y);
-	int nseries = sw->runs / sw->nvalues[xk];
-	struct svg_series *series = calloc((size_t)nseries, sizeof *series);
-	double *xs = calloc((size_t)sw->runs, sizeof *xs), *ys = calloc((size_t)sw->runs, sizeof *ys);
-	if (!series || !xs || !ys) {
-		free(series);
-		free(xs);
-		free(ys);
-		return diag_set(d, DIAG_LIMIT, "out of memory for the plot");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	if (!out)
+		return NULL;
+	if (p->nshards) {
+		write_part_header(out, sw, p, fp);
+		fputs("run,", out);
 	}
-	int ns = 0;
-	for (int i = 0; i < sw->runs; i++) {
-		if (value_of(sw, i, xk) != 0)
-			continue;
-		struct svg_series *s = &series[ns++];
-		s->x = xs + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
-		s->y = ys + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
-		size_t len = 0;
+	sweep_write_columns(out, sw);
+	for (int i = 0; i < p->n; i++) {
+		if (p->nshards)
+			fprintf(out, "%d,", p->todo[i]);
+		write_row(out, sw, p->todo[i], &res[p->todo[i]]);
+	}
+	if (fclose(out) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+bool sweep_parse_shard(const char *s, int *shard, int *nshards)
+{
+	long v[2];
+	for (int i = 0; i < 2; i++) {
+		if (!isdigit((unsigned char)*s))
+			return false;
+		char *end;
+		errno = 0;
+		v[i] = strtol(s, &end, 10);
+		if (errno || *end != (i == 0 ? '/' : '\0'))
+			return false;
+		s = end + 1;
+	}
+	if (v[1] < 1 || v[1] > SWEEP_MAX_SHARDS || v[0] >= v[1])
+		return false;
+	*shard = (int)v[0];
+	*nshards = (int)v[1];
+	return true;
+}
+
+/* --list: one line per run of the plan, "INDEX<TAB>NAME=VALUE<TAB>NAME=VALUE...". */
+static void list_runs(FILE *out, const struct sweep *sw, const struct plan *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		fprintf(out, "%d", p->todo[i]);
 		for (int k = 0; k < sw->nvary; k++)
-			if (k != xk)
-				len += (size_t)snprintf(s->name + len, sizeof s->name - len, "%s%s=%s", len ? ", " : "",
-							sw->vary_name[k], sw->vary_value[k][value_of(sw, i, k)]);
-		/* Runs of this series: same values for every other parameter. */
-		int stride = 1;
-		for (int j = sw->nvary - 1; j > xk; j--)
-			stride *= sw->nvalues[j];
-		for (int v = 0; v < sw->nvalues[xk]; v++) {
-			const struct result *r = &res[i + v * stride];
-			((double *)s->x)[s->n] = atof(sw->vary_value[xk][v]);
-			((double *)s->y)[s->n] = r->m[ym];
-			s->n++;
-		}
+			fprintf(out, "\t%s=%s", sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, p->todo[i], k)]);
+		fputc('\n', out);
 	}
-	char title[256];
-	snprintf(title, sizeof title, "%.100s: %.60s vs %.60s", sw->name, sw->plot_y, sw->plot_x);
-	svg_plot(out, title, sw->plot_x, sw->plot_y, series, ns);
-	free(series);
-	free(xs);
-	free(ys);
-	return 0;
+}
+
+static int write_text(const char *path, const char *text, struct diag *d)
+{
+	if (!path) {
+		fputs(text, stdout);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return diag_set(d, DIAG_INPUT, "error writing to standard output");
+		return 0;
+	}
+	struct outfile of;
+	int rc = outfile_open(&of, path, d);
+	if (rc)
+		return rc;
+	fputs(text, of.f);
+	return outfile_commit(&of, d);
 }
 
 int cmd_sweep(int argc, char **argv)
 {
-	const char *file = NULL, *csv = NULL, *svg = NULL;
+	const char *file = NULL, *csv = NULL, *svg = NULL, *shard_arg = NULL;
 	int jobs = 1;
+	bool list = false;
+	struct plan plan = {0};
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
 			jobs = atoi(argv[++i]);
@@ -464,8 +602,14 @@ int cmd_sweep(int argc, char **argv)
 			csv = argv[++i];
 		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
 			svg = argv[++i];
+		} else if (strcmp(argv[i], "--shard") == 0 && i + 1 < argc) {
+			shard_arg = argv[++i];
+		} else if (strncmp(argv[i], "--shard=", 8) == 0) {
+			shard_arg = argv[i] + 8;
+		} else if (strcmp(argv[i], "--list") == 0) {
+			list = true;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: sweep: unknown option %s\n", argv[i]);
+			fprintf(stderr, "smsim: sweep: unknown option %s (or it lacks its value)\n", argv[i]);
 			return 2;
 		} else if (!file) {
 			file = argv[i];
@@ -482,41 +626,68 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "smsim: -j expects 1..%d\n", MAX_WORKERS);
 		return 2;
 	}
-	struct sweep *sw = calloc(1, sizeof *sw);
-	struct diag d = {0};
-	if (!sw || load_sweep(file, sw, &d)) {
-		fprintf(stderr, "smsim: %s\n", sw ? d.msg : "out of memory");
-		free(sw);
+	if (shard_arg && !sweep_parse_shard(shard_arg, &plan.shard, &plan.nshards)) {
+		fprintf(stderr, "smsim: sweep: --shard expects I/N, shard I of N counted from 0 (0 <= I < N <= %d), not \"%s\"\n",
+			SWEEP_MAX_SHARDS, shard_arg);
 		return 2;
 	}
-	if (jobs > sw->runs)
-		jobs = sw->runs;
-	struct result *res = calloc((size_t)sw->runs, sizeof *res);
-	int rc = res ? run_all(sw, jobs, res) : -1;
-	if (rc) {
+	if (shard_arg && svg) {
+		fprintf(stderr, "smsim: sweep: --svg draws the whole sweep, and --shard runs only part of it: merge the "
+				"parts first (smsim merge PART.csv... --svg FILE, or smsim plot SWEEP.json MERGED.csv --svg FILE)\n");
+		return 2;
+	}
+	struct sweep *sw = calloc(1, sizeof *sw);
+	struct diag d = {0};
+	struct fingerprint fp = {0};
+	struct result *res = NULL;
+	char *text = NULL;
+	int rc = 2;
+	if (!sw || sweep_load(file, sw, &d)) {
+		fprintf(stderr, "smsim: %s\n", sw ? d.msg : "out of memory");
+		goto out;
+	}
+	/* Round robin over the fixed run order: shards differ by at most one run, and each is the same every time. */
+	int step = plan.nshards ? plan.nshards : 1;
+	plan.todo = calloc((size_t)sw->runs, sizeof *plan.todo);
+	res = calloc((size_t)sw->runs, sizeof *res);
+	if (!plan.todo || !res) {
+		fprintf(stderr, "smsim: out of memory\n");
+		goto out;
+	}
+	for (int i = plan.shard; i < sw->runs; i += step)
+		plan.todo[plan.n++] = i;
+	if (list) {
+		list_runs(stdout, sw, &plan);
+		rc = fflush(stdout) != 0 || ferror(stdout) ? 2 : 0;
+		if (rc)
+			fprintf(stderr, "smsim: error writing to standard output\n");
+		goto out;
+	}
+	if (plan.nshards && fingerprint(file, sw, &fp, &d)) {
+		fprintf(stderr, "smsim: sweep %s: %s\n", sw->name, d.msg);
+		goto out;
+	}
+	if (run_all(sw, &plan, jobs, res)) {
 		fprintf(stderr, "smsim: sweep %s: a worker failed\n", sw->name);
 		rc = 4;
 		goto out;
 	}
-	for (int i = 0; i < sw->runs; i++)
-		if (res[i].status == 2) {
-			fprintf(stderr, "smsim: sweep %s, run %d: %s\n", sw->name, i, res[i].error);
-			rc = 2;
+	for (int i = 0; i < plan.n; i++)
+		if (res[plan.todo[i]].status == 2) {
+			fprintf(stderr, "smsim: sweep %s, run %d: %s\n", sw->name, plan.todo[i], res[plan.todo[i]].error);
 			goto out;
 		}
-	if (csv) {
-		struct outfile of;
-		if ((rc = outfile_open(&of, csv, &d)) == 0) {
-			write_csv(of.f, sw, res);
-			rc = outfile_commit(&of, &d);
-		}
-	} else {
-		write_csv(stdout, sw, res);
+	text = table_text(sw, &plan, &fp, res);
+	if (!text) {
+		fprintf(stderr, "smsim: out of memory for the table\n");
+		rc = 4;
+		goto out;
 	}
+	rc = write_text(csv, text, &d);
 	if (!rc && svg) {
 		struct outfile of;
 		if ((rc = outfile_open(&of, svg, &d)) == 0) {
-			rc = write_plot(of.f, sw, res, &d);
+			rc = sweep_plot(of.f, sw, text, &d);
 			if (rc)
 				outfile_abort(&of);
 			else
@@ -526,7 +697,9 @@ int cmd_sweep(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "smsim: %s\n", d.msg);
 out:
+	free(text);
 	free(res);
+	free(plan.todo);
 	free(sw);
 	return rc;
 }

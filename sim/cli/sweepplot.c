@@ -1,0 +1,267 @@
+/*
+ * sweepplot: a sweep's line plot, drawn from its table (the CSV text), and
+ * `smsim plot SWEEP.json TABLE.csv`, which draws a table made elsewhere —
+ * merged from shards, or kept from an earlier run — after checking that it
+ * is that sweep's: its columns, one row per run, in run order.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../isa/jdoc.h"
+#include "compare.h"
+#include "outfile.h"
+#include "svg.h"
+#include "sweepint.h"
+
+/* The start of field f of a CSV line (never quoted: sweepint.h), or NULL when the line has fewer fields. */
+static const char *field(const char *line, int f)
+{
+	for (; f > 0; f--) {
+		line = strpbrk(line, ",\n");
+		if (!line || *line == '\n')
+			return NULL;
+		line++;
+	}
+	return line;
+}
+
+static size_t field_len(const char *p) { return strcspn(p, ",\n"); }
+
+static bool field_is(const char *p, const char *s)
+{
+	size_t n = field_len(p);
+	return n == strlen(s) && strncmp(p, s, n) == 0;
+}
+
+/* The start of each of the table's runs rows into rows[]; false when it has fewer, or a row is cut short. */
+static bool split_rows(const char *table, int runs, const char **rows)
+{
+	const char *p = strchr(table, '\n');
+	for (int i = 0; i < runs; i++) {
+		if (!p || !p[1])
+			return false;
+		rows[i] = ++p;
+		p = strchr(p, '\n');
+	}
+	return p != NULL;
+}
+
+int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag *d)
+{
+	int xk = -1, yc = -1;
+	for (int k = 0; k < sw->nvary; k++)
+		if (strcmp(sw->vary_name[k], sw->plot_x) == 0)
+			xk = k;
+	/* y: a column after status, which follows the parameters */
+	const char *c;
+	for (int i = sw->nvary + 1; (c = field(table, i)) != NULL && yc < 0; i++)
+		if (field_is(c, sw->plot_y))
+			yc = i;
+	if (xk < 0 || yc < 0)
+		return diag_set(d, DIAG_INPUT, "sweep %s: plot x \"%s\" must be a varied parameter and y \"%s\" a metric",
+				sw->name, sw->plot_x, sw->plot_y);
+	int nseries = sw->runs / sw->nvalues[xk];
+	struct svg_series *series = calloc((size_t)nseries, sizeof *series);
+	double *xs = calloc((size_t)sw->runs, sizeof *xs), *ys = calloc((size_t)sw->runs, sizeof *ys);
+	const char **rows = calloc((size_t)sw->runs, sizeof *rows);
+	int rc = 0;
+	if (!series || !xs || !ys || !rows) {
+		rc = diag_set(d, DIAG_LIMIT, "out of memory for the plot");
+		goto out;
+	}
+	if (!split_rows(table, sw->runs, rows)) {
+		rc = diag_set(d, DIAG_INPUT, "sweep %s: the table has fewer than its %d rows", sw->name, sw->runs);
+		goto out;
+	}
+	int ns = 0;
+	for (int i = 0; i < sw->runs; i++) {
+		if (sweep_value_of(sw, i, xk) != 0)
+			continue;
+		struct svg_series *s = &series[ns++];
+		s->x = xs + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
+		s->y = ys + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
+		size_t len = 0;
+		for (int k = 0; k < sw->nvary; k++)
+			if (k != xk)
+				len += (size_t)snprintf(s->name + len, sizeof s->name - len, "%s%s=%s", len ? ", " : "",
+							sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, i, k)]);
+		/* Runs of this series: same values for every other parameter. */
+		int stride = 1;
+		for (int j = sw->nvary - 1; j > xk; j--)
+			stride *= sw->nvalues[j];
+		for (int v = 0; v < sw->nvalues[xk]; v++) {
+			const char *y = field(rows[i + v * stride], yc);
+			if (!y) {
+				rc = diag_set(d, DIAG_INPUT, "sweep %s: run %d's row has no %s", sw->name, i + v * stride,
+					      sw->plot_y);
+				goto out;
+			}
+			((double *)s->x)[s->n] = atof(sw->vary_value[xk][v]);
+			((double *)s->y)[s->n] = strtod(y, NULL);
+			s->n++;
+		}
+	}
+	char title[256];
+	snprintf(title, sizeof title, "%.100s: %.60s vs %.60s", sw->name, sw->plot_y, sw->plot_x);
+	svg_plot(out, title, sw->plot_x, sw->plot_y, series, ns);
+out:
+	free(rows);
+	free(series);
+	free(xs);
+	free(ys);
+	return rc;
+}
+
+/* Checks that table (read from file) is sw's: its column line, then one row per run with that run's values. */
+static int check_table(const struct sweep *sw, const char *file, const char *table, struct diag *d)
+{
+	if (strncmp(table, SWEEP_PART_MAGIC, strlen(SWEEP_PART_MAGIC)) == 0)
+		return diag_set(d, DIAG_INPUT,
+				"%s: one part of a sweep (smsim sweep --shard), not its whole table: merge the parts "
+				"first (smsim merge PART.csv... --svg FILE)", file);
+	char *want = NULL;
+	size_t wlen = 0;
+	FILE *f = open_memstream(&want, &wlen);
+	if (!f)
+		return diag_set(d, DIAG_LIMIT, "out of memory");
+	sweep_write_columns(f, sw);
+	if (fclose(f) != 0) {
+		free(want);
+		return diag_set(d, DIAG_LIMIT, "out of memory");
+	}
+	int rc = 0;
+	if (strncmp(table, want, wlen) != 0) {
+		int i = 0;
+		const char *a = table, *b = want;
+		while (a && b && field_len(a) == field_len(b) && strncmp(a, b, field_len(a)) == 0) {
+			a = field(a, 1);
+			b = field(b, 1);
+			i++;
+		}
+		if (!a && !b)
+			rc = diag_set(d, DIAG_INPUT, "%s:1: the column line is not sweep %s's: is this the sweep's table?",
+				      file, sw->name);
+		else if (!b)
+			rc = diag_set(d, DIAG_INPUT, "%s:1: more columns than sweep %s's %d: is this the sweep's table?", file,
+				      sw->name, i);
+		else if (!a)
+			rc = diag_set(d, DIAG_INPUT, "%s:1: %d columns where sweep %s has more (next: %.*s): is this the "
+				      "sweep's table?", file, i, sw->name, (int)field_len(b), b);
+		else
+			rc = diag_set(d, DIAG_INPUT, "%s:1: column %d is \"%.*s\" where sweep %s has \"%.*s\": is this the "
+				      "sweep's table?", file, i + 1, (int)field_len(a) > 64 ? 64 : (int)field_len(a), a,
+				      sw->name, (int)field_len(b), b);
+		goto out;
+	}
+	int ncols = 1;
+	for (const char *p = want; *p != '\n'; p++)
+		ncols += *p == ',';
+	const char *row = table + wlen;
+	int i = 0;
+	for (; *row; i++) {
+		const char *end = strchr(row, '\n');
+		if (!end) {
+			rc = diag_set(d, DIAG_INPUT, "%s:%d: the last row is cut short (no end of line)", file, i + 2);
+			goto out;
+		}
+		if (i >= sw->runs) {
+			rc = diag_set(d, DIAG_INPUT, "%s:%d: more rows than sweep %s's %d runs", file, i + 2, sw->name,
+				      sw->runs);
+			goto out;
+		}
+		int n = 1;
+		for (const char *p = row; p < end; p++)
+			n += *p == ',';
+		if (n != ncols) {
+			rc = diag_set(d, DIAG_INPUT, "%s:%d: %d fields where the columns are %d", file, i + 2, n, ncols);
+			goto out;
+		}
+		for (int k = 0; k < sw->nvary; k++) {
+			const char *v = field(row, k), *want_v = sw->vary_value[k][sweep_value_of(sw, i, k)];
+			if (!field_is(v, want_v)) {
+				rc = diag_set(d, DIAG_INPUT, "%s:%d: run %d has %s=%.*s where sweep %s has %s=%s: is this the "
+					      "sweep's table, in run order?", file, i + 2, i, sw->vary_name[k],
+					      (int)field_len(v) > 64 ? 64 : (int)field_len(v), v, sw->name, sw->vary_name[k],
+					      want_v);
+				goto out;
+			}
+		}
+		row = end + 1;
+	}
+	if (i < sw->runs)
+		rc = diag_set(d, DIAG_INPUT, "%s: %d rows, but sweep %s has %d runs", file, i, sw->name, sw->runs);
+out:
+	free(want);
+	return rc;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	const char *files[2] = {NULL, NULL}, *svg = NULL;
+	int nfiles = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
+			svg = argv[++i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "smsim: plot: unknown option %s (or it lacks its value)\n", argv[i]);
+			return 2;
+		} else if (nfiles < 2) {
+			files[nfiles++] = argv[i];
+		} else {
+			fprintf(stderr, "smsim: plot takes a sweep file and its table: smsim plot SWEEP.json TABLE.csv --svg FILE\n");
+			return 2;
+		}
+	}
+	if (nfiles < 2) {
+		fprintf(stderr, "smsim: plot needs a sweep file and its table: smsim plot SWEEP.json TABLE.csv --svg FILE\n");
+		return 2;
+	}
+	struct sweep *sw = calloc(1, sizeof *sw);
+	struct diag d = {0};
+	char *table = NULL;
+	int rc = 2;
+	if (!sw) {
+		fprintf(stderr, "smsim: out of memory\n");
+		return 4;
+	}
+	if (sweep_load(files[0], sw, &d))
+		goto fail;
+	size_t len;
+	table = jdoc_read_file(files[1], &len);
+	if (!table) {
+		diag_set(&d, DIAG_INPUT, "%s: cannot read: %s", files[1], strerror(errno));
+		goto fail;
+	}
+	if (strlen(table) != len) {
+		diag_set(&d, DIAG_INPUT, "%s: contains a NUL byte; expected a sweep's CSV table", files[1]);
+		goto fail;
+	}
+	if (check_table(sw, files[1], table, &d))
+		goto fail;
+	if (svg) {
+		struct outfile of;
+		if ((rc = outfile_open(&of, svg, &d)) == 0) {
+			rc = sweep_plot(of.f, sw, table, &d);
+			if (rc)
+				outfile_abort(&of);
+			else
+				rc = outfile_commit(&of, &d);
+		}
+	} else {
+		rc = sweep_plot(stdout, sw, table, &d);
+		if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+			rc = diag_set(&d, DIAG_INPUT, "error writing to standard output");
+	}
+	if (!rc)
+		goto out;
+fail:
+	rc = d.code ? (int)d.code : 2;
+	fprintf(stderr, "smsim: %s\n", d.msg);
+out:
+	free(table);
+	free(sw);
+	return rc;
+}
