@@ -218,18 +218,15 @@ static int lower_expr(struct seq *q, const struct kernel *k, const struct expr *
 /* Whether e reads a 64-bit variable (or is on a 64-bit statement). */
 static bool wide_expr(const struct kernel *k, const struct expr *e) { return (e->slots & k->wide_slots) != 0; }
 
-/* The address of ref: its index arithmetic, then the scaled 64-bit address (LEA, LEA.HI.X or IMAD.WIDE). */
-static int lower_address(struct seq *q, const struct kernel *k, const struct memref *ref)
+/*
+ * The index arithmetic of ref (the form's own SASS scales it and adds the
+ * base: its address instructions read this result as their input).
+ */
+static int lower_index(struct seq *q, const struct kernel *k, const struct memref *ref)
 {
 	if (ref->buf < 0 || ref->index.is_const)
 		return -1;
-	bool wide = wide_expr(k, &ref->index);
-	int at = lower_expr(q, k, &ref->index, wide);
-	if (at < 0 && !(ref->index.slots & ~((1ull << SLOT_BUILTINS) - 1)))
-		return -1; /* invariant: the address is computed outside the loops */
-	if (k->bufs[ref->buf].space == SPACE_SHARED)
-		return emit(q, IC_ALU, dep_bit(at), at < 0); /* a 32-bit shared address: one LEA */
-	return wide ? chain(q, IC_ALU, 2, dep_bit(at), at < 0) : emit(q, IC_IMAD, dep_bit(at), at < 0);
+	return lower_expr(q, k, &ref->index, wide_expr(k, &ref->index));
 }
 
 /* Appends a static form after the prefix; its inputs wait for the prefix's results. */
@@ -323,7 +320,7 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 		if (id == LF_COUNT)
 			break;
 		uint32_t inputs = 0;
-		int a = lower_address(&q, k, &in->src), b = lower_address(&q, k, &in->dst);
+		int a = lower_index(&q, k, &in->src), b = lower_index(&q, k, &in->dst);
 		inputs = dep_bit(a) | dep_bit(b);
 		for (int i = 0; i < 2; i++) {
 			/* a count (compute's k, shfl's steps) is a loop bound, not an input of the op's own code */

@@ -95,7 +95,8 @@ Test(pipeline, consumer_wait_waits_for_the_copies_to_land)
 	cr_assert_eq(rc, 0, "%s", d.msg);
 	cr_assert_geq(r.cycles, fast + 2000 - 688 - 5, "cycles %llu vs %llu", (unsigned long long)r.cycles,
 		      (unsigned long long)fast);
-	cr_assert_float_eq(r.hidden_fraction, 0.0, 1e-9, "nothing overlaps the only copy");
+	/* Only the commit's and the wait's own instructions (isa/lower_forms.c) overlap the only copy. */
+	cr_assert_lt(r.hidden_fraction, 0.05, "almost nothing overlaps the only copy: %.3f", r.hidden_fraction);
 }
 
 Test(pipeline, successive_waits_consume_stages_in_order)

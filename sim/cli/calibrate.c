@@ -372,8 +372,8 @@ static void derive_memory(struct calib *c)
 static void derive_choices(struct calib *c)
 {
 	struct machine *m = &c->m;
-	m->chain_unroll = 8;
-	cite(c, "chain_unroll", "compute() as tests/hw/pipelines.cu compiles it: the chain loop unrolled 8 (traces/h100/forms.sass, compute.trip)");
+	m->chain_unroll = 32;
+	cite(c, "chain_unroll", "compute() as tests/hw/pipelines.cu compiles it: the source unrolls 8 FMAs a trip and ptxas 4 trips more, so a compiled trip is 32 FFMAs and its counter, compare and branch (traces/h100/FORMS.md, compute.trip)");
 	m->l2_hit_fraction = 0.0;
 	cite(c, "l2_hit_fraction", "model: the examples stream each input once, so sectors miss L2 unless an experiment says otherwise");
 	cite(c, "grid_sync_latency", "not measured (no grid.sync benchmark yet): the built-in estimate of about 1 us over 132 SMs");

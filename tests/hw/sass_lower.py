@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""Reads the op forms of isa/lower.h out of `cuobjdump -sass` of tests/hw/forms.cu.
+
+    python3 tests/hw/sass_lower.py traces/h100/forms.sass > isa/lower_forms.c
+
+Each form is a region of one kernel of forms.cu between two PMTRIG marks (FORM_MARK(n) in the
+source is `pmevent n`, PMTRIG 1<<n in SASS). Inside the region the script walks the path one
+execution takes (the ready case: a try_wait that succeeds, a spin that ends at once, the
+fall-through of a test unless the form says otherwise), classifies every instruction into an
+iclass, and computes the dependencies by def-use over R/UR/P/UP registers. traces/h100/FORMS.md
+says what each form is and why instructions were cut.
+
+--check prints a readable listing of every form instead of C (to stderr too on errors).
+"""
+import re
+import sys
+
+# ------------------------------------------------------------------ mnemonic -> iclass
+# The first rule that matches the mnemonic (with its modifiers) wins. ICLASS_LIST's doc
+# strings, extended; FORMS.md lists the choices that are not in those strings.
+CLASS_RULES = [
+    (r"^PMTRIG", None),  # the marks: dropped
+    (r"^(HMMA|IMMA|HGMMA|WGMMA)", "MMA"),
+    (r"^IMAD", "IMAD"),
+    (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
+    (r"^(I2F|I2FP|F2I|F2F|MUFU|POPC|FLO|BREV|F2FP)", "CONV"),
+    (r"^S2UR", "UNI"),
+    (r"^(S2R|CS2R)", "S2R"),
+    (r"^(UBLKCP|UTMALDG|UTMASTG)", "LDGSTS"),  # bulk async copy: issued like cp.async
+    (r"^(LDC|R2UR|VOTEU|ELECT|U)", "UNI"),
+    (r"^(BRA|BSSY|BSYNC|WARPSYNC|BMOV|CALL|RET|EXIT|NOP|YIELD|NANOSLEEP|BREAK|KILL|ENDCOLLECTIVE)", "BRA"),
+    (r"^(LDGSTS)", "LDGSTS"),
+    (r"^(LDGDEPBAR|DEPBAR)", "DEPBAR"),
+    (r"^(SYNCS|ARRIVES|FENCE|MEMBAR|ERRBAR|CGAERRBAR|CCTL)", "SYNCS"),
+    (r"^BAR", "BAR"),
+    (r"^(SHFL|VOTE|MATCH|REDUX)", "SHFL"),
+    (r"^(LDSM|LDS|ATOMS)", "LDS"),
+    (r"^STS", "STS"),
+    (r"^(LDG|LDL|LD|ATOMG|ATOM)", "LDG"),
+    (r"^(STG|STL|ST|RED)", "STG"),
+    (r"^(IADD3|IADD|VIADD|LOP3|LOP|ISETP|SEL|MOV|SHF|SHL|SHR|LEA|IMNMX|VIMNMX|PLOP3|P2R|R2P|FSEL|PRMT|IABS|BMSK|SGXT)", "ALU"),
+]
+ICLASS_ORDER = ["ALU", "IMAD", "FMA", "CONV", "UNI", "S2R", "BRA", "LDS", "STS", "LDG", "STG", "LDGSTS",
+                "DEPBAR", "SYNCS", "BAR", "SHFL", "MMA"]
+
+
+def iclass(ins):
+    if ins.guard == "!PT":  # never executes (ptxas's padding before LDGSTS): an issue slot only
+        return "BRA"
+    for pat, cls in CLASS_RULES:
+        if re.match(pat, ins.mnem):
+            return cls
+    raise SystemExit("sass_lower: no class for %s (%s)" % (ins.mnem, ins.text))
+
+
+# ------------------------------------------------------------------ parsing
+LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[0-9T]\s+)?([A-Z0-9_.]+)\s*([^;]*);")
+REG = re.compile(r"(?<![A-Za-z0-9_])(!?)(UR\d+|URZ|R\d+|RZ|UP\d|UPT|P\d|PT)((?:\.reuse|\.64|\.128|\.X4|\.H0|\.H1|\.B\d)*)")
+
+
+class Insn:
+    def __init__(self, addr, guard, mnem, args, text):
+        self.addr, self.guard, self.mnem, self.text = addr, guard, mnem, text
+        self.args = [a.strip() for a in split_args(args)] if args.strip() else []
+        self.defs, self.uses = regs_of(self)
+
+
+def split_args(s):
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def expand(name, width):
+    m = re.match(r"(UR|R)(\d+)$", name)
+    if not m or width == 1:
+        return [name]
+    return ["%s%d" % (m.group(1), int(m.group(2)) + i) for i in range(width)]
+
+
+ZERO = {"RZ", "URZ", "PT", "UPT"}
+NO_DEST = re.compile(r"^(ST|STG|STS|STL|RED|LDGSTS|BAR|BRA|BSSY|BSYNC|WARPSYNC|EXIT|NANOSLEEP|ARRIVES|FENCE|MEMBAR|"
+                     r"ERRBAR|CGAERRBAR|CCTL|SYNCS\.CCTL|PMTRIG|NOP|YIELD|UBLKCP|LDGDEPBAR|DEPBAR|CALL|RET|"
+                     r"ENDCOLLECTIVE)")
+
+
+def dest_width(mnem):
+    if ".128" in mnem:
+        return 4
+    if ".64" in mnem or "WIDE" in mnem or mnem.startswith("CS2R") or "TRANS64" in mnem and mnem.startswith("SYNCS.ARRIVE"):
+        return 2
+    return 1
+
+
+def regs_of(ins):
+    """(defs, uses): register names (pairs expanded), RZ/PT dropped."""
+    defs, uses = [], []
+    if ins.guard and ins.guard.lstrip("!") not in ZERO:
+        uses.append(ins.guard.lstrip("!"))
+    args = ins.args
+    ndest = 0
+    if args and not NO_DEST.match(ins.mnem):
+        first = REG.fullmatch(args[0])
+        if first:
+            if re.match(r"U?P", first.group(2)):
+                ndest = 2 if len(args) > 1 and REG.fullmatch(args[1]) else 1
+            else:
+                ndest = 1
+                while ndest < len(args) and REG.fullmatch(args[ndest]) and re.match(r"!?U?P", args[ndest]) \
+                        and not ins.mnem.startswith(("SEL", "FSEL", "VOTE", "PLOP3", "IMAD.X", "IADD3.X", "LEA.HI.X")):
+                    ndest += 1
+                if ins.mnem.startswith(("IADD3.X", "LEA.HI.X", "IMAD.X")):
+                    ndest = 1
+    for i, a in enumerate(args):
+        is_dest = i < ndest
+        for m in REG.finditer(a):
+            name, mods = m.group(2), m.group(3)
+            if name in ZERO:
+                continue
+            if is_dest:
+                w = dest_width(ins.mnem) if not re.match(r"U?P", name) else 1
+                defs += expand(name, w)
+            else:
+                w = 1
+                if ".64" in mods or a.startswith("desc["):
+                    w = 2
+                elif "[" in a and ".64" in mods:
+                    w = 2
+                if a.startswith("desc[") and m.start() < a.index("]["):
+                    w = 2  # the memory descriptor: a UR pair
+                if re.match(r"^(IMAD\.WIDE|UIMAD\.WIDE)", ins.mnem) and i == 3:
+                    w = 2
+                if ins.mnem.startswith(("STG.E.64", "STS.64", "ST.E.64", "SYNCS.EXCH.64", "MATCH.ANY.U64")) and "[" not in a:
+                    w = 2
+                uses += expand(name, w)
+    return defs, uses
+
+
+def parse(path):
+    kernels, cur = {}, None
+    for line in open(path):
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            cur = kernels.setdefault(m.group(1), [])
+            continue
+        m = LINE.search(line)
+        if m and cur is not None:
+            guard = m.group(2).strip()[1:] if m.group(2) else None
+            text = (m.group(2) or "") + m.group(3) + (" " + m.group(4).strip() if m.group(4).strip() else "")
+            cur.append(Insn(int(m.group(1), 16), guard, m.group(3), m.group(4), text.strip()))
+    return kernels
+
+
+def mark_of(ins):
+    if not ins.mnem.startswith("PMTRIG"):
+        return None
+    v = int(ins.args[0], 16)
+    return v.bit_length() - 1
+
+
+# ------------------------------------------------------------------ the forms
+# kernel, start mark (its occ-th PMTRIG), end mark (the next PMTRIG must be it; "branch": up to
+# and including the first BRA), anchor (regex on the mnemonic, first match on the path), loop
+# (mark the first backward branch's body as the per-round loop), take (indices of conditional
+# branches on the path, counted from 0, to take instead of falling through), drop (regex of
+# mnemonics to leave out), slice (keep only the anchor's backward dependence slice).
+FORMS = [
+    dict(id="ACQUIRE_BLOCK", k="forms_pipe_block", s=7, e=8, anchor=r"SYNCS\.PHASECHK"),
+    dict(id="ACQUIRE_THREAD", k="forms_pipe_thread", s=7, e=8, anchor=None),
+    dict(id="COMMIT_BLOCK", k="forms_pipe_block", s=9, e=10, anchor=r"SYNCS\.ARRIVE\.TRANS64\.RED"),
+    dict(id="COMMIT_THREAD", k="forms_pipe_thread", s=9, e=10, anchor=r"LDGDEPBAR"),
+    dict(id="WAIT_BLOCK", k="forms_pipe_block", s=11, e=12, anchor=r"SYNCS\.PHASECHK"),
+    dict(id="WAIT_THREAD", k="forms_pipe_thread", s=11, e=12, anchor=r"DEPBAR"),
+    dict(id="RELEASE_BLOCK", k="forms_pipe_block", s=13, e=14, anchor=r"SYNCS\.ARRIVE"),
+    dict(id="RELEASE_THREAD", k="forms_pipe_thread", s=13, e=14, anchor=None),
+    dict(id="WAIT_PRIOR", k="forms_primitives", s=9, e=10, anchor=r"DEPBAR"),
+    dict(id="PRIM_COMMIT", k="forms_primitives", s=7, e=8, anchor=r"LDGDEPBAR"),
+    dict(id="PRIM_COPY", k="forms_primitives", s=5, e=6, anchor=r"LDGSTS"),
+    dict(id="COPY_THREAD", k="forms_pipe_thread", s=8, e=9, anchor=r"LDGSTS", loop=True),
+    dict(id="COPY_GROUP", k="forms_pipe_block", s=8, e=9, anchor=r"LDGSTS", loop=True),
+    dict(id="COPY_BARRIER", k="forms_copy_barrier", s=7, e=8, anchor=r"LDGSTS", loop=True),
+    dict(id="COPY_BULK", k="forms_copy_bulk", s=7, e=8, anchor=r"UBLKCP"),
+    dict(id="MAKE_PIPELINE", k="forms_pipe_block", s=5, e=6, anchor=r"BAR\.SYNC"),
+    dict(id="QUIT", k="forms_pipe_block", s=14, e=15, occ=1, anchor=r"ATOM"),
+    dict(id="BARRIER_INIT", k="forms_barrier", s=5, e=6, anchor=r"SYNCS\.EXCH"),
+    dict(id="BARRIER_ARRIVE", k="forms_barrier", s=7, e=8, anchor=r"SYNCS\.ARRIVE", result=True),
+    dict(id="BARRIER_WAIT", k="forms_barrier", s=8, e=9, anchor=r"SYNCS\.PHASECHK"),
+    dict(id="BARRIER_ARRIVE_WAIT", k="forms_barrier", s=9, e=10, anchor=r"SYNCS\.PHASECHK"),
+    dict(id="BARRIER_ARRIVE_DROP", k="forms_barrier", s=11, e=12, anchor=r"SYNCS\.ARRIVE"),
+    dict(id="SYNCTHREADS", k="forms_sync", s=5, e=6, anchor=r"BAR\.SYNC"),
+    dict(id="SYNCWARP", k="forms_sync", s=7, e=8, anchor=r"(WARPSYNC|NOP)"),
+    # grid.sync: the block's thread 0 path (take branch 3: the single-active-thread atomic)
+    dict(id="GRID_SYNC", k="forms_grid_sync", s=9, e=10, anchor=r"LD\.E\.STRONG\.GPU", take={3},
+         trim=[r"^UMOV UR\d+, 0xffffffff", r"^@!P0 BRA 0x"]),
+    dict(id="COMPUTE_LOAD", k="forms_compute", s=1, e=2, anchor=r"LDS", result=True),
+    dict(id="CHAIN_TRIP", k="forms_compute", s=2, e=3, anchor=None, trip=True),
+    dict(id="COMPUTE_STORE", k="forms_compute", s=3, e=4, anchor=r"STG"),
+    dict(id="SHFL_STEP", k="forms_shfl", s=7, e=8, anchor=r"SHFL", result=True),
+    dict(id="SHARED_LOAD", k="forms_memory", s=5, e=6, anchor=r"LDS", result=True),
+    dict(id="SHARED_STORE", k="forms_memory", s=7, e=8, anchor=r"STS"),
+    dict(id="GLOBAL_LOAD", k="forms_memory", s=9, e=10, anchor=r"LDG", result=True),
+    dict(id="GLOBAL_STORE", k="forms_memory", s=11, e=12, anchor=r"STG"),
+    # the for loop's test: the back edge after mark 12 and the compares writing its predicate
+    dict(id="BRANCH", k="forms_memory", s=12, e="branch", anchor=r"BRA", slice=True),
+    # the divergent if: its test, BSSY, the branch; the body is other statements (take it: skip)
+    dict(id="DIVERGE", k="forms_control", s=7, e=8, anchor=r"BRA", take={0}),
+]
+
+LFORM_NAMES = {}  # id -> name, read from lower.h when available
+
+
+def region(kern, f):
+    """Index range [lo, hi) of the form's region in the kernel's instruction list."""
+    marks = [i for i, ins in enumerate(kern) if mark_of(ins) is not None]
+    starts = [i for i in marks if mark_of(kern[i]) == f["s"]]
+    occ = f.get("occ", 0)
+    if len(starts) <= occ:
+        raise SystemExit("sass_lower: %s: mark %d not found" % (f["id"], f["s"]))
+    lo = starts[occ] + 1
+    if f["e"] == "branch":
+        # the loop's back edge after the mark; the region is the whole loop body
+        hi = next(i for i in range(lo, len(kern)) if kern[i].mnem.startswith("BRA")) + 1
+        tgt = branch_target(kern[hi - 1])
+        lo = next(i for i, ins in enumerate(kern) if ins.addr == tgt)
+        return lo, hi
+    hi = next(i for i in marks if i >= lo)
+    if mark_of(kern[hi]) != f["e"]:
+        raise SystemExit("sass_lower: %s: mark %d is followed by mark %d, not %d"
+                         % (f["id"], f["s"], mark_of(kern[hi]), f["e"]))
+    return lo, hi
+
+
+def branch_target(ins):
+    for a in reversed(ins.args):
+        if re.fullmatch(r"0x[0-9a-f]+", a):
+            return int(a, 16)
+    return None
+
+
+def walk(kern, lo, hi, f):
+    """The instructions one execution issues in [lo, hi): a list of indices; loop (b, e) in it."""
+    by_addr = {ins.addr: i for i, ins in enumerate(kern)}
+    path, loop, pos, ncond, seen = [], None, lo, 0, {}
+    writer = {}  # register -> mnemonic of the last writer on the path
+    while lo <= pos < hi:
+        ins = kern[pos]
+        seen[pos] = seen.get(pos, 0) + 1
+        if seen[pos] > 2:
+            raise SystemExit("sass_lower: %s: path does not end" % f["id"])
+        if mark_of(ins) is not None:
+            pos += 1
+            continue
+        path.append(pos)
+        for r in ins.defs:
+            writer[r] = ins.mnem
+        if ins.mnem == "EXIT" and not ins.guard:
+            break
+        if not ins.mnem.startswith("BRA"):
+            pos += 1
+            continue
+        tgt = branch_target(ins)
+        cond = ins.guard is not None or ".DIV" in ins.mnem or ".ANY" in ins.mnem or \
+            any(re.fullmatch(r"!?U?P\d", a) for a in ins.args)
+        if not cond:
+            pos = by_addr[tgt]
+            continue
+        take = ncond in f.get("take", ())
+        ncond += 1
+        guard = (ins.guard or "").lstrip("!")
+        if guard and writer.get(guard, "").startswith("SYNCS.PHASECHK") and tgt > ins.addr:
+            take = True  # try_wait succeeded: the ready case
+        if tgt <= ins.addr and f.get("loop") and loop is None and not take:
+            # the per-round loop: its body is on the path from the target to here
+            b = next(j for j, p in enumerate(path) if kern[p].addr >= tgt)
+            loop = (b, len(path))
+        pos = by_addr[tgt] if take else pos + 1
+    return path, loop
+
+
+SIDE_OPS = {"ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMS", "ATOMG", "LDGSTS", "BAR", "BRA", "BSSY", "BSYNC",
+            "WARPSYNC", "EXIT", "NANOSLEEP", "ARRIVES", "FENCE", "MEMBAR", "ERRBAR", "CGAERRBAR", "CCTL", "SYNCS",
+            "NOP", "YIELD", "UBLKCP", "LDGDEPBAR", "DEPBAR", "LDS", "LDG", "LD", "LDL", "SHFL", "MATCH", "VOTE",
+            "ELECT"}
+
+
+class _Side:
+    """Instructions with an effect besides their registers (memory, synchronisation, control)."""
+
+    @staticmethod
+    def match(mnem):
+        return mnem.split(".")[0] in SIDE_OPS
+
+
+SIDE = _Side()
+
+
+def cut_hoisted(kern, path, anchor_pos):
+    """Leaves out what ptxas moved into the region from the code after it: the largest set S of
+    instructions after the anchor, each with no side effect and not updating its own input (a
+    counter++ is the op's own), such that no member of S reads a result of a kept instruction
+    and no kept instruction reads a result of a member of S."""
+    if anchor_pos is None:
+        return list(path)
+    a = path.index(anchor_pos)
+    S = {i for i in range(a + 1, len(path))
+         if not SIDE.match(kern[path[i]].mnem) and not (set(kern[path[i]].defs) & set(kern[path[i]].uses))}
+
+    def writer(i, r):
+        for j in range(i - 1, -1, -1):
+            if r in kern[path[j]].defs:
+                return j
+        return None
+
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(S):
+            bad = any(w is not None and w not in S for w in (writer(i, r) for r in kern[path[i]].uses))
+            if not bad:
+                for j in range(i + 1, len(path)):
+                    if j not in S and any(writer(j, r) == i for r in kern[path[j]].uses):
+                        bad = True
+                        break
+            if bad:
+                S.discard(i)
+                changed = True
+    return [p for i, p in enumerate(path) if i not in S]
+
+
+def backward_slice(kern, path, target):
+    need, keep = set(kern[target].uses), {target}
+    for p in reversed([q for q in path if kern[q].addr < kern[target].addr]):
+        if set(kern[p].defs) & need:
+            keep.add(p)
+            need -= set(kern[p].defs)
+            need |= set(kern[p].uses)
+    return [p for p in path if p in keep]
+
+
+def pred_slice(kern, path, target):
+    """The branch and the compares that compute its predicate (ISETP, ISETP.EX chains)."""
+    need, keep = {r for r in kern[target].uses if re.match(r"U?P", r)}, {target}
+    for p in reversed([q for q in path if kern[q].addr < kern[target].addr]):
+        d = {r for r in kern[p].defs if re.match(r"U?P", r)}
+        if d & need:
+            keep.add(p)
+            need -= d
+            need |= {r for r in kern[p].uses if re.match(r"U?P", r)}
+    return [p for p in path if p in keep]
+
+
+def live_after(kern, hi, reg):
+    for ins in kern[hi:]:
+        if reg in ins.uses:
+            return True
+        if reg in ins.defs and not ins.guard:
+            return False
+    return False
+
+
+def build(kernels, f):
+    kern = kernels[f["k"]]
+    lo, hi = region(kern, f)
+    path, loop = walk(kern, lo, hi, f)
+    notes = []
+    if f.get("trip"):
+        # one trip of the chain loop: the first backward loop, its FFMAs left out
+        f2 = dict(f, loop=True)
+        path, loop = walk(kern, lo, hi, f2)
+        b, e = loop
+        body = path[b:e]
+        nffma = sum(1 for p in body if kern[p].mnem.startswith("FFMA"))
+        path = [p for p in body if not kern[p].mnem.startswith("FFMA")]
+        notes.append("the loop body has %d FFMAs (left out: issued by the core as the chain)" % nffma)
+        loop = (0, len(path))
+    anchor_pos = None
+    if f["anchor"]:
+        anchor_pos = next((p for p in path if re.match(f["anchor"], kern[p].mnem)), None)
+        if anchor_pos is None:
+            raise SystemExit("sass_lower: %s: no anchor %s on the path" % (f["id"], f["anchor"]))
+    elif f.get("trip"):
+        anchor_pos = path[-1]  # the back edge
+    before = list(path)
+    path = cut_hoisted(kern, path, anchor_pos)
+    cut = [p for p in before if p not in path]
+    if f.get("slice"):
+        sl = pred_slice(kern, path, anchor_pos)
+        cut += [p for p in path if p not in sl]
+        path = sl
+    for pat in f.get("trim", ()):
+        cut += [p for p in path if re.match(pat, kern[p].text)]
+        path = [p for p in path if not re.match(pat, kern[p].text)]
+    if loop:
+        # loop bounds in the kept list
+        bl = [p for p in before[loop[0]:loop[1]] if p in path] if not f.get("trip") else path
+        loop = (path.index(bl[0]), path.index(bl[-1]) + 1) if bl else None
+    if len(path) > 32:
+        raise SystemExit("sass_lower: %s: %d instructions (more than a 32-bit deps mask)" % (f["id"], len(path)))
+    insts = []
+    for i, p in enumerate(path):
+        ins = kern[p]
+        deps, ext = 0, False
+        for r in ins.uses:
+            w = None
+            for j in range(i - 1, -1, -1):
+                if r in kern[path[j]].defs:
+                    w = j
+                    break
+            if w is None:
+                ext = True
+            else:
+                deps |= 1 << w
+        flags = []
+        if p == anchor_pos:
+            flags.append("LI_ANCHOR")
+        if ext:
+            flags.append("LI_EXTERN")
+        insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
+    # results (forms that produce a value): the last writer on the walked path of an R register
+    # read after the region
+    last = {}
+    for i, p in enumerate(path if f.get("result") else []):
+        for r in kern[p].defs:
+            if r.startswith("R"):
+                last[r] = i
+    walked = before
+    for r, i in last.items():
+        if any(r in kern[q].defs for q in walked[walked.index(path[i]) + 1:]):
+            continue
+        if live_after(kern, hi, r) and "LI_RESULT" not in insts[i]["flags"]:
+            insts[i]["flags"].append("LI_RESULT")
+    anchor = path.index(anchor_pos) if anchor_pos in path else -1
+    return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut],
+                src=("traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
+                     if hi > lo else "traces/h100/forms.sass %s: marks %d-%d adjacent at 0x%04x"
+                     % (f["k"], f["s"], f["e"], kern[hi].addr)),
+                notes=notes)
+
+
+def lform_names():
+    names = {}
+    try:
+        text = open("isa/lower.h").read()
+        text = text[text.index("#define LFORM_LIST"):text.index("enum lform_id")]
+        for m in re.finditer(r'X\((\w+), "([^"]+)"', text):
+            names[m.group(1)] = m.group(2)
+    except OSError:
+        pass
+    return names
+
+
+def emit_c(forms, names):
+    out = ["/* Generated by tests/hw/sass_lower.py from traces/h100/forms.sass (tests/hw/forms.cu, nvcc 13.0",
+           " * -O3 -arch=sm_90): do not edit; traces/h100/FORMS.md says how to regenerate it and what each",
+           " * form is.  One array per form; each entry cites its SASS instruction. */",
+           '#include "lower.h"', "",
+           "const char *const iclass_name[IC_COUNT] = {",
+           "#define ICLASS_NAME(e, name, doc) name,",
+           "\tICLASS_LIST(ICLASS_NAME)",
+           "#undef ICLASS_NAME",
+           "};", ""]
+    for fm in forms:
+        fid = fm["f"]["id"]
+        if not fm["insts"]:
+            out.append("/* %s: %s: compiles to nothing */" % (fid, fm["src"]))
+            out.append("")
+            continue
+        out.append("/* %s: %s */" % (fid, fm["src"]))
+        if len(fm["cut"]) > 6:
+            out.append("/*   cut: %d instructions of the loop body that are not the test */" % len(fm["cut"]))
+        else:
+            for c in fm["cut"]:
+                out.append("/*   cut: %04x: %s */" % (c.addr, c.text))
+        for n in fm["notes"]:
+            out.append("/*   %s */" % n)
+        out.append("static const struct linst form_%s[] = {" % fid.lower())
+        for i, x in enumerate(fm["insts"]):
+            flags = "|".join(x["flags"]) or "0"
+            out.append("\t{IC_%s, %s, 0x%xu}, /* %d  %04x: %s */" % (x["cls"], flags, x["deps"], i, x["ins"].addr,
+                                                                 x["ins"].text.replace("*/", "* /")))
+        out.append("};")
+        out.append("")
+    out.append("const struct lform lform_table[LF_COUNT] = {")
+    for fm in forms:
+        fid = fm["f"]["id"]
+        name = names.get(fid, fid.lower())
+        if fm["insts"]:
+            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d},' % (
+                fid, name, fm["src"], fid.lower(), len(fm["insts"]), fm["anchor"], fm["loop"][0], fm["loop"][1]))
+        else:
+            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1},' % (fid, name, fm["src"]))
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def emit_check(forms):
+    out = []
+    for fm in forms:
+        out.append("== %s  n=%d anchor=%d loop=%s  %s" % (fm["f"]["id"], len(fm["insts"]), fm["anchor"], fm["loop"],
+                                                        fm["src"]))
+        for c in fm["cut"]:
+            out.append("     cut %04x %s" % (c.addr, c.text))
+        for n in fm["notes"]:
+            out.append("     note: " + n)
+        for i, x in enumerate(fm["insts"]):
+            deps = ",".join(str(j) for j in range(32) if x["deps"] >> j & 1)
+            out.append("  %2d %-6s %-28s deps=%-10s %04x %s" % (i, x["cls"], "|".join(f[3:] for f in x["flags"]), deps,
+                                                                x["ins"].addr, x["ins"].text))
+    return "\n".join(out) + "\n"
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        raise SystemExit(__doc__)
+    kernels = parse(args[0])
+    names = lform_names()
+    if names and set(names) != {f["id"] for f in FORMS}:
+        raise SystemExit("sass_lower: forms differ from lower.h's LFORM_LIST: %s"
+                         % sorted(set(names) ^ {f["id"] for f in FORMS}))
+    order = list(names) if names else [f["id"] for f in FORMS]
+    forms = [build(kernels, next(f for f in FORMS if f["id"] == i)) for i in order]
+    sys.stdout.write(emit_check(forms) if "--check" in sys.argv else emit_c(forms, names))
+
+
+if __name__ == "__main__":
+    main()
