@@ -385,7 +385,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
-		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "body", "comment", NULL};
+		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "unroll", "body", "comment", NULL};
 		const char *name;
 		bool narrow;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
@@ -394,10 +394,33 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		struct expr init;
 		if ((rc = compile_field(c, st, "from", true, NULL, &init)))
 			return rc;
+		/*
+		 * "unroll": true is #pragma unroll over a constant trip count: nvcc
+		 * unrolls the loop whole, so its test, increment and back-edge issue
+		 * nothing and its variable becomes an immediate in each copy.
+		 */
+		const cJSON *unroll_j = cJSON_GetObjectItemCaseSensitive(st, "unroll");
+		bool unroll = cJSON_IsTrue(unroll_j);
+		if (unroll_j && !cJSON_IsBool(unroll_j)) {
+			size_t old = jpath_key(&c->at, "unroll");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected true or false");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		if (unroll && (!init.is_const || !cJSON_GetObjectItemCaseSensitive(st, "to") ||
+			       cJSON_GetObjectItemCaseSensitive(st, "step"))) {
+			size_t old = jpath_key(&c->at, "unroll");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"an unrolled loop needs a constant trip count: constant \"from\" and \"to\", no \"step\"");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
 		int slot = declare_var(c, name, narrow);
 		if (slot < 0)
 			return -slot;
-		in = (struct insn){.op = OP_LET, .slot = (uint16_t)slot, .e = {init}, .obj = -1};
+		if (unroll)
+			c->k->unrolled_slots |= slot_bit(slot);
+		in = (struct insn){.op = OP_LET, .slot = (uint16_t)slot, .e = {init}, .obj = -1, .unrolled = unroll};
 		if ((rc = emit(c, in)))
 			return rc;
 		bool has_to = cJSON_GetObjectItemCaseSensitive(st, "to") != NULL;
@@ -412,6 +435,11 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			struct expr to;
 			if ((rc = compile_field(c, st, "to", true, NULL, &to)))
 				goto out;
+			if (unroll && !to.is_const) {
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"an unrolled loop needs a constant trip count: \"to\" must fold to a constant");
+				goto out;
+			}
 			char tsrc[1024];
 			if ((rc = jdoc_expr_text(c->doc, st, &c->at, "to", true, tsrc, sizeof tsrc, c->d)))
 				goto out;
@@ -432,12 +460,12 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			goto out;
 		int top = c->k->ncode;
 		int brz = top;
-		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1})))
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1, .unrolled = unroll})))
 			goto out;
 		if ((rc = compile_block(c, st, "body")))
 			goto out;
-		if ((rc = emit(c, (struct insn){.op = OP_SET, .slot = (uint16_t)slot, .e = {step}, .obj = -1})) ||
-		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1})))
+		if ((rc = emit(c, (struct insn){.op = OP_SET, .slot = (uint16_t)slot, .e = {step}, .obj = -1, .unrolled = unroll})) ||
+		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1, .unrolled = unroll})))
 			goto out;
 		c->k->code[brz].target = c->k->code[brz].reconv = c->k->ncode;
 		goto out;

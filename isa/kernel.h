@@ -71,6 +71,7 @@ struct insn {
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
+	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */
 	uint64_t reads;  /* variables (not builtins) its expressions read: bit i is slot i, 63 stands for 63 on */
 	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count */
@@ -98,6 +99,7 @@ struct kernel {
 	int ncode;
 	int nslots;              /* builtins + variables */
 	uint64_t wide_slots;     /* variables declared 64-bit (size_t); bit 63 stands for slots 63 on */
+	uint64_t unrolled_slots; /* variables of unrolled loops: immediates in the compiled code */
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */

@@ -166,7 +166,8 @@ static int lower_expr(struct seq *q, const struct kernel *k, const struct expr *
 		case OPC_PUSH:
 		case OPC_LOAD: {
 			int64_t v = *w++;
-			bool var = op == OPC_LOAD && v >= SLOT_BUILTINS;
+			bool var = op == OPC_LOAD && v >= SLOT_BUILTINS &&
+				   !(v < 63 && (k->unrolled_slots >> v & 1)); /* an unrolled loop's variable is an immediate */
 			if (sp < 64)
 				st[sp++] = (struct val){.at = -1, .variant = var, .input = var};
 			/* an immediate right operand: remember it for the operator that follows */
@@ -294,7 +295,7 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 {
 	struct seq q = {.n = 0};
 	int8_t anchor = -1, lb = -1, le = -1;
-	switch (in->op) {
+	switch (in->unrolled ? OP_JMP : in->op) {
 	case OP_JMP:
 	case OP_FMA:
 		break; /* a back-edge takes no slot; an fma chain is issued FMA by FMA by the core */
@@ -354,7 +355,7 @@ int lower_kernel(struct kernel *k)
 	for (int pc = 0; pc < k->ncode; pc++) {
 		struct insn *in = &k->code[pc];
 		in->reads = (in->e[0].slots | in->e[1].slots | in->dst.index.slots | in->src.index.slots |
-			     in->bar_index.slots) & ~builtins & ~(1ull << 63);
+			     in->bar_index.slots) & ~builtins & ~k->unrolled_slots & ~(1ull << 63);
 		if (lower_insn(k, in, &k->lowered[pc]))
 			return -1;
 	}

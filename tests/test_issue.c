@@ -148,3 +148,31 @@ Test(issue, every_form_is_well_formed)
 		}
 	}
 }
+
+/* "unroll": true (#pragma unroll over a constant trip count): the loop's control issues nothing and its variable is an immediate. */
+Test(issue, an_unrolled_loop_issues_only_its_body)
+{
+	struct machine m = plain();
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 1024}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"j\", \"from\": 0, \"to\": 16, %s\"body\": ["
+			  "{\"op\": \"shared_store\", \"addr\": \"s[j * 32 + lane]\"}]}]";
+	char rolled[1024], unrolled[1024];
+	snprintf(rolled, sizeof rolled, fmt, "");
+	snprintf(unrolled, sizeof unrolled, fmt, "\"unroll\": true, ");
+	uint64_t c_rolled = run_text(rolled, 32, 1, &m), i_rolled = r.warp_insts;
+	uint64_t c_unrolled = run_text(unrolled, 32, 1, &m), i_unrolled = r.warp_insts;
+	uint64_t store_n = lform_table[LF_SHARED_STORE].n;
+	cr_assert_eq(i_unrolled, 16 * store_n, "16 stores of %llu instructions each and nothing else: %llu",
+		     (unsigned long long)store_n, (unsigned long long)i_unrolled);
+	cr_assert_gt(i_rolled, i_unrolled + 16 * 2, "the rolled loop tests, increments and indexes: %llu",
+		     (unsigned long long)i_rolled);
+	cr_assert_lt(c_unrolled, c_rolled, "and takes longer (%llu vs %llu)", (unsigned long long)c_rolled,
+		     (unsigned long long)c_unrolled);
+	cr_assert_eq(r.smem_accesses, 16, "the same 16 stores either way");
+	char bad[1024];
+	snprintf(bad, sizeof bad,
+		 "{\"kernel\": \"t\", \"source\": \"test\", \"body\": [{\"op\": \"let\", \"var\": \"n\", \"value\": \"tid\"},"
+		 "{\"op\": \"for\", \"var\": \"j\", \"from\": 0, \"to\": \"n\", \"unroll\": true, \"body\": []}]}");
+	cr_assert_eq(run_kernel_text(bad, 32, 1, &m, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "constant trip count") && strstr(d.msg, "$.body[1]"), "%s", d.msg);
+}
