@@ -79,7 +79,7 @@ static int set_of(struct row *r, const char *name, const char *value)
 
 static int parse(char *text, struct row *rows, int have, int max, struct diag *d, const char *file)
 {
-	int n = have, line = 0, ncols = 0, col_kernel = -1, col_src = -1, col_cpb = -1;
+	int n = have, line = 0, ncols = 0, col_kernel = -1, col_src = -1, col_cpb = -1, col_span = -1;
 	char *hdr[32];
 	for (char *l = strtok(text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
 		line++;
@@ -95,6 +95,8 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 					col_src = i;
 				else if (!strcmp(f[i], "cycles_per_batch_median"))
 					col_cpb = i;
+				else if (!strcmp(f[i], "cycles_per_batch_sm_span_median"))
+					col_span = i;
 			}
 			if (col_kernel < 0 || col_src < 0 || col_cpb < 0)
 				return -diag_set(d, DIAG_INPUT,
@@ -110,7 +112,12 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 		snprintf(r->kernel, sizeof r->kernel, "%.63s", f[col_kernel]);
 		snprintf(r->source, sizeof r->source, "%.7s", f[col_src]);
 		r->blocks = 1;
-		r->measured = atof(f[col_cpb]);
+		/*
+		 * smsim's cycles run from the SM's first issue to its last block's end:
+		 * with several blocks per SM, whose times spread widely on the H100, the
+		 * like figure is the SM's span (first block start to last block end).
+		 */
+		r->measured = atof(f[col_span >= 0 ? col_span : col_cpb]);
 		snprintf(r->design, sizeof r->design, "%.60s", r->kernel);
 		for (int i = 0; i < nf; i++) {
 			const char *c = hdr[i];
@@ -266,10 +273,13 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (nfiles == 0) {
 		files[nfiles++] = "traces/h100/pipelines.csv";
-		FILE *probe = fopen("traces/h100/validation.csv", "r");
-		if (probe) {
-			fclose(probe);
-			files[nfiles++] = "traces/h100/validation.csv";
+		static const char *const more[] = {"traces/h100/validation.csv", "traces/h100/validation_primitives.csv"};
+		for (int i = 0; i < 2; i++) {
+			FILE *probe = fopen(more[i], "r");
+			if (probe) {
+				fclose(probe);
+				files[nfiles++] = more[i];
+			}
 		}
 	}
 	struct diag d;

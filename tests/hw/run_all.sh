@@ -15,7 +15,7 @@ mkdir -p "$outdir"
 outdir="$(cd "$outdir" && pwd)"
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
-benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention)
+benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention iclass callforms)
 NVCC="${NVCC:-nvcc}"
 NVCCFLAGS=(-O3 -std=c++17 -arch=sm_90)
 
