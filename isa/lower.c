@@ -310,8 +310,15 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 	}
 	case OP_BRZ: {
 		int at = lower_expr(&q, k, &in->e[0], !in->narrow);
-		if (in->e[0].per_thread)
-			emit(&q, IC_BRA, 0, false); /* BSSY: the convergence barrier of a branch that may diverge */
+		if (in->e[0].per_thread) {
+			/*
+			 * A branch that may diverge is a convergence region: BSSY before it,
+			 * BSYNC where the paths meet (traces/h100/forms.sass, diverge).  The
+			 * BSYNC issues with the branch here, on the path that reaches it.
+			 */
+			emit(&q, IC_BRA, 0, false);
+			emit(&q, IC_BRA, 0, false);
+		}
 		anchor = (int8_t)emit(&q, IC_BRA, dep_bit(at), at < 0 && !in->e[0].is_const);
 		break;
 	}

@@ -337,33 +337,18 @@ Test(semantics, norm_vec_by_dot_product_syncs_the_grid)
 }
 
 /*
- * A timed op issues its compiled instructions over its latency (exec_spread).  A warp alone on
- * its scheduler (block 128: one warp per sub-partition) takes exactly as long as when each op
- * takes one slot; at block 256 two warps share each scheduler and lose slots to each other, as
- * the H100 is slower at 256 than at 128 for the same work per warp (traces/h100/pipelines.csv).
+ * Warps sharing a scheduler compete for its issue slots and pipes: the same per-warp work takes
+ * longer at block 256 (two warps per sub-partition) than at 128, as on the H100
+ * (traces/h100/pipelines.csv: 4 stages, k = 0, 685 vs 622 cycles per batch).
  */
-#define ONE_SLOT_EACH                                                                                         \
-	"machine.statement_instructions=1", "machine.int_statement_instructions=1",                           \
-		"machine.divide_instructions=0", "machine.pipe_acquire_instructions=1",                       \
-		"machine.pipe_commit_instructions=1", "machine.pipe_wait_instructions=1",                     \
-		"machine.pipe_release_instructions=1", "machine.copy_issue_instructions=1",                   \
-		"machine.compute_setup_instructions=1", "machine.store_issue_instructions=1"
-Test(semantics, issue_slots_cost_only_when_warps_share_a_scheduler)
+Test(semantics, warps_sharing_a_scheduler_slow_each_other)
 {
 	cr_assert_eq(RUN("with_staging_unified", "stages=4", "k=0", "block_size=128", "batch_sz=32"), 0, "%s", d.msg);
-	uint64_t spread = r.cycles, spread_issue = r.stalls[STALL_ISSUE];
-	cr_assert_eq(RUN("with_staging_unified", "stages=4", "k=0", "block_size=128", "batch_sz=32", ONE_SLOT_EACH), 0,
-		     "%s", d.msg);
-	cr_assert_eq(spread, r.cycles, "alone on its scheduler a warp's slots cost nothing extra");
-	cr_assert_gt(spread_issue, 3 * r.stalls[STALL_ISSUE], "but it issues the calls' instructions");
-
+	uint64_t one = r.cycles;
 	cr_assert_eq(RUN("with_staging_unified", "stages=4", "k=0", "block_size=256", "batch_sz=32"), 0, "%s", d.msg);
-	spread = r.cycles;
-	cr_assert_eq(RUN("with_staging_unified", "stages=4", "k=0", "block_size=256", "batch_sz=32", ONE_SLOT_EACH), 0,
-		     "%s", d.msg);
-	/* The H100 pays 62 cycles per batch (684 vs 622); here 32 batches and the prologue. */
-	cr_assert_gt(spread, r.cycles + 32 * 40, "two warps per scheduler: %llu vs %llu cycles",
-		     (unsigned long long)spread, (unsigned long long)r.cycles);
+	cr_assert_gt(r.cycles, one + one / 50, "two warps per scheduler: %llu vs %llu cycles", (unsigned long long)r.cycles,
+		     (unsigned long long)one);
+	cr_assert_gt(r.stalls[STALL_NOT_SELECTED] + r.stalls[STALL_PIPE_BUSY], 0, "they wait for each other");
 }
 
 /* The not_selected cycles of a warp's timeline. */
