@@ -252,6 +252,47 @@ static void append_form(struct seq *q, const struct lform *f, uint32_t inputs, i
 		*lb = *le = -1;
 }
 
+/*
+ * What nvcc makes of a branch.  A loop's test is a branch back to code the
+ * warp just ran.  An if whose body holds no warp-level side effect (a
+ * commit, arrive, wait, barrier, exit, nested control flow) and is short is
+ * if-converted: its ops issue under a predicate and no branch remains
+ * (DESIGN.md section 3; diverged_commit.sass).  Any other if is a
+ * convergence region, BSSY/BSYNC around a real branch whose paths fetch
+ * their targets.
+ */
+enum branch_kind { BRANCH_LOOP, BRANCH_PREDICATED, BRANCH_REGION };
+#define PREDICATED_MAX_OPS 8
+
+static enum branch_kind branch_kind(const struct kernel *k, const struct insn *in)
+{
+	int pc = (int)(in - k->code), end = in->target;
+	if (end > 0 && end <= k->ncode && k->code[end - 1].op == OP_JMP && k->code[end - 1].target <= pc)
+		return BRANCH_LOOP;
+	if (!in->e[0].per_thread)
+		return BRANCH_REGION;
+	int ops = 0;
+	for (int i = pc + 1; i < end && i < k->ncode; i++, ops++) {
+		switch (k->code[i].op) {
+		case OP_LET:
+		case OP_SET:
+		case OP_FMA:
+		case OP_COMPUTE:
+		case OP_SHARED_LOAD:
+		case OP_SHARED_STORE:
+		case OP_GLOBAL_LOAD:
+		case OP_GLOBAL_STORE:
+		case OP_PIPELINE_MEMCPY_ASYNC: continue;
+		case OP_JMP:
+			if (k->code[i].target > i) /* the jump over an else: its body must qualify too */
+				continue;
+			return BRANCH_REGION;
+		default: return BRANCH_REGION;
+		}
+	}
+	return ops <= PREDICATED_MAX_OPS ? BRANCH_PREDICATED : BRANCH_REGION;
+}
+
 /* The static form of an op (LF_COUNT: none, its sequence is generated). */
 static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 {
@@ -310,16 +351,26 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 	}
 	case OP_BRZ: {
 		int at = lower_expr(&q, k, &in->e[0], !in->narrow);
-		if (in->e[0].per_thread) {
+		enum branch_kind kind = branch_kind(k, in);
+		if (kind == BRANCH_PREDICATED) {
+			/* the body issues under a predicate: only the condition's compare remains */
+			if (at < 0)
+				at = emit(&q, IC_ALU, 0, !in->e[0].is_const);
+			anchor = (int8_t)at;
+			break;
+		}
+		if (kind == BRANCH_REGION) {
 			/*
-			 * A branch that may diverge is a convergence region: BSSY before it,
-			 * BSYNC where the paths meet (traces/h100/forms.sass, diverge).  The
-			 * BSYNC issues with the branch here, on the path that reaches it.
+			 * A branch that may diverge around a warp-level side effect is a
+			 * convergence region: BSSY before it, BSYNC where the paths meet
+			 * (traces/h100/forms.sass, diverge; the BSYNC issues here, on the
+			 * path that reaches it).
 			 */
 			emit(&q, IC_BRA, 0, false);
 			emit(&q, IC_BRA, 0, false);
 		}
 		anchor = (int8_t)emit(&q, IC_BRA, dep_bit(at), at < 0 && !in->e[0].is_const);
+		q.code[anchor].flags |= LI_RESULT; /* LI_RESULT: the lanes that take it fetch its target (issue.c) */
 		break;
 	}
 	case OP_EXIT: anchor = (int8_t)emit(&q, IC_BRA, 0, false); break;

@@ -32,7 +32,8 @@
 	X(LDG, "ldg", "global load: LDG, LD")                                                             \
 	X(STG, "stg", "global store: STG, ST")                                                            \
 	X(LDGSTS, "ldgsts", "cp.async: LDGSTS")                                                           \
-	X(DEPBAR, "depbar", "cp.async groups: LDGDEPBAR (commit), DEPBAR (wait_group)")                  \
+	X(DEPBAR, "depbar", "cp.async wait_group: DEPBAR")                                               \
+	X(LDGDEPBAR, "ldgdepbar", "cp.async commit_group: LDGDEPBAR")                                     \
 	X(SYNCS, "syncs", "mbarrier: SYNCS.ARRIVE, SYNCS.PHASECHK (try_wait), SYNCS.EXCH (init)")         \
 	X(BAR, "bar", "block barrier: BAR.SYNC, BAR.ARV, BAR.RED")                                       \
 	X(SHFL, "shfl", "warp shuffle: SHFL, VOTE, MATCH, REDUX")                                         \
@@ -51,7 +52,8 @@ extern const char *const iclass_name[IC_COUNT];
 enum {
 	LI_ANCHOR = 1, /* the op takes effect here (a wait blocks here, a copy issues here) */
 	LI_EXTERN = 2, /* reads a register the op's inputs set (waits for the statements that wrote them) */
-	LI_RESULT = 4, /* writes the op's result (a statement's variable) */
+	LI_RESULT = 4, /* writes the op's result (a statement's variable); a kernel branch: its taking lanes fetch */
+	LI_TAKEN = 8,  /* a branch the path takes: the warp fetches its target before it issues again */
 };
 
 /* One instruction of a form. */

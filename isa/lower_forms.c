@@ -22,7 +22,7 @@ static const struct linst form_acquire_block[] = {
 	{IC_UNI, 0, 0x18u}, /* 7  05c0: ULEA UR8, UR9, UR8, 0x18 */
 	{IC_UNI, 0, 0x82u}, /* 8  05d0: ULEA UR8, UR6, UR8, 0x4 */
 	{IC_SYNCS, LI_ANCHOR, 0x140u}, /* 9  05e0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8+0x8], R13 */
-	{IC_BRA, 0, 0x200u}, /* 10  05f0: @P0 BRA 0x780 */
+	{IC_BRA, LI_TAKEN, 0x200u}, /* 10  05f0: @P0 BRA 0x780 */
 };
 
 /* ACQUIRE_THREAD: traces/h100/forms.sass forms_pipe_thread: marks 7-8 adjacent at 0x0570: compiles to nothing */
@@ -47,7 +47,7 @@ static const struct linst form_commit_block[] = {
 
 /* COMMIT_THREAD: traces/h100/forms.sass forms_pipe_thread 0x0640-0x0650 */
 static const struct linst form_commit_thread[] = {
-	{IC_DEPBAR, LI_ANCHOR, 0x0u}, /* 0  0640: LDGDEPBAR */
+	{IC_LDGDEPBAR, LI_ANCHOR, 0x0u}, /* 0  0640: LDGDEPBAR */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 1  0650: IADD3 R5, R5, 0x1, RZ */
 };
 
@@ -66,7 +66,7 @@ static const struct linst form_wait_block[] = {
 	{IC_ALU, 0, 0x4u}, /* 7  0b50: SHF.L.U32 R15, R14, 0x1f, RZ */
 	{IC_IMAD, 0, 0x42u}, /* 8  0b60: IMAD R12, R12, 0x10, R17 */
 	{IC_SYNCS, LI_ANCHOR, 0x180u}, /* 9  0b70: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R12+URZ], R15 */
-	{IC_BRA, 0, 0x200u}, /* 10  0b80: @P0 BRA 0xd10 */
+	{IC_BRA, LI_TAKEN, 0x200u}, /* 10  0b80: @P0 BRA 0xd10 */
 };
 
 /* WAIT_THREAD: traces/h100/forms.sass forms_pipe_thread 0x0dd0-0x10b0 */
@@ -87,7 +87,7 @@ static const struct linst form_wait_thread[] = {
 	{IC_ALU, 0, 0x40u}, /* 13  0ea0: ISETP.NE.AND P0, PT, R12, 0x1, PT */
 	{IC_BRA, 0, 0x2000u}, /* 14  0eb0: @P0 BRA 0x1080 */
 	{IC_DEPBAR, LI_ANCHOR, 0x0u}, /* 15  0ec0: DEPBAR.LE SB0, 0x1 */
-	{IC_BRA, 0, 0x0u}, /* 16  0ed0: BRA 0x10b0 */
+	{IC_BRA, LI_TAKEN, 0x0u}, /* 16  0ed0: BRA 0x10b0 */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 17  10b0: IADD3 R8, R8, 0x1, RZ */
 };
 
@@ -114,7 +114,7 @@ static const struct linst form_wait_prior[] = {
 
 /* PRIM_COMMIT: traces/h100/forms.sass forms_primitives 0x0240-0x0240 */
 static const struct linst form_prim_commit[] = {
-	{IC_DEPBAR, LI_ANCHOR, 0x0u}, /* 0  0240: LDGDEPBAR */
+	{IC_LDGDEPBAR, LI_ANCHOR, 0x0u}, /* 0  0240: LDGDEPBAR */
 };
 
 /* PRIM_COPY: traces/h100/forms.sass forms_primitives 0x01a0-0x0210 */
@@ -313,7 +313,7 @@ static const struct linst form_barrier_arrive[] = {
 static const struct linst form_barrier_wait[] = {
 	{IC_S2R, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 0x0u}, /* 1  01f0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
-	{IC_BRA, 0, 0x2u}, /* 2  0200: @P0 BRA 0x380 */
+	{IC_BRA, LI_TAKEN, 0x2u}, /* 2  0200: @P0 BRA 0x380 */
 };
 
 /* BARRIER_ARRIVE_WAIT: traces/h100/forms.sass forms_barrier 0x0390-0x0530 */
@@ -321,7 +321,7 @@ static const struct linst form_barrier_arrive_wait[] = {
 	{IC_SYNCS, LI_EXTERN, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
 	{IC_S2R, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 0x1u}, /* 2  03b0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
-	{IC_BRA, 0, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
+	{IC_BRA, LI_TAKEN, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
 };
 
 /* BARRIER_ARRIVE_DROP: traces/h100/forms.sass forms_barrier 0x05b0-0x05f0 */
@@ -370,7 +370,7 @@ static const struct linst form_grid_sync[] = {
 	{IC_SYNCS, 0, 0x2000u}, /* 19  04d0: @!P1 ERRBAR */
 	{IC_SYNCS, 0, 0x2000u}, /* 20  04e0: @!P1 CGAERRBAR */
 	{IC_LDG, LI_EXTERN, 0x22000u}, /* 21  04f0: @!P1 ATOM.E.ADD.STRONG.GPU PT, R9, desc[UR14][R2.64+0x4], R15 */
-	{IC_BRA, 0, 0x2000u}, /* 22  0500: @!P1 BRA 0x650 */
+	{IC_BRA, LI_TAKEN, 0x2000u}, /* 22  0500: @!P1 BRA 0x650 */
 	{IC_LDG, LI_ANCHOR|LI_EXTERN, 0x0u}, /* 23  0650: LD.E.STRONG.GPU R16, desc[UR14][R2.64+0x4] */
 	{IC_SYNCS, 0, 0x0u}, /* 24  0660: CCTL.IVALL */
 	{IC_BRA, 0, 0x0u}, /* 25  0670: YIELD */
@@ -462,7 +462,7 @@ static const struct linst form_diverge[] = {
 	{IC_BRA, 0, 0x0u}, /* 2  00c0: BSSY B0, 0x4e0 */
 	{IC_ALU, 0, 0x1u}, /* 3  00d0: ISETP.GE.AND P0, PT, R3, 0x1, PT */
 	{IC_ALU, 0, 0xau}, /* 4  00e0: ISETP.NE.U32.OR P0, PT, R2, 0x1, !P0 */
-	{IC_BRA, LI_ANCHOR, 0x10u}, /* 5  00f0: @P0 BRA 0x4d0 */
+	{IC_BRA, LI_ANCHOR|LI_TAKEN, 0x10u}, /* 5  00f0: @P0 BRA 0x4d0 */
 	{IC_BRA, 0, 0x0u}, /* 6  04d0: BSYNC B0 */
 };
 

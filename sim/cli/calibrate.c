@@ -237,41 +237,45 @@ static void derive_device(struct calib *c)
 }
 
 /*
- * One instruction class from iclass.csv (tests/hw/iclass.cu): its latency
- * is a dependent chain's cycles per instruction with one warp per
- * scheduler; its issue interval the cycles per instruction per warp of
- * independent chains once the scheduler is saturated (16 warps per
- * scheduler), divided by those warps; its MIO cost, for the memory-path
- * classes, the same over the SM's four schedulers' warps.
+ * One instruction class from iclass.csv (tests/hw/iclass.cu, loops of one
+ * SASS instruction with no clock reads inside, at 1-16 warps per
+ * scheduler).  Its latency is a dependent chain's cycles per instruction
+ * with one warp per scheduler (for a branch, the cycles before a warp
+ * issues again after a taken BRA); its issue interval the cycles per
+ * instruction per scheduler at 16 warps per scheduler, where the pipe is
+ * saturated (from the independent chains, or the dependent ones where a
+ * class has no independent form); its MIO cost, for the memory-path
+ * classes, that interval over the schedulers that share the MIO path.
+ * A memory class's latency is 0: its data comes from the memory model.
  */
-static void derive_class(struct calib *c, const char *cls, const char *sass, int64_t *lat, int64_t *ivl, int64_t *mio,
-			 bool has_latency, bool uses_mio)
+static void derive_class(struct calib *c, const char *cls, const char *csv_class, const char *sass, int64_t *lat,
+			 int64_t *ivl, int64_t *mio, bool has_latency, bool uses_mio, const char *sat_mode)
 {
 	int r1, r2;
-	char kc[64], ks[64];
-	snprintf(kc, sizeof kc, "class=%s", cls);
+	char kc[64], ks[64], km[64];
+	snprintf(kc, sizeof kc, "class=%s", csv_class);
 	snprintf(ks, sizeof ks, "sass=%s", sass);
+	snprintf(km, sizeof km, "mode=%s", sat_mode);
 	double dep = cell(c, "iclass.csv", "cycles_per_instruction", &r1, kc, ks, "mode=dep", "warps_per_scheduler=1", NULL);
-	double sat = cell(c, "iclass.csv", "cycles_per_instruction", &r2, kc, ks, "mode=indep", "warps_per_scheduler=16", NULL);
-	double per_sched = sat / 16.0;
+	/* 8 warps per scheduler: at 16, two blocks' warps start apart and the row undercounts (traces/h100/README.md) */
+	double sat = cell(c, "iclass.csv", "cycles_per_instruction", &r2, kc, ks, km, "warps_per_scheduler=8", NULL);
+	double per_sched = sat / 8.0;
 	char field[64];
 	*lat = has_latency ? iround(dep) : 0;
 	*ivl = iround(per_sched) < 1 ? 1 : iround(per_sched);
-	*mio = uses_mio ? iround(per_sched / (double)c->m.subpartitions) : 0;
+	*mio = uses_mio ? (iround(per_sched / (double)c->m.subpartitions) < 1 ? 1 : iround(per_sched / (double)c->m.subpartitions)) : 0;
 	snprintf(field, sizeof field, "iclass_%s_latency", cls);
 	if (has_latency)
-		cite(c, field, "iclass.csv row %d: %s dependent chain, 1 warp per scheduler, %.2f cycles per instruction", r1,
-		     sass, dep);
+		cite(c, field, "iclass.csv row %d: %s dependent, 1 warp per scheduler, %.2f cycles per instruction", r1, sass, dep);
 	else
-		cite(c, field, "0: a %s's data comes from the memory model (iclass.csv row %d: %.2f cycles dependent)", sass,
+		cite(c, field, "0: a %s's data comes from the memory model (iclass.csv row %d: %.2f cycles back to back)", sass,
 		     r1, dep);
 	snprintf(field, sizeof field, "iclass_%s_interval", cls);
-	cite(c, field, "iclass.csv row %d: %s independent, 16 warps per scheduler, %.2f cycles per instruction per warp / 16",
-	     r2, sass, sat);
+	cite(c, field, "iclass.csv row %d: %s (%s), 8 warps per scheduler, %.2f cycles per instruction per warp / 8", r2,
+	     sass, sat_mode, sat);
 	snprintf(field, sizeof field, "iclass_%s_mio", cls);
 	if (uses_mio)
-		cite(c, field, "iclass.csv row %d: %.2f cycles per instruction per scheduler over %lld schedulers sharing the MIO",
-		     r2, per_sched, (long long)c->m.subpartitions);
+		cite(c, field, "iclass.csv row %d: %.2f cycles per instruction per scheduler, over the %lld schedulers sharing the MIO path", r2, per_sched, (long long)c->m.subpartitions);
 	else
 		cite(c, field, "0: %s does not use the shared memory-instruction path", sass);
 }
@@ -279,31 +283,35 @@ static void derive_class(struct calib *c, const char *cls, const char *sass, int
 static void derive_classes(struct calib *c)
 {
 	struct machine *m = &c->m;
-#define CLASS(name, sass, lat, mio) \
-	derive_class(c, #name, sass, &m->iclass_##name##_latency, &m->iclass_##name##_interval, &m->iclass_##name##_mio, lat, mio)
-	CLASS(alu, "IADD3", true, false);
-	CLASS(imad, "IMAD", true, false);
-	CLASS(fma, "FFMA", true, false);
-	CLASS(conv, "I2F", true, false);
-	CLASS(uniform, "UIADD3", true, false);
-	CLASS(s2r, "S2R", true, false);
-	CLASS(branch, "BRA", true, false);
-	CLASS(lds, "LDS", false, true);
-	CLASS(sts, "STS", false, true);
-	CLASS(ldg, "LDG", false, true);
-	CLASS(stg, "STG", false, true);
-	CLASS(ldgsts, "LDGSTS", false, true);
-	CLASS(depbar, "DEPBAR", true, false);
-	CLASS(syncs, "SYNCS.PHASECHK", true, true);
-	CLASS(bar, "BAR.SYNC", false, false);
-	CLASS(shfl, "SHFL", true, true);
-	CLASS(mma, "HMMA", true, false);
+#define CLASS_IN(name, csv, sass, lat, mio, mode)                                                                      \
+	derive_class(c, #name, csv, sass, &m->iclass_##name##_latency, &m->iclass_##name##_interval, &m->iclass_##name##_mio, \
+		     lat, mio, mode)
+#define CLASS(name, sass, lat, mio, mode) CLASS_IN(name, #name, sass, lat, mio, mode)
+	CLASS(alu, "IADD3", true, false, "indep");
+	CLASS(imad, "IMAD", true, false, "indep");
+	CLASS(fma, "FFMA", true, false, "indep");
+	CLASS(conv, "I2F+F2I", true, false, "indep");
+	CLASS(uniform, "UIADD3", true, false, "dep"); /* uniform registers: no independent form was timed */
+	CLASS(s2r, "S2R+S2UR", true, false, "indep");
+	CLASS(branch, "BRA", true, false, "indep");
+	CLASS(lds, "LDS", false, true, "indep");
+	CLASS(sts, "STS", false, true, "indep");
+	CLASS(ldg, "LDG(L1)", false, true, "indep"); /* the issue path; L2 and DRAM are the memory model's */
+	CLASS(stg, "STG", false, true, "indep");
+	CLASS(ldgsts, "LDGSTS(4B;L2)", false, true, "indep");
+	CLASS(depbar, "DEPBAR", true, false, "indep");
+	CLASS_IN(ldgdepbar, "depbar", "LDGDEPBAR", true, false, "indep"); /* iclass.csv times it under depbar */
+	CLASS(syncs, "SYNCS.PHASECHK", true, true, "indep");
+	CLASS(bar, "BAR.SYNC", false, false, "indep");
+	CLASS(shfl, "SHFL", true, true, "indep");
+	CLASS(mma, "HMMA", true, false, "indep");
 #undef CLASS
+#undef CLASS_IN
 	int r;
 	double q = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=lds", "sass=LDS", "mode=indep",
-			"warps_per_scheduler=16", NULL);
-	m->mio_queue_cycles = iround(q / 16.0 * (double)m->subpartitions) * 4;
-	cite(c, "mio_queue_cycles", "four LDS wavefronts per scheduler: iclass.csv row %d (%.2f cycles per LDS per warp at 16 warps per scheduler)", r, q);
+			"warps_per_scheduler=8", NULL);
+	m->mio_queue_cycles = iround(q / 8.0) * m->subpartitions;
+	cite(c, "mio_queue_cycles", "one LDS per scheduler in flight: iclass.csv row %d (%.2f cycles per LDS per warp at 8 warps per scheduler, times the schedulers)", r, q);
 }
 
 /* Memory latencies and bandwidths, synchronisation: the benchmarks of run_all.sh. */
@@ -318,9 +326,9 @@ static void derive_memory(struct calib *c)
 	m->smem_conflict_latency = iround((c32 - lds) / 31.0);
 	cite(c, "smem_conflict_latency", "smem_latency.csv rows %d and %d: (%.2f - %.2f) / 31 extra ways", r2, r, c32, lds);
 	double wf = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=lds", "sass=LDS", "mode=indep",
-			 "warps_per_scheduler=16", NULL);
-	m->smem_wavefront_cycles = iround(wf / 16.0 / (double)m->subpartitions) < 1 ? 1 : iround(wf / 16.0 / (double)m->subpartitions);
-	cite(c, "smem_wavefront_cycles", "iclass.csv row %d: conflict-free LDS (one wavefront each) from all schedulers, %.2f cycles per LDS per warp at 16 warps per scheduler", r, wf);
+			 "warps_per_scheduler=8", NULL);
+	m->smem_wavefront_cycles = iround(wf / 8.0 / (double)m->subpartitions) < 1 ? 1 : iround(wf / 8.0 / (double)m->subpartitions);
+	cite(c, "smem_wavefront_cycles", "iclass.csv row %d: conflict-free LDS (one wavefront each) from all schedulers, %.2f cycles per LDS per warp at 8 warps per scheduler", r, wf);
 
 	double lds_trip = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r, "mode=lds", "block_size=128", NULL);
 	double loop = lds_trip - lds;
@@ -364,8 +372,11 @@ static void derive_memory(struct calib *c)
 	double wake = cell(c, "mbarrier_wake.csv", "arrive_to_wake_median", &r2, "reps=64", NULL);
 	m->mbarrier_arrive_latency = iround(arrive);
 	cite(c, "mbarrier_arrive_latency", "iclass.csv row %d: SYNCS.ARRIVE back to back, one warp, %.2f cycles", r, arrive);
-	m->mbarrier_wake_latency = iround(wake - arrive);
-	cite(c, "mbarrier_wake_latency", "mbarrier_wake.csv row %d: arrive to a waiter's wake %.1f cycles, less the arrive (iclass.csv row %d)", r2, wake, r);
+	/* the woken warp's try_wait issues again and its result takes iclass_syncs_latency (derived above) */
+	m->mbarrier_wake_latency = iround(wake - arrive) - m->iclass_syncs_latency;
+	if (m->mbarrier_wake_latency < 0)
+		m->mbarrier_wake_latency = 0;
+	cite(c, "mbarrier_wake_latency", "mbarrier_wake.csv row %d: arrive to a waiter's wake %.1f cycles, less the arrive (iclass.csv row %d) and the woken try_wait's own latency (iclass_syncs_latency)", r2, wake, r);
 }
 
 /* What no benchmark measures: the model's choices, each saying so. */

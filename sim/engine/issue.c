@@ -30,7 +30,7 @@ static const uint8_t class_cause[IC_COUNT] = {
 	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
 	[IC_UNI] = STALL_ALU,	 [IC_S2R] = STALL_ALU,	    [IC_BRA] = STALL_ALU,     [IC_LDS] = STALL_SMEM,
 	[IC_STS] = STALL_SMEM,	 [IC_LDG] = STALL_MEMORY,   [IC_STG] = STALL_MEMORY,  [IC_LDGSTS] = STALL_MEMORY,
-	[IC_DEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,
+	[IC_DEPBAR] = STALL_MEMORY, [IC_LDGDEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,
 	[IC_MMA] = STALL_ALU,
 };
 
@@ -55,19 +55,19 @@ int issue_setup(struct sim *s)
 	const int64_t lat[IC_COUNT] = {
 #define LAT(c) m->iclass_##c##_latency
 		LAT(alu), LAT(imad), LAT(fma), LAT(conv), LAT(uniform), LAT(s2r), LAT(branch), LAT(lds), LAT(sts),
-		LAT(ldg), LAT(stg), LAT(ldgsts), LAT(depbar), LAT(syncs), LAT(bar), LAT(shfl), LAT(mma),
+		LAT(ldg), LAT(stg), LAT(ldgsts), LAT(depbar), LAT(ldgdepbar), LAT(syncs), LAT(bar), LAT(shfl), LAT(mma),
 #undef LAT
 	};
 	const int64_t ivl[IC_COUNT] = {
 #define IVL(c) m->iclass_##c##_interval
 		IVL(alu), IVL(imad), IVL(fma), IVL(conv), IVL(uniform), IVL(s2r), IVL(branch), IVL(lds), IVL(sts),
-		IVL(ldg), IVL(stg), IVL(ldgsts), IVL(depbar), IVL(syncs), IVL(bar), IVL(shfl), IVL(mma),
+		IVL(ldg), IVL(stg), IVL(ldgsts), IVL(depbar), IVL(ldgdepbar), IVL(syncs), IVL(bar), IVL(shfl), IVL(mma),
 #undef IVL
 	};
 	const int64_t mio[IC_COUNT] = {
 #define MIO(c) m->iclass_##c##_mio
 		MIO(alu), MIO(imad), MIO(fma), MIO(conv), MIO(uniform), MIO(s2r), MIO(branch), MIO(lds), MIO(sts),
-		MIO(ldg), MIO(stg), MIO(ldgsts), MIO(depbar), MIO(syncs), MIO(bar), MIO(shfl), MIO(mma),
+		MIO(ldg), MIO(stg), MIO(ldgsts), MIO(depbar), MIO(ldgdepbar), MIO(syncs), MIO(bar), MIO(shfl), MIO(mma),
 #undef MIO
 	};
 	for (int c = 0; c < IC_COUNT; c++) {
@@ -376,7 +376,18 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
+		uint32_t branching = e->mask;
+		bool fetches = in->op == OP_BRZ && (f->code[e->li].flags & LI_RESULT);
 		enum anchor_status st = exec_anchor(s, w, in, start);
+		if (fetches)
+			/*
+			 * The lanes that took the branch (a loop's exit, an if's skip) fetch
+			 * its target before they issue again (iclass.csv: BRA); a loop's
+			 * back-edge goes to code just run and costs only its slot.
+			 */
+			for (int i = 0; i < w->depth; i++)
+				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target)
+					w->stack[i].redirect = start + lat;
 		if (st == ANCHOR_MOVED)
 			next_group(s, w);
 		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
@@ -388,6 +399,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		e->again = st == ANCHOR_AGAIN;
 	}
 	w->res[e->li] = result;
+	if (f->code[e->li].flags & LI_TAKEN)
+		/* a branch the compiled path takes (a try_wait's ready case jumps over its retry loop) */
+		e->redirect = now + s->cls_lat[IC_BRA];
 	e->li++;
 	/* a form with rounds: back to its loop (or its anchor) while the anchor wants another round */
 	if (e->again) {

@@ -40,6 +40,7 @@
 	ICLASS_FIELD3(X, stg, 0, 1, 1)            \
 	ICLASS_FIELD3(X, ldgsts, 0, 1, 4)         \
 	ICLASS_FIELD3(X, depbar, 4, 1, 0)         \
+	ICLASS_FIELD3(X, ldgdepbar, 12, 12, 0)    \
 	ICLASS_FIELD3(X, syncs, 20, 1, 2)         \
 	ICLASS_FIELD3(X, bar, 0, 1, 1)            \
 	ICLASS_FIELD3(X, shfl, 23, 2, 1)          \

@@ -56,6 +56,7 @@ struct simt_entry {
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
 	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
 	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
+	uint64_t redirect;    /* a branch of the kernel's control flow issued: the group fetches from its target until then */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
@@ -492,6 +493,11 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
+	uint64_t redirect = w->stack[w->cur].redirect;
+	if (redirect > at) {
+		at = redirect;
+		why = STALL_BRANCH;
+	}
 	uint64_t pipe = s->sps[w->sp].pipe_free[w->next_cls];
 	if (pipe > at) {
 		at = pipe;

@@ -12,6 +12,7 @@
 	X(ISSUE, "issue", "issuing a warp-instruction")                                 \
 	X(NOT_SELECTED, "not_selected", "ready, but the scheduler picked another warp") \
 	X(ALU, "alu", "waiting on a fixed-latency dependency (ALU, FMA, IMAD, branch)")  \
+	X(BRANCH, "branch", "after a branch, fetching from its target")                   \
 	X(PIPE_BUSY, "pipe_busy", "its next instruction's pipe is busy with another warp's")   \
 	X(MIO_THROTTLE, "mio_throttle", "the SM's memory-instruction queue is full")  \
 	X(SMEM, "smem", "waiting on a shared-memory access (latency and conflicts)")    \

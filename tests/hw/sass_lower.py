@@ -30,7 +30,8 @@ CLASS_RULES = [
     (r"^(LDC|R2UR|VOTEU|ELECT|U)", "UNI"),
     (r"^(BRA|BSSY|BSYNC|WARPSYNC|BMOV|CALL|RET|EXIT|NOP|YIELD|NANOSLEEP|BREAK|KILL|ENDCOLLECTIVE)", "BRA"),
     (r"^(LDGSTS)", "LDGSTS"),
-    (r"^(LDGDEPBAR|DEPBAR)", "DEPBAR"),
+    (r"^LDGDEPBAR", "LDGDEPBAR"),
+    (r"^DEPBAR", "DEPBAR"),
     (r"^(SYNCS|ARRIVES|FENCE|MEMBAR|ERRBAR|CGAERRBAR|CCTL)", "SYNCS"),
     (r"^BAR", "BAR"),
     (r"^(SHFL|VOTE|MATCH|REDUX)", "SHFL"),
@@ -41,7 +42,7 @@ CLASS_RULES = [
     (r"^(IADD3|IADD|VIADD|LOP3|LOP|ISETP|SEL|MOV|SHF|SHL|SHR|LEA|IMNMX|VIMNMX|PLOP3|P2R|R2P|FSEL|PRMT|IABS|BMSK|SGXT)", "ALU"),
 ]
 ICLASS_ORDER = ["ALU", "IMAD", "FMA", "CONV", "UNI", "S2R", "BRA", "LDS", "STS", "LDG", "STG", "LDGSTS",
-                "DEPBAR", "SYNCS", "BAR", "SHFL", "MMA"]
+                "DEPBAR", "LDGDEPBAR", "SYNCS", "BAR", "SHFL", "MMA"]
 
 
 def iclass(ins):
@@ -247,6 +248,9 @@ def branch_target(ins):
     return None
 
 
+TAKEN = set()  # (kernel id, index) of the branches a walked path takes: LI_TAKEN
+
+
 def walk(kern, lo, hi, f):
     """The instructions one execution issues in [lo, hi): a list of indices; loop (b, e) in it."""
     by_addr = {ins.addr: i for i, ins in enumerate(kern)}
@@ -272,6 +276,7 @@ def walk(kern, lo, hi, f):
         cond = ins.guard is not None or ".DIV" in ins.mnem or ".ANY" in ins.mnem or \
             any(re.fullmatch(r"!?U?P\d", a) for a in ins.args)
         if not cond:
+            TAKEN.add((id(kern), pos))
             pos = by_addr[tgt]
             continue
         take = ncond in f.get("take", ())
@@ -283,6 +288,8 @@ def walk(kern, lo, hi, f):
             # the per-round loop: its body is on the path from the target to here
             b = next(j for j, p in enumerate(path) if kern[p].addr >= tgt)
             loop = (b, len(path))
+        if take:
+            TAKEN.add((id(kern), pos))
         pos = by_addr[tgt] if take else pos + 1
     return path, loop
 
@@ -425,6 +432,8 @@ def build(kernels, f):
             flags.append("LI_ANCHOR")
         if ext:
             flags.append("LI_EXTERN")
+        if (id(kern), p) in TAKEN:
+            flags.append("LI_TAKEN")
         insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
     # results (forms that produce a value): the last writer on the walked path of an R register
     # read after the region
