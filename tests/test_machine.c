@@ -67,7 +67,11 @@ Test(machine, h100_values)
 	cr_assert_eq(m.iclass_fma_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
 	cr_assert_eq(m.l2_latency, 285);
-	cr_assert_eq(m.cp_async_extra_latency, 23, "measured: traces/h100/roundtrip.csv");
+	cr_assert_eq(m.cp_async_extra_latency, 24, "measured: traces/h100/roundtrip.csv, mean of L2 and DRAM");
+	cr_assert_eq(m.iclass_syncs_latency, 43, "measured: traces/h100/iclass.csv, SYNCS.PHASECHK chain");
+	cr_assert_eq(m.iclass_branch_latency, 29, "measured: traces/h100/iclass.csv, taken BRA");
+	cr_assert_eq(m.iclass_alu_interval, 2, "measured: IADD3 at 8 warps per scheduler");
+	cr_assert_eq(m.iclass_fma_interval, 1);
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);
