@@ -16,7 +16,10 @@
 #include <unistd.h>
 
 #include "../isa/jdoc.h"
-#include "compare.h"
+#include "../isa/suggest.h"
+#include "cli.h"
+#include "commands.h"
+#include "machine.h"
 #include "outfile.h"
 #include "runner.h"
 #include "svg.h"
@@ -26,37 +29,46 @@
 #define MAX_FIXED 64
 #define MAX_WORKERS 64
 
-/* ORDER METRIC: the CSV's columns after the parameters. */
+/* ORDER METRIC: the CSV's columns after the parameters, with what a plot's axis calls them. */
 #define METRICS(X)                                                                                       \
-	X(cycles, (double)r->cycles)                                                                     \
-	X(hidden_fraction, r->hidden_fraction)                                                           \
-	X(exposed_cycles, (double)r->exposed)                                                            \
-	X(copy_latency_cycles, (double)r->batch_latency)                                                 \
-	X(lower_bound, (double)r->lower_bound)                                                           \
-	X(efficiency, r->efficiency)                                                                     \
-	X(overwait_cycles, (double)r->overwait_cycles)                                                   \
-	X(overwait_extra_batches, (double)r->overwait_extra_batches)                                     \
-	X(overwait_waits, (double)r->overwait_waits)                                                     \
-	X(overwait_cycles_per_wait, r->overwait_waits ? (double)r->overwait_cycles / (double)r->overwait_waits : 0) \
-	X(actual_batches, (double)r->cp_async_batches)                                                   \
-	X(thread_commits, (double)r->cp_async_commits)                                                   \
-	X(hazards, (double)r->hazards)                                                                   \
-	X(provenance_mismatches, (double)r->provenance_mismatches)                                       \
-	X(dram_bytes, (double)r->dram_bytes)                                                             \
-	X(warp_instructions, (double)r->warp_insts)
+	X(cycles, "cycles (SM clock, whole run)", (double)r->cycles)                                     \
+	X(hidden_fraction, "hidden fraction of the copy latency (0 to 1)", r->hidden_fraction)           \
+	X(exposed_cycles, "exposed copy wait (cycles, summed over batches)", (double)r->exposed)         \
+	X(copy_latency_cycles, "copy latency (cycles, summed over batches)", (double)r->batch_latency)   \
+	X(lower_bound, "lower bound (cycles)", (double)r->lower_bound)                                    \
+	X(efficiency, "efficiency (lower bound / cycles, 0 to 1)", r->efficiency)                        \
+	X(overwait_cycles, "over-wait (cycles, summed over threads)", (double)r->overwait_cycles)        \
+	X(overwait_extra_batches, "extra batches waited for (batches, summed over threads)",             \
+	  (double)r->overwait_extra_batches)                                                             \
+	X(overwait_waits, "thread-scope waits (count)", (double)r->overwait_waits)                        \
+	X(overwait_cycles_per_wait, "over-wait per wait (cycles)",                                        \
+	  r->overwait_waits ? (double)r->overwait_cycles / (double)r->overwait_waits : 0)                \
+	X(actual_batches, "cp.async batches per warp sequence (batches)", (double)r->cp_async_batches)   \
+	X(thread_commits, "thread commits (count)", (double)r->cp_async_commits)                          \
+	X(hazards, "dataflow hazards (count)", (double)r->hazards)                                        \
+	X(provenance_mismatches, "provenance mismatches (count)", (double)r->provenance_mismatches)      \
+	X(dram_bytes, "DRAM traffic (bytes)", (double)r->dram_bytes)                                      \
+	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)
 
 enum {
-#define METRIC_ENUM(name, expr) M_##name,
+#define METRIC_ENUM(name, label, expr) M_##name,
 	METRICS(METRIC_ENUM)
 #undef METRIC_ENUM
 	M_STALLS,
 	NMETRICS = M_STALLS + STALL_COUNT
 };
 
-static const char *const metric_names[M_STALLS] = {
-#define METRIC_NAME(name, expr) #name,
+static const char *const metric_names[M_STALLS + 1] = {
+#define METRIC_NAME(name, label, expr) #name,
 	METRICS(METRIC_NAME)
 #undef METRIC_NAME
+	NULL,
+};
+
+static const char *const metric_labels[M_STALLS] = {
+#define METRIC_LABEL(name, label, expr) label,
+	METRICS(METRIC_LABEL)
+#undef METRIC_LABEL
 };
 
 struct result {
@@ -76,6 +88,7 @@ struct sweep {
 	int nvalues[MAX_VARY];
 	int nvary;
 	char plot_x[64], plot_y[64], plot_series[64];
+	char xlabel[128], ylabel[128]; /* the plot file's own axis titles; "" for the built-in ones */
 	int runs;
 };
 
@@ -88,6 +101,25 @@ static int word(const cJSON *v, char *out, size_t n)
 	else
 		return -1;
 	return 0;
+}
+
+static int metric_index(const char *name)
+{
+	for (int m = 0; m < M_STALLS; m++)
+		if (strcmp(metric_names[m], name) == 0)
+			return m;
+	for (int c = 0; c < STALL_COUNT; c++)
+		if (strncmp(name, "stall_", 6) == 0 && strcmp(name + 6, stall_key[c]) == 0)
+			return M_STALLS + c;
+	return -1;
+}
+
+static int vary_index(const struct sweep *sw, const char *name)
+{
+	for (int k = 0; k < sw->nvary; k++)
+		if (strcmp(sw->vary_name[k], name) == 0)
+			return k;
+	return -1;
 }
 
 static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
@@ -159,11 +191,13 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 		snprintf(sw->plot_series, sizeof sw->plot_series, "%s", sw->vary_name[1]);
 	if (plot) {
 		old = jpath_key(&at, "plot");
-		static const char *const pkeys[] = {"x", "y", "series", NULL};
-		const char *x = NULL, *y = NULL, *series = NULL;
+		static const char *const pkeys[] = {"x", "y", "series", "xlabel", "ylabel", "comment", NULL};
+		const char *x = NULL, *y = NULL, *series = NULL, *xl = NULL, *yl = NULL;
 		if ((rc = jdoc_check_keys(&doc, plot, &at, pkeys, d)) || (rc = jdoc_string(&doc, plot, &at, "x", false, &x, d)) ||
 		    (rc = jdoc_string(&doc, plot, &at, "y", false, &y, d)) ||
-		    (rc = jdoc_string(&doc, plot, &at, "series", false, &series, d)))
+		    (rc = jdoc_string(&doc, plot, &at, "series", false, &series, d)) ||
+		    (rc = jdoc_string(&doc, plot, &at, "xlabel", false, &xl, d)) ||
+		    (rc = jdoc_string(&doc, plot, &at, "ylabel", false, &yl, d)))
 			goto out;
 		if (x)
 			snprintf(sw->plot_x, sizeof sw->plot_x, "%s", x);
@@ -171,6 +205,29 @@ static int load_sweep(const char *file, struct sweep *sw, struct diag *d)
 			snprintf(sw->plot_y, sizeof sw->plot_y, "%s", y);
 		if (series)
 			snprintf(sw->plot_series, sizeof sw->plot_series, "%s", series);
+		snprintf(sw->xlabel, sizeof sw->xlabel, "%s", xl ? xl : "");
+		snprintf(sw->ylabel, sizeof sw->ylabel, "%s", yl ? yl : "");
+		/* Checked here, where the file can be pointed at, not after the runs. */
+		if (vary_index(sw, sw->plot_x) < 0) {
+			size_t o2 = jpath_key(&at, "x");
+			const char *names[MAX_VARY + 1];
+			for (int k = 0; k < sw->nvary; k++)
+				names[k] = sw->vary_name[k];
+			names[sw->nvary] = NULL;
+			const char *hint = suggest_name(sw->plot_x, names);
+			rc = jdoc_error(&doc, &at, d, "\"%s\" is not a varied parameter%s%s%s", sw->plot_x,
+					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+			jpath_pop(&at, o2);
+			goto out;
+		}
+		if (metric_index(sw->plot_y) < 0) {
+			size_t o2 = jpath_key(&at, "y");
+			const char *hint = suggest_name(sw->plot_y, metric_names);
+			rc = jdoc_error(&doc, &at, d, "\"%s\" is not a metric (a CSV column such as cycles or hidden_fraction)%s%s%s",
+					sw->plot_y, hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+			jpath_pop(&at, o2);
+			goto out;
+		}
 		jpath_pop(&at, old);
 	}
 out:
@@ -206,7 +263,7 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 		res->status = runner_run(sw->experiment, sets, n, false, e, r, &d);
 		if (res->status == 2)
 			snprintf(res->error, sizeof res->error, "%.255s", d.msg);
-#define METRIC_SET(name, expr) res->m[M_##name] = (expr);
+#define METRIC_SET(name, label, expr) res->m[M_##name] = (expr);
 		METRICS(METRIC_SET)
 #undef METRIC_SET
 		for (int c = 0; c < STALL_COUNT; c++)
@@ -384,28 +441,85 @@ static void write_csv(FILE *out, const struct sweep *sw, const struct result *re
 	}
 }
 
-static int metric_index(const char *name)
+/* Names the launch and the shipped kernels give their parameters, as an axis says them. */
+static const struct {
+	const char *name, *label;
+} param_labels[] = {
+	{"stages", "pipeline stages (stages)"},
+	{"k", "compute length k (dependent FMAs per element)"},
+	{"batch_sz", "batches per block (batch_sz)"},
+	{"divergence", "thread groups per warp, D (divergence)"},
+	{"syncwarp", "__syncwarp before the commit (syncwarp: 0 no, 1 yes)"},
+	{"per_group", "commits in divergent branches (per_group: 0 no, 1 yes)"},
+	{"block_size", "threads per block (block_size)"},
+	{"launch.block_size", "threads per block (block_size)"},
+	{"blocks", "blocks resident on the SM (blocks)"},
+	{"launch.blocks", "blocks resident on the SM (blocks)"},
+	{"grid_blocks", "blocks in the grid (grid_blocks)"},
+	{"launch.grid_blocks", "blocks in the grid (grid_blocks)"},
+};
+
+/* What the x axis says for a varied name: the plot file's xlabel, a known name, a machine field's unit. */
+static void x_label(const struct sweep *sw, char *buf, size_t n)
 {
-	for (int m = 0; m < M_STALLS; m++)
-		if (strcmp(metric_names[m], name) == 0)
-			return m;
-	for (int c = 0; c < STALL_COUNT; c++)
-		if (strncmp(name, "stall_", 6) == 0 && strcmp(name + 6, stall_key[c]) == 0)
-			return M_STALLS + c;
-	return -1;
+	const char *name = sw->plot_x;
+	if (sw->xlabel[0]) {
+		snprintf(buf, n, "%s", sw->xlabel);
+		return;
+	}
+	for (size_t i = 0; i < sizeof param_labels / sizeof param_labels[0]; i++)
+		if (strcmp(param_labels[i].name, name) == 0) {
+			snprintf(buf, n, "%s", param_labels[i].label);
+			return;
+		}
+	if (strncmp(name, "machine.", 8) == 0) {
+#define MACHINE_UNIT(f, t, dflt, lo, hi, unit)                   \
+	if (strcmp(name + 8, #f) == 0) {                         \
+		snprintf(buf, n, "%s (%s)", name, unit);         \
+		return;                                          \
+	}
+		MACHINE_FIELDS(MACHINE_UNIT)
+#undef MACHINE_UNIT
+	}
+	if (strncmp(name, "limit.", 6) == 0)
+		snprintf(buf, n, "%s (limit)", name);
+	else if (strncmp(name, "machine.", 8) == 0)
+		snprintf(buf, n, "%s (machine setting)", name);
+	else
+		snprintf(buf, n, "%s (kernel parameter)", name);
 }
 
-static int vary_index(const struct sweep *sw, const char *name)
+/* What the y axis says for a metric: the plot file's ylabel, or the metric with its unit. */
+static void y_label(const struct sweep *sw, int metric, char *buf, size_t n)
 {
-	for (int k = 0; k < sw->nvary; k++)
-		if (strcmp(sw->vary_name[k], name) == 0)
-			return k;
-	return -1;
+	if (sw->ylabel[0])
+		snprintf(buf, n, "%s", sw->ylabel);
+	else if (metric < M_STALLS)
+		snprintf(buf, n, "%s", metric_labels[metric]);
+	else
+		snprintf(buf, n, "warp-cycles in %s (warp-cycles, all warps)", stall_key[metric - M_STALLS]);
 }
+
+/* How much of an axis label comes before its unit ("over-wait per wait (cycles)": 18). */
+static int unit_free(const char *label)
+{
+	size_t n = strcspn(label, "(");
+	while (n && label[n - 1] == ' ')
+		n--;
+	return n ? (int)n : (int)strlen(label);
+}
+
+/* A sweep's results, for the writers of its outputs. */
+struct table {
+	const struct sweep *sw;
+	const struct result *res;
+};
 
 /* One series per combination of every varied parameter except x. */
-static int write_plot(FILE *out, const struct sweep *sw, const struct result *res, struct diag *d)
+static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
+	const struct sweep *sw = ((const struct table *)ctx)->sw;
+	const struct result *res = ((const struct table *)ctx)->res;
 	int xk = vary_index(sw, sw->plot_x), ym = metric_index(sw->plot_y);
 	if (xk < 0 || ym < 0)
 		return diag_set(d, DIAG_INPUT, "sweep %s: plot x \"%s\" must be a varied parameter and y \"%s\" a metric",
@@ -428,7 +542,7 @@ static int write_plot(FILE *out, const struct sweep *sw, const struct result *re
 		s->y = ys + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
 		size_t len = 0;
 		for (int k = 0; k < sw->nvary; k++)
-			if (k != xk)
+			if (k != xk && len < sizeof s->name)
 				len += (size_t)snprintf(s->name + len, sizeof s->name - len, "%s%s=%s", len ? ", " : "",
 							sw->vary_name[k], sw->vary_value[k][value_of(sw, i, k)]);
 		/* Runs of this series: same values for every other parameter. */
@@ -442,46 +556,65 @@ static int write_plot(FILE *out, const struct sweep *sw, const struct result *re
 			s->n++;
 		}
 	}
-	char title[256];
-	snprintf(title, sizeof title, "%.100s: %.60s vs %.60s", sw->name, sw->plot_y, sw->plot_x);
-	svg_plot(out, title, sw->plot_x, sw->plot_y, series, ns);
+	char title[400], xl[160], yl[160];
+	x_label(sw, xl, sizeof xl);
+	y_label(sw, ym, yl, sizeof yl);
+	/* "overwait: over-wait per wait against thread groups per warp, D": the labels less their units */
+	snprintf(title, sizeof title, "%.100s: %.*s against %.*s", sw->name, unit_free(yl), yl, unit_free(xl), xl);
+	svg_plot(out, title, xl, yl, series, ns);
 	free(series);
 	free(xs);
 	free(ys);
 	return 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+static int fill_csv(FILE *out, void *ctx, struct diag *d)
 {
-	const char *file = NULL, *csv = NULL, *svg = NULL;
-	int jobs = 1;
+	(void)d;
+	const struct table *t = ctx;
+	write_csv(out, t->sw, t->res);
+	return 0;
+}
+
+int cmd_sweep(int argc, char **argv, const char *self)
+{
+	(void)self;
+	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL;
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
-			jobs = atoi(argv[++i]);
-		} else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2]) {
-			jobs = atoi(argv[i] + 2);
-		} else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-			csv = argv[++i];
-		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
-			svg = argv[++i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: sweep: unknown option %s\n", argv[i]);
-			return 2;
+		int got;
+		if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2] >= '0' && argv[i][2] <= '9') {
+			jarg = argv[i] + 2;
+		} else if ((got = cli_value(argc, argv, &i, "sweep", "-j", &jarg)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--csv", &csv)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--svg", &svg))) {
+			if (got < 0)
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_unknown_option("sweep", argv[i]);
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			fprintf(stderr, "smsim: sweep takes one sweep file\n");
+			fprintf(stderr, "smsim sweep: one sweep file at a time (got %s and %s)\n", file, argv[i]);
 			return 2;
 		}
 	}
 	if (!file) {
-		fprintf(stderr, "smsim: sweep needs a sweep file (configs/sweeps/NAME.json)\n");
+		fprintf(stderr, "smsim sweep: which sweep? (smsim sweep configs/sweeps/NAME.json)\n");
 		return 2;
 	}
-	if (jobs < 1 || jobs > MAX_WORKERS) {
-		fprintf(stderr, "smsim: -j expects 1..%d\n", MAX_WORKERS);
+	char *end = NULL;
+	long jobs = jarg ? strtol(jarg, &end, 10) : 1;
+	if ((jarg && (!*jarg || *end)) || jobs < 1 || jobs > MAX_WORKERS) {
+		fprintf(stderr, "smsim sweep: -j expects a number of workers from 1 to %d\n", MAX_WORKERS);
 		return 2;
 	}
+	if (csv && svg && outfile_is_stdout(csv) && outfile_is_stdout(svg)) {
+		fprintf(stderr, "smsim sweep: --csv and --svg cannot both be - (stdout)\n");
+		return 2;
+	}
+	/* stdout carries one thing: with --svg -, the CSV goes to --csv's file, or to stderr. */
+	if (!csv)
+		csv = svg && outfile_is_stdout(svg) ? NULL : "-";
 	struct sweep *sw = calloc(1, sizeof *sw);
 	struct diag d = {0};
 	if (!sw || load_sweep(file, sw, &d)) {
@@ -492,7 +625,7 @@ int cmd_sweep(int argc, char **argv)
 	if (jobs > sw->runs)
 		jobs = sw->runs;
 	struct result *res = calloc((size_t)sw->runs, sizeof *res);
-	int rc = res ? run_all(sw, jobs, res) : -1;
+	int rc = res ? run_all(sw, (int)jobs, res) : -1;
 	if (rc) {
 		fprintf(stderr, "smsim: sweep %s: a worker failed\n", sw->name);
 		rc = 4;
@@ -504,25 +637,13 @@ int cmd_sweep(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
-	if (csv) {
-		struct outfile of;
-		if ((rc = outfile_open(&of, csv, &d)) == 0) {
-			write_csv(of.f, sw, res);
-			rc = outfile_commit(&of, &d);
-		}
-	} else {
-		write_csv(stdout, sw, res);
-	}
-	if (!rc && svg) {
-		struct outfile of;
-		if ((rc = outfile_open(&of, svg, &d)) == 0) {
-			rc = write_plot(of.f, sw, res, &d);
-			if (rc)
-				outfile_abort(&of);
-			else
-				rc = outfile_commit(&of, &d);
-		}
-	}
+	struct table t = {sw, res};
+	if (csv)
+		rc = outfile_write(csv, fill_csv, &t, &d);
+	else
+		write_csv(stderr, sw, res);
+	if (!rc && svg)
+		rc = outfile_write(svg, fill_plot, &t, &d);
 	if (rc)
 		fprintf(stderr, "smsim: %s\n", d.msg);
 out:
