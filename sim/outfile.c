@@ -155,10 +155,10 @@ int outfile_commit(struct outfile *o, struct diag *d)
 {
 	if (!o->f)
 		return diag_set(d, DIAG_INPUT, "%s: not open", o->path);
-	/* After a failed write stdio still holds the unwritten bytes: flushing again gives the reason. */
+	/* Flushing again after a failed write may give its reason; else it is what filling saw. */
 	errno = 0;
 	bool bad = fflush(o->f) != 0 || ferror(o->f);
-	int e = errno;
+	int e = errno ? errno : o->err;
 	if (o->kind != OUTFILE_STDOUT && fclose(o->f) != 0 && !bad) {
 		bad = true;
 		e = errno;
@@ -199,7 +199,10 @@ int outfile_write(const char *path, int (*fill)(FILE *f, void *ctx, struct diag 
 	int rc = outfile_open(&o, path, d);
 	if (rc)
 		return rc;
+	errno = 0;
 	rc = fill(o.f, ctx, d);
+	if (ferror(o.f))
+		o.err = errno; /* stdio keeps the error flag, not the reason: this is the failed write's */
 	if (rc && !ferror(o.f)) {
 		outfile_abort(&o);
 		return rc;

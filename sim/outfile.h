@@ -37,6 +37,7 @@ struct outfile {
 	char path[1024];   /* as the user gave it, for messages */
 	char target[4096]; /* OUTFILE_RENAME: the file replaced (path with its links followed) */
 	char tmp[4200];    /* OUTFILE_RENAME: the temporary beside target */
+	int err;           /* the errno of a write that failed while filling, when known (0: none) */
 	bool pipe_ignored; /* SIGPIPE is ignored until commit or abort; old_pipe restores it */
 	struct sigaction old_pipe;
 };
