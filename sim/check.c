@@ -45,18 +45,17 @@ static enum file_kind kind_of(const char *file, struct diag_list *errs)
 		return FILE_BAD;
 	}
 	enum file_kind k = FILE_KERNEL;
-	if (cJSON_IsObject(doc.root)) {
-		if (cJSON_GetObjectItemCaseSensitive(doc.root, "experiment"))
-			k = FILE_EXPERIMENT;
-		else if (cJSON_GetObjectItemCaseSensitive(doc.root, "sweep") ||
-			 cJSON_GetObjectItemCaseSensitive(doc.root, "comparison")) {
-			diag_set(&d, DIAG_INPUT,
-				 "%s: a %s file; check takes kernel descriptions and experiments (sweep and compare "
-				 "check theirs when they start)",
-				 file, cJSON_GetObjectItemCaseSensitive(doc.root, "sweep") ? "sweep" : "comparison");
-			diag_list_add(errs, &d);
-			k = FILE_BAD;
-		}
+	/* A sweep or a comparison names an experiment too: look for them first. */
+	bool sweep = cJSON_GetObjectItemCaseSensitive(doc.root, "sweep") != NULL;
+	if (sweep || cJSON_GetObjectItemCaseSensitive(doc.root, "comparison")) {
+		diag_set(&d, DIAG_INPUT,
+			 "%s: a %s file; check takes kernel descriptions and experiments (smsim %s checks its own "
+			 "file when it starts)",
+			 file, sweep ? "sweep" : "comparison", sweep ? "sweep" : "compare");
+		diag_list_add(errs, &d);
+		k = FILE_BAD;
+	} else if (cJSON_GetObjectItemCaseSensitive(doc.root, "experiment")) {
+		k = FILE_EXPERIMENT;
 	}
 	jdoc_free(&doc);
 	return k;
@@ -176,8 +175,10 @@ static void describe(const struct experiment *e, const char *exp_file, const str
 	bool has_e = exp_file && jdoc_load(exp_file, &edoc, NULL) == 0;
 	if (has_e)
 		printf("%s: experiment %s\n", exp_file, e->name[0] ? e->name : "?");
-	if (e->kernel_file[0])
-		printf("%s%s: kernel %s\n", has_e ? "  kernel     " : "", e->kernel_file, k->name[0] ? k->name : "?");
+	if (e->kernel_file[0] && (k->name[0] || has_k))
+		printf("%s%s: kernel %s\n", has_e ? "  kernel     " : "", e->kernel_file, k->name[0] ? k->name : "(unnamed)");
+	else if (e->kernel_file[0])
+		printf("%s%s: not loaded\n", has_e ? "  kernel     " : "", e->kernel_file);
 	if (k->source[0])
 		printf("  %-11s%s\n", "source", k->source);
 	if (has_e)

@@ -258,7 +258,7 @@ static int found(struct diag_list *errs, const struct diag *d, int rc)
 }
 
 /* The launch check's message, pointed at the experiment's launch where the numbers came from (or at --set). */
-static int launch_error(const char *file, const struct launch *l, const struct diag *ld, struct diag *d)
+static int launch_error(const char *file, const struct diag *ld, struct diag *d)
 {
 	struct jdoc doc;
 	struct jpath at;
@@ -269,10 +269,7 @@ static int launch_error(const char *file, const struct launch *l, const struct d
 		jdoc_free(&doc);
 		return rc;
 	}
-	if (file)
-		return diag_set(d, DIAG_INPUT, "%s: %s", file, ld->msg);
-	return diag_set(d, DIAG_INPUT, "the launch (block_size %lld, blocks %lld): %s", (long long)l->block_size,
-			(long long)l->blocks, ld->msg);
+	return diag_set(d, DIAG_INPUT, "%s%s%s", file ? file : "", file ? ": " : "", ld->msg);
 }
 
 static int unused_param(const struct experiment *e, const struct param_override *p, struct diag *d)
@@ -351,7 +348,7 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	}
 	struct diag ld;
 	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
-	    (rc = found(errs, d, launch_error(file, &e->launch, &ld, d))))
+	    (rc = found(errs, d, launch_error(file, &ld, d))))
 		return rc;
 	for (int i = 0; i < e->nparams; i++)
 		if (!e->params[i].used && (rc = found(errs, d, unused_param(e, &e->params[i], d))))
