@@ -208,6 +208,15 @@ const struct cli_command cli_commands[] = {
 	{0},
 };
 
+/* The options smsim takes before any command. */
+static const struct cli_option global_options[] = {
+	{"-h, --help", NULL, "Print the usage; after a command, that command's help.", NULL},
+	{"--version", NULL, "Print the version.", NULL},
+	{"--man", NULL, "Print the manual page, in roff: smsim --man | man -l -", NULL},
+	{"--bash-completion", NULL, "Print the bash completion script (meson install installs it).", NULL},
+};
+#define N_GLOBAL_OPTIONS (sizeof global_options / sizeof global_options[0])
+
 static const char intro[] =
 	"Simulates one NVIDIA streaming multiprocessor (H100 by default) running a kernel description, a JSON "
 	"program that mirrors a CUDA kernel line by line, and reports how much of the async-copy latency was "
@@ -287,11 +296,8 @@ void cli_usage(FILE *out)
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(out, "  %-10s%s\n", c->name, c->summary);
 	fputs("\noptions:\n", out);
-	option_line(out, "-h, --help", NULL, "Print this help; after a command, that command's help.");
-	option_line(out, "--version", NULL, "Print the version.");
-	option_line(out, "--man", NULL, "Print the manual page (roff): smsim --man | man -l -");
-	option_line(out, "--bash-completion", NULL,
-		    "Print the bash completion script (installed by meson install).");
+	for (size_t i = 0; i < N_GLOBAL_OPTIONS; i++)
+		option_line(out, global_options[i].name, NULL, global_options[i].help);
 	fputs("\n'smsim COMMAND --help' lists a command's options.\n\nexit status: ", out);
 	wrap(out, exit_status, 13, 13, WIDTH);
 }
@@ -301,11 +307,11 @@ void cli_help(FILE *out, const struct cli_command *c)
 	fprintf(out, "usage: smsim %s %s\n\n", c->name, c->synopsis);
 	wrap(out, c->about, 0, 0, WIDTH);
 	fputs("\noptions:\n", out);
-	for (const struct cli_option *o = c->options; o < c->options + CLI_MAX_OPTIONS && o->name; o++)
+	CLI_FOR_EACH_OPTION(c, o)
 		option_line(out, o->name, o->arg, o->help);
 	option_line(out, "-h, --help", NULL, "Print this help and exit.");
 	/* Commands that write files say how. */
-	for (const struct cli_option *o = c->options; o < c->options + CLI_MAX_OPTIONS && o->name; o++)
+	CLI_FOR_EACH_OPTION(c, o)
 		if (o->arg && strcmp(o->arg, "FILE") == 0) {
 			fputc('\n', out);
 			wrap(out, about_outputs, 0, 0, WIDTH);
@@ -336,9 +342,13 @@ int cli_value(int argc, char **argv, int *i, const char *cmd, const char *name, 
 	if (*i + 1 >= argc) {
 		const struct cli_command *c = cli_find(cmd);
 		const char *arg = "a value";
-		for (const struct cli_option *o = c ? c->options : NULL; o && o < c->options + CLI_MAX_OPTIONS && o->name; o++)
-			if (strcmp(o->name, name) == 0 && o->arg)
-				arg = o->arg;
+		if (c) {
+			CLI_FOR_EACH_OPTION(c, o)
+			{
+				if (strcmp(o->name, name) == 0 && o->arg)
+					arg = o->arg;
+			}
+		}
 		fprintf(stderr, "smsim %s: %s needs %s\n", cmd, name, arg);
 		return -1;
 	}
@@ -351,8 +361,12 @@ int cli_unknown_option(const char *cmd, const char *arg)
 	const struct cli_command *c = cli_find(cmd);
 	const char *names[CLI_MAX_OPTIONS + 2];
 	int n = 0;
-	for (const struct cli_option *o = c ? c->options : NULL; o && o < c->options + CLI_MAX_OPTIONS && o->name; o++)
-		names[n++] = o->name;
+	if (c) {
+		CLI_FOR_EACH_OPTION(c, o)
+		{
+			names[n++] = o->name;
+		}
+	}
 	names[n++] = "--help";
 	names[n] = NULL;
 	char word[64];
@@ -446,7 +460,7 @@ void cli_man(FILE *out)
 		roff_str(out, c->synopsis);
 		fputs("\"\n", out);
 		roff_paragraphs(out, c->about);
-		for (const struct cli_option *o = c->options; o < c->options + CLI_MAX_OPTIONS && o->name; o++) {
+		CLI_FOR_EACH_OPTION(c, o) {
 			fputs(".TP\n\\fB", out);
 			roff_str(out, o->name);
 			fputs("\\fR", out);
@@ -465,10 +479,14 @@ void cli_man(FILE *out)
 			fputs("\n.fi\n.RE\n", out);
 		}
 	}
-	fputs(".SH OPTIONS\n.TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nPrint the usage; after a command, that command's "
-	      "help.\n.TP\n\\fB\\-\\-version\\fR\nPrint the version.\n.TP\n\\fB\\-\\-man\\fR\nPrint this manual page "
-	      "(roff).\n.TP\n\\fB\\-\\-bash\\-completion\\fR\nPrint the bash completion script.\n",
-	      out);
+	fputs(".SH OPTIONS\n", out);
+	for (size_t i = 0; i < N_GLOBAL_OPTIONS; i++) {
+		fputs(".TP\n\\fB", out);
+		roff_str(out, global_options[i].name);
+		fputs("\\fR\n", out);
+		roff_str(out, global_options[i].help);
+		fputc('\n', out);
+	}
 	fputs(".SH OUTPUT FILES\n", out);
 	roff_str(out, about_outputs);
 	fputs("\n.SH EXIT STATUS\n", out);
@@ -542,7 +560,10 @@ void cli_bash_completion(FILE *out)
 	      out);
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(out, "%s ", c->name);
-	fputs("--help --version --man --bash-completion\" -- \"$cur\") )\n"
+	for (size_t i = 0; i < N_GLOBAL_OPTIONS; i++) /* "-h, --help": the long name */
+		fprintf(out, "%s ", strrchr(global_options[i].name, ' ') ? strrchr(global_options[i].name, ' ') + 1
+									   : global_options[i].name);
+	fputs("\" -- \"$cur\") )\n"
 	      "        return\n"
 	      "    fi\n"
 	      "    # the value after NAME= or FROM: (bash splits words there): typed by hand\n"
@@ -552,11 +573,11 @@ void cli_bash_completion(FILE *out)
 	      out);
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
 		fprintf(out, "    %s)\n        opts=\"", c->name);
-		for (const struct cli_option *o = c->options; o < c->options + CLI_MAX_OPTIONS && o->name; o++)
+		CLI_FOR_EACH_OPTION(c, o)
 			fprintf(out, "%s ", o->name);
 		fprintf(out, "--help\"\n        operands=%s\n", c->operands ? c->operands : "");
 		bool any = false;
-		for (const struct cli_option *o = c->options; o < c->options + CLI_MAX_OPTIONS && o->name; o++) {
+		CLI_FOR_EACH_OPTION(c, o) {
 			if (!o->arg)
 				continue;
 			if (!any)

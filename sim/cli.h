@@ -36,6 +36,10 @@ struct cli_command {
 
 extern const struct cli_command cli_commands[];
 
+/* Each option of command c, in the order its help lists them. */
+#define CLI_FOR_EACH_OPTION(c, o) \
+	for (const struct cli_option *o = (c)->options; o < (c)->options + CLI_MAX_OPTIONS && o->name; o++)
+
 /* The command called name, or NULL. */
 const struct cli_command *cli_find(const char *name);
 

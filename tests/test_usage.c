@@ -59,7 +59,7 @@ static void out_free(struct out *o)
 	free(o->err);
 }
 
-#define FOR_EACH_OPTION(c, o) for (const struct cli_option *o = (c)->options; o < (c)->options + CLI_MAX_OPTIONS && o->name; o++)
+#define FOR_EACH_OPTION CLI_FOR_EACH_OPTION
 
 Test(usage, every_command_has_help_that_exits_0_and_lists_its_options)
 {
