@@ -236,14 +236,7 @@ static void print_names(const struct experiment *e)
 {
 	for (int i = 0; i < e->kernel.nparams; i++)
 		printf("%s\n", e->kernel.params[i].name);
-	static const char *const fixed[] = {"block_size", "blocks", "grid_blocks", "check.dataflow", "limit.cycles",
-					    "limit.events", "limit.loop_iterations", "limit.threads", "limit.memory",
-					    "machine.scheduler", "machine.reconverge", "machine.quit"};
-	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-		printf("%s\n", fixed[i]);
-#define MACHINE_NAME(n, t, d, lo, hi, u) printf("machine.%s\n", #n);
-	MACHINE_FIELDS(MACHINE_NAME)
-#undef MACHINE_NAME
+	cli_print_set_names(stdout, "\n");
 }
 
 /* Checks one kernel (with an experiment, or alone) or one experiment; returns how many errors it found. */

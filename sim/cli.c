@@ -502,13 +502,14 @@ void cli_man(FILE *out)
 
 /* --- bash completion ---------------------------------------------------------- */
 
-/* The names --set takes that do not depend on the kernel. */
-static void set_names(FILE *out)
+void cli_print_set_names(FILE *out, const char *end)
 {
-	fputs("block_size= blocks= grid_blocks= check.dataflow= limit.cycles= limit.events= limit.loop_iterations= "
-	      "limit.threads= limit.memory= machine.scheduler= machine.reconverge= machine.quit=",
-	      out);
-#define MACHINE_NAME(n, t, d, lo, hi, u) fputs(" machine." #n "=", out);
+	static const char *const fixed[] = {"block_size",     "blocks",		"grid_blocks",	     "check.dataflow",
+					    "limit.cycles",   "limit.events",	"limit.loop_iterations", "limit.threads",
+					    "limit.memory",   "machine.scheduler", "machine.reconverge",    "machine.quit"};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		fprintf(out, "%s%s", fixed[i], end);
+#define MACHINE_NAME(n, t, d, lo, hi, u) fprintf(out, "machine.%s%s", #n, end);
 	MACHINE_FIELDS(MACHINE_NAME)
 #undef MACHINE_NAME
 }
@@ -547,7 +548,7 @@ void cli_bash_completion(FILE *out)
 	      "    done\n"
 	      "    [[ -n $names ]] || names=\"",
 	      out);
-	set_names(out);
+	cli_print_set_names(out, "= ");
 	fputs("\"\n"
 	      "    compopt -o nospace 2>/dev/null\n"
 	      "    COMPREPLY=( $(compgen -W \"$names\" -- \"$cur\") )\n}\n\n",

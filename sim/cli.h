@@ -62,6 +62,9 @@ int cli_value(int argc, char **argv, int *i, const char *cmd, const char *name, 
 /* Says that arg is no option of cmd (with a "did you mean" from its table) and returns exit status 2. */
 int cli_unknown_option(const char *cmd, const char *arg);
 
+/* The names --set takes whatever the kernel (launch, limits, checks, machine fields), each followed by end. */
+void cli_print_set_names(FILE *out, const char *end);
+
 /* The help command: `smsim help [COMMAND]`. */
 int cmd_help(int argc, char **argv, const char *self);
 
