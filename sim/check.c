@@ -305,8 +305,10 @@ int cmd_check(int argc, char **argv, const char *self)
 {
 	(void)self;
 	struct check_args *a = calloc(1, sizeof *a);
-	if (!a)
+	if (!a) {
+		fprintf(stderr, "smsim check: out of memory\n");
 		return 4;
+	}
 	int rc = parse_args(argc, argv, a);
 	if (rc) {
 		free(a);

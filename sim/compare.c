@@ -333,8 +333,7 @@ int cmd_compare(int argc, char **argv, const char *self)
 	}
 	int rc = worst;
 	if (svg) {
-		static struct picture p;
-		p = (struct picture){.n = nspecs, .title = title, .view = &view};
+		struct picture p = {.n = nspecs, .title = title, .view = &view};
 		for (int i = 0; i < nspecs; i++) {
 			p.traces[i] = res[i].r.trace;
 			p.labels[i] = specs[i].label;

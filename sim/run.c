@@ -121,7 +121,11 @@ int cmd_run(int argc, char **argv, const char *self)
 {
 	(void)self;
 	struct run_args *a = malloc(sizeof *a);
-	int rc = a ? parse_args(argc, argv, a) : 4;
+	if (!a) {
+		fprintf(stderr, "smsim run: out of memory\n");
+		return 4;
+	}
+	int rc = parse_args(argc, argv, a);
 	if (rc) {
 		free(a);
 		return rc;
