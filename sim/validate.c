@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "../isa/jdoc.h"
-#include "compare.h"
+#include "cli.h"
+#include "commands.h"
 #include "runner.h"
 
 #define MAX_ROWS 1024
@@ -149,34 +150,42 @@ static int rank_mismatches(const struct row *rows, int n, double tolerance)
 	return bad;
 }
 
-int cmd_validate(int argc, char **argv)
+int cmd_validate(int argc, char **argv, const char *self)
 {
+	(void)self;
 	const char *file = "traces/h100/pipelines.csv", *configs = "configs";
 	double max_error = -1;
 	bool require_ranking = false;
 	struct setting extra[MAX_EXTRA_SETS];
 	int nextra = 0;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--max-error") && i + 1 < argc)
-			max_error = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--require-ranking"))
+		const char *v = NULL;
+		int got;
+		if (!strcmp(argv[i], "--require-ranking")) {
 			require_ranking = true;
-		else if (!strcmp(argv[i], "--configs") && i + 1 < argc)
-			configs = argv[++i];
-		else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--max-error", &v))) {
+			if (got < 0)
+				return 2;
+			max_error = atof(v);
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--configs", &configs))) {
+			if (got < 0)
+				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--set", &v))) {
+			if (got < 0)
+				return 2;
 			if (nextra == MAX_EXTRA_SETS) {
-				fprintf(stderr, "smsim: validate: at most %d --set options\n", MAX_EXTRA_SETS);
+				fprintf(stderr, "smsim validate: at most %d --set options\n", MAX_EXTRA_SETS);
 				return 2;
 			}
-			if (!runner_split_setting(argv[++i], &extra[nextra++])) {
-				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
+			if (!runner_split_setting((char *)v, &extra[nextra++])) {
+				fprintf(stderr, "smsim validate: --set expects NAME=VALUE, not \"%s\"\n", v);
 				return 2;
 			}
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: validate: unknown option %s\n", argv[i]);
-			return 2;
-		} else
+			return cli_unknown_option("validate", argv[i]);
+		} else {
 			file = argv[i];
+		}
 	}
 	struct diag d;
 	char *text = jdoc_read_file(file, NULL);
