@@ -288,6 +288,19 @@ Test(usage, bash_completion_offers_commands_options_paths_and_set_names)
 	r = complete("smsim run configs/experiments/diverged_commit.json --set \"\"");
 	cr_assert(has_line(r, "divergence=") && has_line(r, "machine.dram_latency=") && has_line(r, "limit.cycles="), "%s", r);
 	free(r);
+	/* plot takes a sweep file and its table: both kinds are offered */
+	r = complete("smsim plot configs/sweeps/stages");
+	cr_assert(has_line(r, "configs/sweeps/stages_by_compute.json"), "%s", r);
+	free(r);
+	r = complete("smsim plot configs/sweeps/stages_by_compute.json traces/study/stages");
+	cr_assert(has_line(r, "traces/study/stages_by_compute.csv") && !has_line(r, "traces/study/stages.svg"), "%s", r);
+	free(r);
+	r = complete("smsim merge traces/study/ov");
+	cr_assert(has_line(r, "traces/study/overwait.csv") && !has_line(r, "traces/study/overwait.svg"), "%s", r);
+	free(r);
+	r = complete("smsim sweep configs/sweeps/overwait.json --shard \"\"");
+	cr_assert_str_eq(r, "\n", "I/N is typed by hand: %s", r);
+	free(r);
 	r = complete("smsim help sw");
 	cr_assert(has_line(r, "sweep"), "%s", r);
 	free(r);
