@@ -29,4 +29,22 @@ struct diag {
 /* Fills d (when not NULL) and returns code, so callers can `return diag_set(...)`. */
 int diag_set(struct diag *d, enum diag_code code, const char *fmt, ...) DIAG_PRINTF(3, 4);
 
+/*
+ * Every error a check finds, in the order found, where a load stops at the
+ * first (smsim check).  The first DIAG_LIST_MAX are kept; more counts the
+ * rest, and any that could not be stored for want of memory.
+ */
+#define DIAG_LIST_MAX 100
+
+struct diag_list {
+	struct diag *items;
+	int n;
+	int more;
+};
+
+/* Appends a copy of d. */
+void diag_list_add(struct diag_list *l, const struct diag *d);
+/* Frees the items; l is empty again.  NULL is fine. */
+void diag_list_free(struct diag_list *l);
+
 #endif

@@ -27,7 +27,23 @@ struct compiler {
 	int nvars; /* visible now, innermost last */
 	int depth;
 	uint64_t wide_slots; /* variables declared 64-bit (size_t, the default); bit 63 stands for slots 63 on */
+	struct diag_list *all; /* a check: every error goes here and compiling goes on (NULL: stop at the first) */
+	int errors;            /* how many went to all */
 };
+
+/*
+ * In a check (c->all), an input error is recorded and the compiler goes on
+ * with the next statement or declaration; otherwise, and for any other
+ * failure (out of memory), it stops there.
+ */
+static int recover(struct compiler *c, int rc)
+{
+	if (rc != DIAG_INPUT || !c->all)
+		return rc;
+	diag_list_add(c->all, c->d);
+	c->errors++;
+	return 0;
+}
 
 static const char *const builtin_names[SLOT_BUILTINS] = {"tid", "lane", "warp", "block"};
 
@@ -745,6 +761,24 @@ out:
 	return rc;
 }
 
+/*
+ * In a check, a let that failed still declares its variable, so that each
+ * later use of it is not one more "unknown name" error.  Declares nothing
+ * that declare_var would refuse (it would report, over the error recorded).
+ */
+static void keep_let_name(struct compiler *c, const cJSON *st)
+{
+	const cJSON *op = cJSON_GetObjectItemCaseSensitive(st, "op");
+	const cJSON *var = cJSON_GetObjectItemCaseSensitive(st, "var");
+	if (!cJSON_IsString(op) || strcmp(op->valuestring, "let") != 0 || !cJSON_IsString(var) ||
+	    strlen(var->valuestring) >= sizeof c->vars[0].name || c->k->nslots >= MAX_SLOTS || c->nvars >= MAX_SLOTS)
+		return;
+	int64_t v;
+	bool pt;
+	if (lookup(c, var->valuestring, &v, &pt) == EXPR_NAME_UNKNOWN)
+		declare_var(c, var->valuestring, false);
+}
+
 static int compile_block(struct compiler *c, const cJSON *obj, const char *key)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -759,6 +793,7 @@ static int compile_block(struct compiler *c, const cJSON *obj, const char *key)
 		goto out;
 	}
 	if (++c->depth > MAX_DEPTH) {
+		c->depth--;
 		rc = jdoc_error(c->doc, &c->at, c->d, "statements nest more than %d deep", MAX_DEPTH);
 		goto out;
 	}
@@ -766,7 +801,9 @@ static int compile_block(struct compiler *c, const cJSON *obj, const char *key)
 	int i = 0;
 	for (const cJSON *st = arr->child; st && !rc; st = st->next, i++) {
 		size_t o2 = jpath_index(&c->at, i);
-		rc = compile_stmt(c, st);
+		rc = recover(c, compile_stmt(c, st));
+		if (c->all)
+			keep_let_name(c, st);
 		jpath_pop(&c->at, o2);
 	}
 	c->nvars = mark;
@@ -813,7 +850,7 @@ static int load_params(struct compiler *c, const cJSON *root, struct param_overr
 				}
 		}
 		jpath_pop(&c->at, o2);
-		if (rc)
+		if ((rc = recover(c, rc)))
 			break;
 	}
 out:
@@ -837,7 +874,7 @@ static int load_helpers(struct compiler *c, const cJSON *root)
 		size_t o2 = jpath_key(&c->at, h->string);
 		static const char *const keys[] = {"args", "expr", "comment", NULL};
 		struct expr_helper *eh = &c->helpers[c->nhelpers];
-		eh->name = h->string;
+		*eh = (struct expr_helper){.name = h->string}; /* over what a helper that failed left */
 		if ((rc = jdoc_check_keys(c->doc, h, &c->at, keys, c->d)) ||
 		    (rc = jdoc_string(c->doc, h, &c->at, "expr", true, &eh->body, c->d)))
 			goto next;
@@ -860,6 +897,7 @@ static int load_helpers(struct compiler *c, const cJSON *root)
 		c->nhelpers++;
 	next:
 		jpath_pop(&c->at, o2);
+		rc = recover(c, rc);
 	}
 out:
 	jpath_pop(&c->at, old);
@@ -903,6 +941,7 @@ static int load_buffers(struct compiler *c, const cJSON *root, const char *key, 
 			}
 		}
 		jpath_pop(&c->at, o2);
+		rc = recover(c, rc);
 	}
 out:
 	jpath_pop(&c->at, old);
@@ -945,6 +984,7 @@ static int load_pipelines(struct compiler *c, const cJSON *root)
 			}
 		}
 		jpath_pop(&c->at, o2);
+		rc = recover(c, rc);
 	}
 out:
 	jpath_pop(&c->at, old);
@@ -976,14 +1016,19 @@ static int load_barriers(struct compiler *c, const cJSON *root)
 			bd->count = (uint32_t)count;
 		}
 		jpath_pop(&c->at, o2);
+		rc = recover(c, rc);
 	}
 out:
 	jpath_pop(&c->at, old);
 	return rc;
 }
 
-int kernel_load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
-		struct kernel *out, struct diag *d)
+/*
+ * The loader behind kernel_load and kernel_check: with all, every error is
+ * added to it and what was compiled comes back in *out whatever the errors.
+ */
+static int load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		struct kernel *out, struct diag *d, struct diag_list *all)
 {
 	struct jdoc doc = {0};
 	struct kernel k = {0};
@@ -995,6 +1040,7 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 	c->k = &k;
 	c->launch = launch;
 	c->d = d;
+	c->all = all;
 	jpath_root(&c->at);
 	snprintf(k.file, sizeof k.file, "%s", file);
 	k.bufs = calloc(64, sizeof *k.bufs);
@@ -1014,32 +1060,53 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 
 	static const char *const keys[] = {"kernel", "source",	  "notes",    "params", "helpers", "shared",
 					   "global", "pipelines", "barriers", "body",   "comment", NULL};
-	const char *name = NULL, *source = "";
-	if ((rc = jdoc_check_keys(&doc, doc.root, &c->at, keys, d)) ||
-	    (rc = jdoc_string(&doc, doc.root, &c->at, "kernel", true, &name, d)) ||
-	    (rc = jdoc_string(&doc, doc.root, &c->at, "source", true, &source, d)) ||
-	    (rc = load_params(c, doc.root, ov, nov)) || (rc = load_helpers(c, doc.root)) ||
-	    (rc = load_buffers(c, doc.root, "shared", SPACE_SHARED)) ||
-	    (rc = load_buffers(c, doc.root, "global", SPACE_GLOBAL)) || (rc = load_pipelines(c, doc.root)) ||
-	    (rc = load_barriers(c, doc.root)) ||
-	    (rc = compile_block(c, doc.root, "body")))
+	const char *name = "", *source = "";
+	/* Each part on its own, so that a check goes on to the next after an error in one. */
+	if ((rc = recover(c, jdoc_check_keys(&doc, doc.root, &c->at, keys, d))) ||
+	    (rc = recover(c, jdoc_string(&doc, doc.root, &c->at, "kernel", true, &name, d))) ||
+	    (rc = recover(c, jdoc_string(&doc, doc.root, &c->at, "source", true, &source, d))) ||
+	    (rc = recover(c, load_params(c, doc.root, ov, nov))) || (rc = recover(c, load_helpers(c, doc.root))) ||
+	    (rc = recover(c, load_buffers(c, doc.root, "shared", SPACE_SHARED))) ||
+	    (rc = recover(c, load_buffers(c, doc.root, "global", SPACE_GLOBAL))) ||
+	    (rc = recover(c, load_pipelines(c, doc.root))) || (rc = recover(c, load_barriers(c, doc.root))) ||
+	    (rc = recover(c, compile_block(c, doc.root, "body"))))
 		goto out;
-	snprintf(k.name, sizeof k.name, "%s", name);
-	snprintf(k.source, sizeof k.source, "%s", source);
+	if (c->errors)
+		rc = DIAG_INPUT;
+	snprintf(k.name, sizeof k.name, "%s", name ? name : "");
+	snprintf(k.source, sizeof k.source, "%s", source ? source : "");
 	k.wide_slots = c->wide_slots;
-	if (lower_kernel(&k)) {
+	if (rc == 0 && lower_kernel(&k)) {
 		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
 		goto out;
 	}
-	*out = k;
-	k = (struct kernel){0};
+	if (rc == 0 || all) {
+		*out = k;
+		k = (struct kernel){0};
+	}
 out:
+	if (rc && all && (!c || c->errors == 0 || rc != DIAG_INPUT))
+		diag_list_add(all, d); /* what stopped it: the syntax, or out of memory */
 	kernel_free(&k);
 	if (c)
 		free(c->helpers);
 	free(c);
 	jdoc_free(&doc);
 	return rc;
+}
+
+int kernel_load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		struct kernel *out, struct diag *d)
+{
+	return load(file, ov, nov, launch, out, d, NULL);
+}
+
+int kernel_check(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		 struct kernel *out, struct diag_list *errs)
+{
+	struct diag d = {0};
+	*out = (struct kernel){0};
+	return load(file, ov, nov, launch, out, &d, errs);
 }
 
 void kernel_free(struct kernel *k)

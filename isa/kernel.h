@@ -131,6 +131,15 @@ struct param_override {
  */
 int kernel_load(const char *file, struct param_override *ov, int nov, const struct launch *launch,
 		struct kernel *out, struct diag *d);
+/*
+ * As kernel_load, but an error does not stop it: it goes on with the next
+ * statement or declaration and adds every error to errs, in file order
+ * (smsim check).  *out is what was compiled, errors or not, for the caller
+ * to describe and kernel_free (zeroed when the file could not be parsed).
+ * Returns 0 when there was no error.
+ */
+int kernel_check(const char *file, struct param_override *ov, int nov, const struct launch *launch,
+		 struct kernel *out, struct diag_list *errs);
 void kernel_free(struct kernel *k);
 
 /* Reads only the parameter names and defaults (for `smsim list` and --set checks). */

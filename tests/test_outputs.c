@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -407,4 +408,358 @@ Test(outputs, unwritable_output_is_a_clear_error_and_leaves_nothing)
 	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json --csv /nonexistent/x.csv 2>&1", SMSIM_BIN);
 	cr_assert_eq(sh(cmd, &out), 2);
 	free(out);
+}
+
+/* --- where outputs go: links, FIFOs, stdout ------------------------------------------- */
+
+/* A fresh directory for one test's files; removed with rm_dir. */
+static char *make_dir(void)
+{
+	char *d = malloc(64);
+	snprintf(d, 64, "/tmp/smsim_out_dir_XXXXXX");
+	cr_assert(mkdtemp(d));
+	return d;
+}
+
+static void rm_dir(char *d)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	free(d);
+}
+
+static cJSON *trace_file_json(const char *path)
+{
+	char *text = jdoc_read_file(path, NULL);
+	cr_assert(text, "cannot read %s", path);
+	cJSON *t = cJSON_Parse(text);
+	cr_assert(t, "%s is not JSON", path);
+	cr_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(t, "traceEvents")), "%s is not a trace", path);
+	free(text);
+	return t;
+}
+
+#define SHORT_RUN "configs/experiments/with_staging_unified.json --set batch_sz=4"
+
+Test(outputs, a_symlinked_output_writes_its_target_and_keeps_the_link)
+{
+	char *d = make_dir(), cmd[1024], link[128], target[128];
+	snprintf(target, sizeof target, "%s/run42.json", d);
+	snprintf(link, sizeof link, "%s/latest.json", d);
+	FILE *f = fopen(target, "w");
+	fputs("old", f);
+	fclose(f);
+	cr_assert_eq(symlink("run42.json", link), 0);
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --trace %s >/dev/null", SMSIM_BIN, link);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	struct stat st;
+	cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "latest.json is no longer a link");
+	cJSON_Delete(trace_file_json(target));
+	/* Nothing else in the directory: the temporary went where the target is, and was renamed. */
+	snprintf(cmd, sizeof cmd, "ls -A %s | tr '\\n' ' '", d);
+	char *names;
+	cr_assert_eq(sh(cmd, &names), 0);
+	cr_assert_str_eq(names, "latest.json run42.json ");
+	free(names);
+	rm_dir(d);
+}
+
+Test(outputs, a_fifo_reader_gets_the_bytes_and_the_fifo_stays_a_fifo)
+{
+	char *d = make_dir(), cmd[1024], fifo[128], got[128];
+	snprintf(fifo, sizeof fifo, "%s/trace.fifo", d);
+	snprintf(got, sizeof got, "%s/got.json", d);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	/* The reader in the background, as a user's `cat fifo > file` or a viewer would be. */
+	snprintf(cmd, sizeof cmd, "timeout 60 cat %s > %s & timeout 60 %s run " SHORT_RUN " --trace %s >/dev/null; st=$?; wait; exit $st",
+		 fifo, got, SMSIM_BIN, fifo);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	cJSON_Delete(trace_file_json(got));
+	struct stat st;
+	cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	rm_dir(d);
+}
+
+Test(outputs, a_fifo_whose_reader_closes_early_is_exit_2_with_a_message)
+{
+	char *d = make_dir(), cmd[1024], fifo[128], *out;
+	snprintf(fifo, sizeof fifo, "%s/trace.fifo", d);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(cmd, sizeof cmd, "timeout 60 head -c 1 %s >/dev/null & timeout 60 %s run " SHORT_RUN " --trace %s 2>&1 >/dev/null; st=$?; wait; exit $st",
+		 fifo, SMSIM_BIN, fifo);
+	cr_assert_eq(sh(cmd, &out), 2, "%s", out);
+	cr_assert(strstr(out, fifo) && strstr(out, "write failed"), "%s", out);
+	free(out);
+	struct stat st;
+	cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	rm_dir(d);
+}
+
+Test(outputs, dash_writes_to_stdout_and_the_report_to_stderr)
+{
+	char cmd[1024], *out, *err;
+	char *errfile = tmp_path("stderr.txt");
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --trace - 2>%s", SMSIM_BIN, errfile);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cJSON *t = cJSON_Parse(out);
+	cr_assert(t && cJSON_GetObjectItemCaseSensitive(t, "traceEvents"), "stdout is not the trace: %.200s", out);
+	cJSON_Delete(t);
+	free(out);
+	err = jdoc_read_file(errfile, NULL);
+	cr_assert(err && strstr(err, "cycles") && strstr(err, "latency hiding"), "the report is not on stderr: %s", err);
+	free(err);
+
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --json --svg - 2>%s", SMSIM_BIN, errfile);
+	cr_assert_eq(sh(cmd, &out), 0);
+	char why[160] = "";
+	cr_assert(strncmp(out, "<?xml", 5) == 0 && xml_well_formed(out, why, sizeof why), "stdout is not the SVG: %s", why);
+	free(out);
+	err = jdoc_read_file(errfile, NULL);
+	cJSON *rep = cJSON_Parse(err);
+	cr_assert(rep && cJSON_GetObjectItemCaseSensitive(rep, "cycles"), "the JSON report is not on stderr");
+	cJSON_Delete(rep);
+	free(err);
+
+	snprintf(cmd, sizeof cmd, "%s compare configs/comparisons/stages.json --set batch_sz=4 --svg - 2>/dev/null", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cr_assert(xml_well_formed(out, why, sizeof why) && count(out, "<g class=\"run\"") == 4, "%s", why);
+	free(out);
+
+	char *csv, *dash;
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json -j 2", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &csv), 0);
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json -j 2 --csv -", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &dash), 0);
+	cr_assert_str_eq(csv, dash);
+	free(dash);
+	/* With the plot on stdout the CSV goes to stderr, whole. */
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json -j 2 --svg - 2>%s", SMSIM_BIN, errfile);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cr_assert(xml_well_formed(out, why, sizeof why) && count(out, "<g class=\"series\"") == 2, "%s", why);
+	err = jdoc_read_file(errfile, NULL);
+	cr_assert_str_eq(err, csv);
+	free(err);
+	free(csv);
+	free(out);
+
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --trace - --svg - 2>&1", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, "cannot both be -"), "%s", out);
+	free(out);
+	remove(errfile);
+	free(errfile);
+}
+
+Test(outputs, a_full_stdout_is_exit_2_with_the_reason)
+{
+	char cmd[1024], *out;
+	/* /dev/full as stdout (a redirection), never as an output path: that path is not to be written. */
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --trace - 2>&1 >/dev/full | grep -v '^ '", SMSIM_BIN);
+	sh(cmd, &out);
+	cr_assert(strstr(out, "stdout: write failed") && strstr(out, "No space left"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --trace - >/dev/full 2>/dev/null", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, NULL), 2);
+}
+
+Test(outputs, a_directory_as_output_is_exit_2_and_stays_a_directory)
+{
+	char *d = make_dir(), cmd[1024], *out;
+	snprintf(cmd, sizeof cmd, "%s run " SHORT_RUN " --svg %s 2>&1 >/dev/null", SMSIM_BIN, d);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, d) && strstr(out, "is a directory"), "%s", out);
+	free(out);
+	struct stat st;
+	cr_assert(stat(d, &st) == 0 && S_ISDIR(st.st_mode));
+	rm_dir(d);
+}
+
+/* --- pictures you can zoom ------------------------------------------------------------ */
+
+/* The copy spans of a trace file overlapping [from, to): batch, begin, end (cut to the window). */
+struct cut_span {
+	int batch;
+	double begin, end;
+};
+
+static int trace_spans_in(const char *path, double from, double to, struct cut_span *out, int max)
+{
+	cJSON *t = trace_file_json(path);
+	int n = 0;
+	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(t, "traceEvents");
+	for (const cJSON *e = ev->child; e; e = e->next) {
+		const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+		if (!cJSON_IsString(cat) || strcmp(cat->valuestring, "copy") != 0)
+			continue;
+		double ts = cJSON_GetObjectItemCaseSensitive(e, "ts")->valuedouble;
+		double end = ts + cJSON_GetObjectItemCaseSensitive(e, "dur")->valuedouble;
+		if (end <= from || ts >= to)
+			continue;
+		cr_assert_lt(n, max);
+		out[n++] = (struct cut_span){
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "batch")->valueint,
+			ts > from ? ts : from, end < to ? end : to};
+	}
+	cJSON_Delete(t);
+	return n;
+}
+
+static double svg_attr(const char *tag, const char *name)
+{
+	char key[40];
+	snprintf(key, sizeof key, " %s=\"", name);
+	const char *p = strstr(tag, key);
+	cr_assert(p && p < strchr(tag, '>'), "no %s in %.100s", name, tag);
+	return strtod(p + strlen(key), NULL);
+}
+
+Test(outputs, a_windowed_svg_holds_only_the_spans_inside_the_window)
+{
+	char *trace = tmp_path("win.json"), *svg = tmp_path("win.svg"), cmd[1024], *out;
+	/* Where the window falls depends on the timing model, so it is taken from the run itself. */
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_staging_unified.json --set batch_sz=16 --json --no-timing",
+		 SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cJSON *rep = cJSON_Parse(out);
+	double cycles = cJSON_GetObjectItemCaseSensitive(rep, "cycles")->valuedouble;
+	cJSON_Delete(rep);
+	free(out);
+	unsigned long long from = (unsigned long long)(cycles * 0.3), to = (unsigned long long)(cycles * 0.55);
+	snprintf(cmd, sizeof cmd,
+		 "%s run configs/experiments/with_staging_unified.json --set batch_sz=16 --trace %s --svg %s --window %llu:%llu "
+		 ">/dev/null",
+		 SMSIM_BIN, trace, svg, from, to);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	char *text = jdoc_read_file(svg, NULL), why[160] = "";
+	cr_assert(text && xml_well_formed(text, why, sizeof why), "%s", why);
+	cr_assert_eq(count(text, "<g class=\"timeline\""), 1, "a window is one panel");
+	const char *panel = strstr(text, "<g class=\"timeline\"");
+	cr_assert_eq(svg_attr(panel, "data-from"), (double)from);
+	cr_assert_eq(svg_attr(panel, "data-to"), (double)to);
+	const char *end = strstr(panel, "</g>");
+	struct cut_span want[256];
+	int nwant = trace_spans_in(trace, (double)from, (double)to, want, 256), ngot = 0;
+	cr_assert_gt(nwant, 1, "the window should hold copies");
+	for (const char *r = strstr(panel, "<rect"); r && r < end; r = strstr(r + 1, "<rect")) {
+		double x = svg_attr(r, "x"), w = svg_attr(r, "width");
+		cr_assert(x >= 150 - 1e-6 && x + w <= 1170 + 1e-6, "a rect outside the plot: %.2f+%.2f", x, w);
+		const char *b = strstr(r, "data-batch=");
+		if (!b || b > strchr(r, '>'))
+			continue;
+		double begin = svg_attr(r, "data-begin"), stop = svg_attr(r, "data-end");
+		cr_assert(begin >= (double)from && stop <= (double)to, "a span outside the window: %.0f-%.0f", begin, stop);
+		bool found = false;
+		for (int i = 0; i < nwant && !found; i++)
+			found = want[i].batch == (int)svg_attr(r, "data-batch") && want[i].begin == begin && want[i].end == stop;
+		cr_assert(found, "batch %.0f at %.0f-%.0f is not in the trace", svg_attr(r, "data-batch"), begin, stop);
+		ngot++;
+	}
+	cr_assert_eq(ngot, nwant, "the SVG shows %d copy spans of the %d the trace has in the window", ngot, nwant);
+	free(text);
+
+	/* --batches: the window runs from the first issue of the first batch to the last landing of the last. */
+	snprintf(cmd, sizeof cmd,
+		 "%s run configs/experiments/with_staging_unified.json --set batch_sz=16 --svg %s --batches 5:7 >/dev/null",
+		 SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	text = jdoc_read_file(svg, NULL);
+	panel = strstr(text, "<g class=\"timeline\"");
+	cr_assert(panel);
+	double lo = 1e18, hi = 0;
+	struct cut_span all[256];
+	int n = trace_spans_in(trace, 0, 1e18, all, 256);
+	for (int i = 0; i < n; i++)
+		if (all[i].batch >= 5 && all[i].batch <= 7) {
+			lo = all[i].begin < lo ? all[i].begin : lo;
+			hi = all[i].end > hi ? all[i].end : hi;
+		}
+	cr_assert_eq(svg_attr(panel, "data-from"), lo);
+	cr_assert_eq(svg_attr(panel, "data-to"), hi);
+	cr_assert(strstr(text, ">batch 6<"), "the batches are labelled");
+	free(text);
+	remove(trace);
+	remove(svg);
+	free(trace);
+	free(svg);
+}
+
+Test(outputs, a_long_run_picture_has_an_inset_and_compare_zooms_too)
+{
+	char *svg = tmp_path("inset.svg"), cmd[1024], *out;
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_staging_unified.json --set k=0 --svg %s >/dev/null", SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	check_svg(svg, "<g class=\"timeline\"", 2);
+	check_svg(svg, "class=\"inset-mark\"", 1);
+	snprintf(cmd, sizeof cmd, "%s compare configs/comparisons/stages.json --set batch_sz=16 --svg %s --batches 4:6 >/dev/null",
+		 SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	check_svg(svg, "<g class=\"run\"", 4);
+	check_svg(svg, ">SM cycles<", 4);
+	snprintf(cmd, sizeof cmd, "%s compare configs/comparisons/stages.json --set batch_sz=16 --svg %s --window 1000:3000 >/dev/null",
+		 SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	check_svg(svg, "<g class=\"timeline\" data-from=\"1000\" data-to=\"3000\"", 4);
+	/* Views that cannot be drawn. */
+	const char *bad[][2] = {
+		{"run " SHORT_RUN " --window 10:5 --svg X", "FROM < TO"},
+		{"run " SHORT_RUN " --window abc --svg X", "--window abc"},
+		{"run " SHORT_RUN " --window 100:200", "give --svg FILE too"},
+		{"run " SHORT_RUN " --window 1:2 --batches 1:2 --svg X", "one of --window and --batches"},
+		{"run " SHORT_RUN " --batches 90:99 --svg X", "copy batches are 0 to 3"},
+		{"run " SHORT_RUN " --window 99999999:999999999 --svg X", "past the run's end"},
+		{"compare configs/comparisons/stages.json --set batch_sz=4 --batches 9:9 --svg X", "copy batches are 0 to 3"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char args[512];
+		snprintf(args, sizeof args, "%s", bad[i][0]);
+		char *x = strstr(args, " X");
+		if (x)
+			snprintf(x, sizeof args - (size_t)(x - args), " %s", svg);
+		remove(svg);
+		snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", SMSIM_BIN, args);
+		cr_assert_eq(sh(cmd, &out), 2, "smsim %s: %s", args, out);
+		cr_assert(strstr(out, bad[i][1]), "smsim %s: %s", args, out);
+		free(out);
+		cr_assert_neq(access(svg, F_OK), 0, "smsim %s left a picture", args);
+	}
+	free(svg);
+}
+
+Test(outputs, sweep_plots_label_their_axes_with_units)
+{
+	char *svg = tmp_path("labels.svg"), cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait.json -j 2 --svg %s >/dev/null", SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	char *text = jdoc_read_file(svg, NULL);
+	cr_assert(strstr(text, ">over-wait per wait (cycles)<"), "the y axis");
+	cr_assert(strstr(text, ">thread groups per warp, D (divergence) (log scale)<"), "the x axis");
+	cr_assert(!strstr(text, ">overwait_cycles_per_wait<") && !strstr(text, ">divergence<"), "a CSV column name as an axis");
+	free(text);
+	/* A plot file's own labels win; a y that is no metric is an error at its place in the file. */
+	char *file = tmp_path("sweep.json"), *out;
+	FILE *f = fopen(file, "w");
+	fprintf(f, "{\"sweep\": \"t\", \"experiment\": \"%s/configs/experiments/with_staging_unified.json\",\n"
+		   " \"set\": {\"batch_sz\": 2}, \"vary\": {\"machine.dram_latency\": [300, 600]},\n"
+		   " \"plot\": {\"y\": \"hidden_fraction\"}}\n",
+		getcwd((char[512]){0}, 512));
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "%s sweep %s --svg %s >/dev/null", SMSIM_BIN, file, svg);
+	cr_assert_eq(sh(cmd, NULL), 0);
+	text = jdoc_read_file(svg, NULL);
+	cr_assert(strstr(text, ">machine.dram_latency (cycles, DRAM load)<"), "a machine field's unit");
+	cr_assert(strstr(text, ">hidden fraction of the copy latency (0 to 1)<"));
+	free(text);
+	f = fopen(file, "w");
+	fprintf(f, "{\"sweep\": \"t\", \"experiment\": \"x.json\", \"vary\": {\"k\": [1, 2]},\n"
+		   " \"plot\": {\"y\": \"cycels\", \"xlabel\": \"k (FMAs)\"}}\n");
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "%s sweep %s 2>&1", SMSIM_BIN, file);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, ":2:16: at $.plot.y") && strstr(out, "did you mean \"cycles\""), "%s", out);
+	free(out);
+	remove(file);
+	remove(svg);
+	free(file);
+	free(svg);
 }

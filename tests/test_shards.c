@@ -3,7 +3,10 @@
  * writes parts, `smsim merge` joins them into the very bytes `smsim sweep
  * -j 1` writes in the same test (never pinned cycle counts), and a part
  * that is missing, cut short, given twice or made from other files is
- * refused with a message that says which.  The same checks through GNU
+ * refused with a message that says which.  Merged pictures keep the
+ * sweep's axis titles, and merge and plot write their outputs as every
+ * command does (- is stdout, files whole, symlinks followed, write errors
+ * exit 2).  The same checks through GNU
  * parallel and a real Slurm live in tests/parallel_sweep.sh and
  * tests/slurm_sweep.sh (run by .ci/run).
  */
@@ -448,4 +451,96 @@ Test(shards, names_and_values_that_would_break_a_csv_cell_are_refused)
 			  vary[i], out);
 		free(out);
 	}
+}
+
+Test(shards, a_sweeps_own_axis_titles_survive_the_shards)
+{
+	char path[128], cwd[512], text[1024];
+	cr_assert(getcwd(cwd, sizeof cwd));
+	snprintf(path, sizeof path, "%s/labels.json", dir);
+	snprintf(text, sizeof text,
+		 "{\"sweep\": \"labels\", \"experiment\": \"%s/configs/experiments/with_staging_unified.json\",\n"
+		 " \"set\": {\"batch_sz\": 2}, \"vary\": {\"stages\": [1, 2], \"k\": [0, 8]},\n"
+		 " \"plot\": {\"y\": \"hidden_fraction\", \"xlabel\": \"stages: how many, \\\"deep\\\"\", \"ylabel\": \"hidden (0 to 1)\"}}\n",
+		 cwd);
+	write_text(path, text);
+	cr_assert_eq(sh(NULL, "%s sweep %s --svg %s/sweep.svg >%s/whole.csv", SMSIM_BIN, path, dir, dir), 0);
+	for (int i = 0; i < 3; i++)
+		shard(path, i, 3, 1);
+	char *part = file_text("%s/part-1.csv", dir);
+	cr_assert(has(part, "\n# plot x label: stages: how many, \"deep\"\n# plot y label: hidden (0 to 1)\n"), "%s", part);
+	free(part);
+	cr_assert_eq(sh(NULL, "%s merge %s/part-*.csv --csv %s/merged.csv --svg %s/merge.svg", SMSIM_BIN, dir, dir, dir), 0);
+	char *a = file_text("%s/sweep.svg", dir), *b = file_text("%s/merge.svg", dir);
+	cr_assert(has(a, ">stages: how many, &quot;deep&quot;<") && has(a, ">hidden (0 to 1)<"));
+	cr_assert_str_eq(b, a, "the merged picture has the sweep's own axis titles");
+	free(a);
+	free(b);
+	/* Without titles of its own, the axes say what they are and in which unit, merged or not. */
+	cr_assert_eq(sh(NULL, "rm -f %s/part-*.csv", dir), 0);
+	for (int i = 0; i < 2; i++)
+		shard(SWEEP, i, 2, 1);
+	cr_assert_eq(sh(NULL, "%s merge %s/part-*.csv --svg %s/merge.svg >/dev/null", SMSIM_BIN, dir, dir), 0);
+	a = file_text("%s/merge.svg", dir);
+	cr_assert(has(a, ">pipeline stages (stages)<") && has(a, ">cycles (SM clock, whole run)<"), "%s", a);
+	free(a);
+	/* A title with a line break would end its header line: refused where it is written. */
+	snprintf(text, sizeof text,
+		 "{\"sweep\": \"labels\", \"experiment\": \"%s/configs/experiments/with_staging_unified.json\",\n"
+		 " \"vary\": {\"stages\": [1, 2]}, \"plot\": {\"xlabel\": \"two\\nlines\"}}\n", cwd);
+	write_text(path, text);
+	char *out;
+	cr_assert_eq(sh(&out, "%s sweep %s --list 2>&1", SMSIM_BIN, path), 2);
+	cr_assert(has(out, "labels.json:2:") && has(out, "without control characters"), "%s", out);
+	free(out);
+}
+
+Test(shards, merge_and_plot_write_their_outputs_as_every_command_does)
+{
+	char *ref = whole(SWEEP);
+	cr_assert_eq(sh(NULL, "%s sweep %s --svg %s/sweep.svg >/dev/null", SMSIM_BIN, SWEEP, dir), 0);
+	char *picture = file_text("%s/sweep.svg", dir);
+	for (int i = 0; i < 2; i++)
+		shard(SWEEP, i, 2, 1);
+	/* --svg -: the picture on stdout, the table on stderr, whole */
+	char *out;
+	cr_assert_eq(sh(&out, "%s merge %s/part-*.csv --svg - 2>%s/table.csv", SMSIM_BIN, dir, dir), 0);
+	cr_assert_str_eq(out, picture);
+	free(out);
+	char *table = file_text("%s/table.csv", dir);
+	cr_assert_str_eq(table, ref);
+	free(table);
+	/* --csv - is stdout, as no --csv is */
+	cr_assert_eq(sh(&out, "%s merge %s/part-*.csv --csv - --svg %s/m.svg", SMSIM_BIN, dir, dir), 0);
+	cr_assert_str_eq(out, ref);
+	free(out);
+	cr_assert_eq(sh(&out, "%s merge %s/part-*.csv --csv - --svg - 2>&1", SMSIM_BIN, dir), 2);
+	cr_assert(has(out, "cannot both be -"), "%s", out);
+	free(out);
+	/* plot: stdout by default and with --svg -; a file through a symlink replaces its target */
+	cr_assert_eq(sh(NULL, "%s merge %s/part-*.csv --csv %s/merged.csv", SMSIM_BIN, dir, dir), 0);
+	cr_assert_eq(sh(&out, "%s plot %s %s/merged.csv", SMSIM_BIN, SWEEP, dir), 0);
+	cr_assert_str_eq(out, picture);
+	free(out);
+	cr_assert_eq(sh(&out, "%s plot %s %s/merged.csv --svg -", SMSIM_BIN, SWEEP, dir), 0);
+	cr_assert_str_eq(out, picture);
+	free(out);
+	cr_assert_eq(sh(NULL, "echo old >%s/target.svg && ln -s target.svg %s/link.svg", dir, dir), 0);
+	cr_assert_eq(sh(NULL, "%s plot %s %s/merged.csv --svg %s/link.svg", SMSIM_BIN, SWEEP, dir, dir), 0);
+	char *target = file_text("%s/target.svg", dir);
+	cr_assert_str_eq(target, picture);
+	free(target);
+	struct stat st;
+	char link[256];
+	snprintf(link, sizeof link, "%s/link.svg", dir);
+	cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link stays a link");
+	/* a write that fails is exit 2 with the reason, and leaves nothing behind */
+	cr_assert_eq(sh(&out, "%s merge %s/part-*.csv --csv /dev/full 2>&1", SMSIM_BIN, dir), 2);
+	cr_assert(has(out, "/dev/full") && has(out, "No space left on device"), "%s", out);
+	free(out);
+	cr_assert_eq(sh(&out, "%s plot %s %s/merged.csv --svg /dev/full 2>&1", SMSIM_BIN, SWEEP, dir), 2);
+	cr_assert(has(out, "/dev/full"), "%s", out);
+	free(out);
+	free(picture);
+	free(ref);
 }

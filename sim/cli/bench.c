@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "cli.h"
+#include "commands.h"
 #include "runner.h"
 
 struct workload {
@@ -333,17 +334,21 @@ int cmd_bench(int argc, char **argv, const char *self)
 	bool quick = false, use_callgrind = false;
 	const char *configs = "configs";
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--quick"))
+		const char *v = NULL;
+		int got;
+		if (!strcmp(argv[i], "--quick")) {
 			quick = true;
-		else if (!strcmp(argv[i], "--callgrind"))
+		} else if (!strcmp(argv[i], "--callgrind")) {
 			use_callgrind = true;
-		else if (!strcmp(argv[i], "--configs") && i + 1 < argc)
-			configs = argv[++i];
-		else {
-			fprintf(stderr, "smsim: bench: unknown option %s\n", argv[i]);
-			return 2;
+		} else if ((got = cli_value(argc, argv, &i, "bench", "--reps", &v))) {
+			if (got < 0)
+				return 2;
+			reps = atoi(v);
+		} else if ((got = cli_value(argc, argv, &i, "bench", "--configs", &configs))) {
+			if (got < 0)
+				return 2;
+		} else {
+			return cli_unknown_option("bench", argv[i]);
 		}
 	}
 	if (reps < 1 || reps > 31)

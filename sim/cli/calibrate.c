@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "machine.h"
+#include "cli.h"
+#include "commands.h"
 #include "outfile.h"
 
 #define CSV_MAX_COLS 32
@@ -442,33 +444,29 @@ static void write_machine(const struct calib *c, FILE *f, const char *name, cons
 	fprintf(f, "  }\n}\n");
 }
 
-static int usage(void)
+int cmd_calibrate(int argc, char **argv, const char *self)
 {
-	fprintf(stderr, "usage: smsim calibrate DIR [-o MACHINE.json] [--name NAME]\n"
-			"  derives every machine field from DIR's microbenchmark CSVs (tests/hw/run_all.sh and\n"
-			"  run_calib.sh on the GPU); writes the config to MACHINE.json or stdout\n");
-	return 2;
-}
-
-int cmd_calibrate(int argc, char **argv)
-{
+	(void)self;
 	const char *dir = NULL, *out = NULL, *name = "h100-sxm5";
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage();
-			return 0;
-		}
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
-			name = argv[++i];
-		else if (argv[i][0] == '-' || dir)
-			return usage();
-		else
+		int got;
+		if ((got = cli_value(argc, argv, &i, "calibrate", "-o", &out)) ||
+		    (got = cli_value(argc, argv, &i, "calibrate", "--name", &name))) {
+			if (got < 0)
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_unknown_option("calibrate", argv[i]);
+		} else if (dir) {
+			fprintf(stderr, "smsim calibrate: one directory, not \"%s\" too\n", argv[i]);
+			return 2;
+		} else {
 			dir = argv[i];
+		}
 	}
-	if (!dir)
-		return usage();
+	if (!dir) {
+		fprintf(stderr, "smsim calibrate: which directory of CSVs? (smsim calibrate --help)\n");
+		return 2;
+	}
 	struct diag d = {0};
 	struct calib *c = calloc(1, sizeof *c);
 	if (!c)
@@ -489,7 +487,7 @@ int cmd_calibrate(int argc, char **argv)
 		snprintf(desc, sizeof desc,
 			 "One SM, every field derived by `smsim calibrate %s` from the microbenchmarks in tests/hw/ "
 			 "(clock64 cycles at %.2f GHz); see %s/README.md for the runs.", dir, c->m.clock_ghz, dir);
-		if (out) {
+		if (out && strcmp(out, "-") != 0) {
 			struct outfile of;
 			if (outfile_open(&of, out, &d) == 0) {
 				write_machine(c, of.f, name, desc);

@@ -1,10 +1,15 @@
-#include "compare.h"
-
+/*
+ * compare: several runs side by side — several experiments, one experiment
+ * at several --vary values, or a comparison file — as a table, JSON, and
+ * their timelines stacked in one picture.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../isa/jdoc.h"
+#include "cli.h"
+#include "commands.h"
 #include "outfile.h"
 #include "report.h"
 #include "runner.h"
@@ -107,23 +112,23 @@ static double pct(const struct sim_report *r, int cause)
 	return total ? 100.0 * (double)r->stalls[cause] / (double)total : 0;
 }
 
-static void print_table(const struct run_spec *specs, const struct run_result *res, int n)
+static void print_table(FILE *out, const struct run_spec *specs, const struct run_result *res, int n)
 {
 	const int w = 16;
-	printf("%-26s", "");
+	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
-		printf(" %*.*s", w, w, specs[i].label);
-	printf("\n%-26s", "status");
+		fprintf(out, " %*.*s", w, w, specs[i].label);
+	fprintf(out, "\n%-26s", "status");
 	static const char *const st[] = {"ok", "?", "error", "deadlock", "limit"};
 	for (int i = 0; i < n; i++)
-		printf(" %*s", w, res[i].status >= 0 && res[i].status <= 4 ? st[res[i].status] : "?");
+		fprintf(out, " %*s", w, res[i].status >= 0 && res[i].status <= 4 ? st[res[i].status] : "?");
 #define ROW(name, fmt, expr)                                  \
 	do {                                                  \
-		printf("\n%-26s", name);                      \
+		fprintf(out, "\n%-26s", name);                      \
 		for (int i = 0; i < n; i++) {                 \
 			const struct sim_report *r = &res[i].r; \
 			(void)r;                              \
-			printf(" %*" fmt, w, expr);           \
+			fprintf(out, " %*" fmt, w, expr);           \
 		}                                             \
 	} while (0)
 	ROW("cycles", "llu", (unsigned long long)r->cycles);
@@ -135,90 +140,153 @@ static void print_table(const struct run_spec *specs, const struct run_result *r
 	ROW("efficiency", ".3f", r->efficiency);
 	ROW("over-wait (cycles)", "llu", (unsigned long long)r->overwait_cycles);
 	ROW("hazards", "llu", (unsigned long long)r->hazards);
-	printf("\nwarp cycles by cause (%%)");
+	fprintf(out, "\nwarp cycles by cause (%%)");
 	for (int c = 0; c < STALL_COUNT; c++) {
 		char name[40];
 		snprintf(name, sizeof name, "  %s", stall_key[c]);
 		ROW(name, ".1f", pct(r, c));
 	}
 #undef ROW
-	printf("\n");
+	fprintf(out, "\n");
 }
 
-int cmd_compare(int argc, char **argv)
+struct picture {
+	const struct trace *traces[MAX_RUNS];
+	const char *labels[MAX_RUNS];
+	int n;
+	const char *title;
+	const struct svg_view *view;
+};
+
+static int fill_svg(FILE *f, void *ctx, struct diag *d)
 {
+	const struct picture *p = ctx;
+	return svg_compare(f, p->traces, p->labels, p->n, p->title, p->view, d);
+}
+
+/* --window or --batches: what --svg draws; 0 or 2 (said). */
+static int set_view(const char *option, const char *arg, struct svg_view *view, const char **view_option)
+{
+	struct diag d;
+	if (*view_option) {
+		fprintf(stderr, "smsim compare: give one of --window and --batches, once\n");
+		return 2;
+	}
+	if (svg_view_parse(option, arg, view, &d)) {
+		fprintf(stderr, "smsim compare: %s\n", d.msg);
+		return 2;
+	}
+	*view_option = option;
+	return 0;
+}
+
+/* An experiment or a comparison file named on the command line; 0 or 2 (said). */
+static int add_file(const char *file, struct run_spec *specs, int *nspecs, char *title, size_t titlesz)
+{
+	struct jdoc doc;
+	struct diag d;
+	if (jdoc_load(file, &doc, &d)) {
+		fprintf(stderr, "smsim: %s\n", d.msg);
+		return 2;
+	}
+	bool is_cmp = cJSON_GetObjectItemCaseSensitive(doc.root, "comparison") != NULL;
+	jdoc_free(&doc);
+	if (is_cmp) {
+		if (*nspecs) {
+			fprintf(stderr, "smsim compare: %s is a comparison file; give it alone\n", file);
+			return 2;
+		}
+		if (load_comparison(file, specs, nspecs, title, titlesz, &d)) {
+			fprintf(stderr, "smsim: %s\n", d.msg);
+			return 2;
+		}
+		return 0;
+	}
+	if (*nspecs == MAX_RUNS) {
+		fprintf(stderr, "smsim compare: at most %d runs\n", MAX_RUNS);
+		return 2;
+	}
+	struct run_spec *rs = &specs[(*nspecs)++];
+	memset(rs, 0, sizeof *rs);
+	snprintf(rs->file, sizeof rs->file, "%s", file);
+	const char *slash = strrchr(file, '/');
+	snprintf(rs->label, sizeof rs->label, "%s", slash ? slash + 1 : file);
+	char *dot = strrchr(rs->label, '.');
+	if (dot)
+		*dot = '\0';
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv, const char *self)
+{
+	(void)self;
 	static struct run_spec specs[MAX_RUNS];
 	struct setting common[MAX_SETS];
 	int ncommon = 0, nspecs = 0;
-	const char *svg = NULL, *vary = NULL;
+	const char *svg = NULL, *vary = NULL, *view_option = NULL;
+	struct svg_view view = {.kind = SVG_VIEW_ALL};
 	bool json = false, timing = true;
 	char title[256] = "comparison";
 	struct diag d = {0};
 	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		int got;
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--no-timing") == 0) {
 			timing = false;
-		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
-			svg = argv[++i];
-		} else if (strcmp(argv[i], "--vary") == 0 && i + 1 < argc) {
-			vary = argv[++i];
-		} else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-			if (ncommon == MAX_SETS || !runner_split_setting(argv[++i], &common[ncommon++])) {
-				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--svg", &svg)) ||
+			   (got = cli_value(argc, argv, &i, "compare", "--vary", &vary))) {
+			if (got < 0)
+				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--window", &v))) {
+			if (got < 0 || set_view("--window", v, &view, &view_option))
+				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--batches", &v))) {
+			if (got < 0 || set_view("--batches", v, &view, &view_option))
+				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--set", &v))) {
+			if (got < 0)
+				return 2;
+			if (ncommon == MAX_SETS || !runner_split_setting((char *)v, &common[ncommon++])) {
+				fprintf(stderr, "smsim compare: --set expects NAME=VALUE (at most %d)\n", MAX_SETS);
 				return 2;
 			}
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: compare: unknown option %s\n", argv[i]);
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_unknown_option("compare", argv[i]);
+		} else if (add_file(argv[i], specs, &nspecs, title, sizeof title)) {
 			return 2;
-		} else if (nspecs < MAX_RUNS) {
-			struct jdoc doc;
-			if (jdoc_load(argv[i], &doc, &d)) {
-				fprintf(stderr, "smsim: %s\n", d.msg);
-				return 2;
-			}
-			bool is_cmp = cJSON_GetObjectItemCaseSensitive(doc.root, "comparison") != NULL;
-			jdoc_free(&doc);
-			if (is_cmp) {
-				if (load_comparison(argv[i], specs, &nspecs, title, sizeof title, &d)) {
-					fprintf(stderr, "smsim: %s\n", d.msg);
-					return 2;
-				}
-				continue;
-			}
-			struct run_spec *rs = &specs[nspecs++];
-			memset(rs, 0, sizeof *rs);
-			snprintf(rs->file, sizeof rs->file, "%s", argv[i]);
-			const char *slash = strrchr(argv[i], '/');
-			snprintf(rs->label, sizeof rs->label, "%s", slash ? slash + 1 : argv[i]);
-			char *dot = strrchr(rs->label, '.');
-			if (dot)
-				*dot = '\0';
 		}
 	}
 	if (!nspecs) {
-		fprintf(stderr, "smsim: compare needs experiment files or a comparison file\n");
+		fprintf(stderr, "smsim compare: needs experiment files or a comparison file\n");
 		return 2;
 	}
+	if (view_option && !svg) {
+		fprintf(stderr, "smsim compare: %s chooses what --svg draws; give --svg FILE too\n", view_option);
+		return 2;
+	}
+	/* stdout carries one thing: with --svg -, the table or JSON goes to stderr. */
+	FILE *report = svg && outfile_is_stdout(svg) ? stderr : stdout;
 	if (vary) {
 		/* NAME=v1,v2,...: the first experiment once per value. */
 		char buf[1024];
 		snprintf(buf, sizeof buf, "%s", vary);
 		char *eq = strchr(buf, '=');
-		if (!eq || eq == buf) {
-			fprintf(stderr, "smsim: --vary expects NAME=V1,V2,...\n");
+		if (!eq || eq == buf || !eq[1]) {
+			fprintf(stderr, "smsim compare: --vary expects NAME=V1,V2,...\n");
 			return 2;
 		}
 		*eq = '\0';
 		struct run_spec base = specs[0];
 		nspecs = 0;
-		for (char *v = strtok(eq + 1, ","); v && nspecs < MAX_RUNS; v = strtok(NULL, ",")) {
+		for (char *val = strtok(eq + 1, ","); val && nspecs < MAX_RUNS; val = strtok(NULL, ",")) {
 			specs[nspecs] = base;
 			struct run_spec *rs = &specs[nspecs++];
 			for (int k = 0; k < rs->nsets; k++)
 				rs->sets[k] = (struct setting){rs->store[k][0], rs->store[k][1]};
-			add_set(rs, buf, v);
-			snprintf(rs->label, sizeof rs->label, "%.60s=%.60s", buf, v);
+			add_set(rs, buf, val);
+			snprintf(rs->label, sizeof rs->label, "%.60s=%.60s", buf, val);
 		}
 		snprintf(title, sizeof title, "%s, %s", base.label, vary);
 	}
@@ -256,37 +324,32 @@ int cmd_compare(int argc, char **argv)
 		}
 		char *text = cJSON_Print(o);
 		if (text)
-			printf("%s\n", text);
+			fprintf(report, "%s\n", text);
 		free(text);
 		cJSON_Delete(o);
 	} else {
-		printf("smsim compare: %s\n\n", title);
-		print_table(specs, res, nspecs);
+		fprintf(report, "smsim compare: %s\n\n", title);
+		print_table(report, specs, res, nspecs);
 	}
 	int rc = worst;
 	if (svg) {
-		const struct trace *traces[MAX_RUNS];
-		const char *labels[MAX_RUNS];
+		struct picture p = {.n = nspecs, .title = title, .view = &view};
 		for (int i = 0; i < nspecs; i++) {
-			traces[i] = res[i].r.trace;
-			labels[i] = specs[i].label;
+			p.traces[i] = res[i].r.trace;
+			p.labels[i] = specs[i].label;
 		}
-		struct outfile of;
-		if (outfile_open(&of, svg, &d) == 0) {
-			svg_compare(of.f, traces, labels, nspecs, title);
-			if (outfile_commit(&of, &d))
-				rc = 2;
-		} else {
+		if (outfile_write(svg, fill_svg, &p, &d)) {
+			fprintf(stderr, "smsim: %s\n", d.msg);
 			rc = 2;
 		}
-		if (rc == 2)
-			fprintf(stderr, "smsim: %s\n", d.msg);
 	}
 	for (int i = 0; i < nspecs; i++) {
 		trace_free(res[i].r.trace);
 		experiment_free(&res[i].e);
 	}
-	if (fflush(stdout) != 0)
+	if (fflush(report) != 0 || ferror(report)) {
+		fprintf(stderr, "smsim: error writing the comparison\n");
 		rc = 2;
+	}
 	return rc;
 }

@@ -245,63 +245,131 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 	return 0;
 }
 
-int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
+/*
+ * An error found while putting an experiment together: a load stops there
+ * (returns rc), a check (errs) records it and goes on (returns 0).
+ */
+static int found(struct diag_list *errs, const struct diag *d, int rc)
+{
+	if (!errs || rc != DIAG_INPUT)
+		return rc;
+	diag_list_add(errs, d);
+	return 0;
+}
+
+/* The launch check's message, pointed at the experiment's launch where the numbers came from (or at --set). */
+static int launch_error(const char *file, const struct diag *ld, struct diag *d)
+{
+	struct jdoc doc;
+	struct jpath at;
+	jpath_root(&at);
+	jpath_key(&at, "launch");
+	if (file && jdoc_load(file, &doc, NULL) == 0) {
+		int rc = jdoc_error(&doc, &at, d, "%s", ld->msg);
+		jdoc_free(&doc);
+		return rc;
+	}
+	return diag_set(d, DIAG_INPUT, "%s%s%s", file ? file : "", file ? ": " : "", ld->msg);
+}
+
+static int unused_param(const struct experiment *e, const struct param_override *p, struct diag *d)
+{
+	const char *names[EXP_MAX_PARAMS + 8];
+	int n = 0;
+	for (int j = 0; j < e->kernel.nparams && n < EXP_MAX_PARAMS; j++)
+		names[n++] = e->kernel.params[j].name;
+	names[n++] = "block_size";
+	names[n++] = "blocks";
+	names[n++] = "grid_blocks";
+	names[n] = NULL;
+	const char *where = e->file[0] ? e->file : "--set";
+	const char *hint = suggest_name(p->name, names);
+	if (hint)
+		return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"; did you mean \"%s\"?", where,
+				e->kernel.name, p->name, hint);
+	return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"", where, e->kernel.name, p->name);
+}
+
+/*
+ * experiment_load and experiment_check: file may be NULL (a kernel alone),
+ * kernel_file NULL (the experiment's own), errs NULL (stop at the first
+ * error, in d).
+ */
+static int assemble(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
+		    struct experiment *e, struct diag *d, struct diag_list *errs)
 {
 	*e = (struct experiment){0};
-	snprintf(e->file, sizeof e->file, "%s", file);
 	e->limits = sim_default_limits();
-	int rc = load_file(file, e, d);
-	if (rc)
-		return rc;
-	for (int i = 0; i < nsets; i++)
-		if ((rc = apply_setting(e, &sets[i], d)))
+	machine_defaults(&e->machine);
+	int rc = 0;
+	if (file) {
+		snprintf(e->file, sizeof e->file, "%s", file);
+		if ((rc = found(errs, d, load_file(file, e, d))))
 			return rc;
-	if (e->launch.block_size == 0)
-		return diag_set(d, DIAG_INPUT, "%s: launch.block_size is required", file);
+	} else {
+		/* A kernel alone: one block of the documented examples' 256 threads. */
+		e->launch.block_size = EXP_DEFAULT_BLOCK_SIZE;
+	}
+	if (kernel_file)
+		snprintf(e->kernel_file, sizeof e->kernel_file, "%s", kernel_file);
+	for (int i = 0; i < nsets; i++)
+		if ((rc = found(errs, d, apply_setting(e, &sets[i], d))))
+			return rc;
+	if (e->launch.block_size == 0) {
+		if ((rc = found(errs, d, diag_set(d, DIAG_INPUT, "%s: launch.block_size is required", file))))
+			return rc;
+		e->launch.block_size = EXP_DEFAULT_BLOCK_SIZE;
+	}
 	if (e->launch.blocks == 0)
 		e->launch.blocks = 1;
 	if (e->launch.grid_blocks == 0)
 		e->launch.grid_blocks = e->launch.blocks;
-	if (e->launch.grid_blocks < e->launch.blocks)
-		return diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
-				file, (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
-	/* Before the kernel compiles: a runaway grid_size would otherwise surface as a buffer size error. */
-	if ((rc = sim_check_threads(&e->launch, &e->limits, d)) ||
-	    (rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d)))
-		return rc;
-	struct diag ld;
-	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld)) {
-		/* Point at the experiment's launch, where the numbers came from (or at --set). */
-		struct jdoc doc;
-		struct jpath at;
-		jpath_root(&at);
-		jpath_key(&at, "launch");
-		if (jdoc_load(file, &doc, NULL) == 0) {
-			rc = jdoc_error(&doc, &at, d, "%s", ld.msg);
-			jdoc_free(&doc);
+	if (e->launch.grid_blocks < e->launch.blocks) {
+		rc = diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
+			      file ? file : "--set", (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
+		if ((rc = found(errs, d, rc)))
 			return rc;
-		}
-		return diag_set(d, DIAG_INPUT, "%s: %s", file, ld.msg);
+		e->launch.grid_blocks = e->launch.blocks;
 	}
-	for (int i = 0; i < e->nparams; i++) {
-		if (e->params[i].used)
-			continue;
-		const char *names[EXP_MAX_PARAMS + 8];
-		int n = 0;
-		for (int j = 0; j < e->kernel.nparams && n < EXP_MAX_PARAMS; j++)
-			names[n++] = e->kernel.params[j].name;
-		names[n++] = "block_size";
-		names[n++] = "blocks";
-		names[n++] = "grid_blocks";
-		names[n] = NULL;
-		const char *hint = suggest_name(e->params[i].name, names);
-		if (hint)
-			return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"; did you mean \"%s\"?", file,
-					e->kernel.name, e->params[i].name, hint);
-		return diag_set(d, DIAG_INPUT, "%s: kernel %s has no parameter \"%s\"", file, e->kernel.name,
-				e->params[i].name);
+	/* Before the kernel compiles: a runaway grid_size would otherwise surface as a buffer size error. */
+	if ((rc = sim_check_threads(&e->launch, &e->limits, d)))
+		return found(errs, d, rc) ? rc : DIAG_INPUT;
+	if (!e->kernel_file[0])
+		return errs ? DIAG_INPUT : diag_set(d, DIAG_INPUT, "%s: no kernel to load", file ? file : "");
+	if (errs) {
+		int before = errs->n + errs->more;
+		if ((rc = kernel_check(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, errs)) &&
+		    rc != DIAG_INPUT)
+			return rc;
+		if (errs->n + errs->more > before)
+			return DIAG_INPUT; /* the launch and parameter checks need a whole kernel */
+	} else if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d))) {
+		return rc;
 	}
+	struct diag ld;
+	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
+	    (rc = found(errs, d, launch_error(file, &ld, d))))
+		return rc;
+	for (int i = 0; i < e->nparams; i++)
+		if (!e->params[i].used && (rc = found(errs, d, unused_param(e, &e->params[i], d))))
+			return rc;
 	return 0;
+}
+
+int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
+{
+	return assemble(file, NULL, sets, nsets, e, d, NULL);
+}
+
+int experiment_check(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
+		     struct experiment *e, struct diag_list *errs)
+{
+	struct diag d = {0};
+	int before = errs->n + errs->more;
+	int rc = assemble(file, kernel_file, sets, nsets, e, &d, errs);
+	if (rc && errs->n + errs->more == before)
+		diag_list_add(errs, &d); /* what stopped it and was not recorded yet */
+	return rc ? rc : errs->n + errs->more > before ? DIAG_INPUT : 0;
 }
 
 void experiment_free(struct experiment *e)

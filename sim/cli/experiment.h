@@ -36,6 +36,20 @@ struct setting {
  * or the --set that is wrong.
  */
 int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d);
+
+/* The launch a kernel checked without an experiment gets: one block of this many threads. */
+#define EXP_DEFAULT_BLOCK_SIZE 256
+
+/*
+ * For smsim check: as experiment_load, but every error goes to errs and it
+ * goes on as far as it can.  file is the experiment, or NULL for a kernel
+ * alone (the built-in machine, one block of EXP_DEFAULT_BLOCK_SIZE threads,
+ * then sets); kernel_file replaces the experiment's own kernel (NULL: keep
+ * it).  *e is filled as far as it got, for the caller to describe and
+ * experiment_free.  Returns 0 when there was no error.
+ */
+int experiment_check(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
+		     struct experiment *e, struct diag_list *errs);
 void experiment_free(struct experiment *e);
 
 #endif

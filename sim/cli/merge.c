@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "../../isa/jdoc.h"
-#include "compare.h"
+#include "cli.h"
+#include "commands.h"
 #include "outfile.h"
 #include "sweepint.h"
 
@@ -30,6 +31,7 @@ struct part {
 	int nvalues[SWEEP_MAX_VARY];
 	int nvary;
 	char plot_x[SWEEP_NAME_LEN], plot_y[SWEEP_NAME_LEN];
+	char xlabel[SWEEP_LABEL_LEN], ylabel[SWEEP_LABEL_LEN];
 	char fingerprint[17], smsim[64];
 	char file_hash[SWEEP_FILES][17];
 	char file_path[SWEEP_FILES][1024];
@@ -115,11 +117,24 @@ static int count_fields(const char *s, size_t n)
 }
 
 /* ORDER KEY: the header lines after the first, as sweep.c writes them. */
-enum { K_SWEEP, K_RUNS, K_VALUES, K_PLOT_X, K_PLOT_Y, K_FINGERPRINT, K_SMSIM, K_FILES, NKEYS = K_FILES + SWEEP_FILES };
+enum {
+	K_SWEEP,
+	K_RUNS,
+	K_VALUES,
+	K_PLOT_X,
+	K_PLOT_Y,
+	K_X_LABEL,
+	K_Y_LABEL,
+	K_FINGERPRINT,
+	K_SMSIM,
+	K_FILES,
+	NKEYS = K_FILES + SWEEP_FILES
+};
 
 static const char *key_name(int k, char *buf, size_t n)
 {
-	static const char *const names[K_FILES] = {"sweep", "runs", "values", "plot x", "plot y", "fingerprint", "smsim"};
+	static const char *const names[K_FILES] = {"sweep",	   "runs",	  "values",	 "plot x", "plot y",
+						   "plot x label", "plot y label", "fingerprint", "smsim"};
 	if (k < K_FILES)
 		return names[k];
 	snprintf(buf, n, "%s file", sweep_file_label[k - K_FILES]);
@@ -171,6 +186,13 @@ static int header_line(const char *s, size_t n, struct part *pt)
 			return -1;
 		memcpy(k == K_PLOT_X ? pt->plot_x : pt->plot_y, v, vlen);
 		(k == K_PLOT_X ? pt->plot_x : pt->plot_y)[vlen] = '\0';
+		return k;
+	case K_X_LABEL:
+	case K_Y_LABEL:
+		if (vlen >= SWEEP_LABEL_LEN)
+			return -1;
+		memcpy(k == K_X_LABEL ? pt->xlabel : pt->ylabel, v, vlen);
+		(k == K_X_LABEL ? pt->xlabel : pt->ylabel)[vlen] = '\0';
 		return k;
 	case K_FINGERPRINT:
 		return parse_hash(v, vlen, pt->fingerprint) ? k : -1;
@@ -307,7 +329,8 @@ static int check_same_sweep(const struct part *ref, const struct part *pt, struc
 	if (pt->columns_len != ref->columns_len || memcmp(pt->columns, ref->columns, pt->columns_len) != 0 ||
 	    pt->runs != ref->runs || pt->nvary != ref->nvary ||
 	    memcmp(pt->nvalues, ref->nvalues, sizeof pt->nvalues) != 0 || strcmp(pt->name, ref->name) != 0 ||
-	    strcmp(pt->plot_x, ref->plot_x) != 0 || strcmp(pt->plot_y, ref->plot_y) != 0)
+	    strcmp(pt->plot_x, ref->plot_x) != 0 || strcmp(pt->plot_y, ref->plot_y) != 0 ||
+	    strcmp(pt->xlabel, ref->xlabel) != 0 || strcmp(pt->ylabel, ref->ylabel) != 0)
 		return diag_set(d, DIAG_INPUT, "%s:%d: its header or columns differ from %s:%d's though the fingerprints "
 				"agree (edited by hand?)", pt->file, pt->line, ref->file, ref->line);
 	return 0;
@@ -447,6 +470,8 @@ static void rebuild_sweep(const struct merge *m, struct sweep *sw)
 	snprintf(sw->name, sizeof sw->name, "%s", ref->name);
 	snprintf(sw->plot_x, sizeof sw->plot_x, "%s", ref->plot_x);
 	snprintf(sw->plot_y, sizeof sw->plot_y, "%s", ref->plot_y);
+	snprintf(sw->xlabel, sizeof sw->xlabel, "%s", ref->xlabel); /* as sweep drew them */
+	snprintf(sw->ylabel, sizeof sw->ylabel, "%s", ref->ylabel);
 	sw->nvary = ref->nvary;
 	sw->runs = ref->runs;
 	memcpy(sw->nvalues, ref->nvalues, sizeof sw->nvalues);
@@ -488,15 +513,33 @@ static char *merged_text(const struct merge *m)
 	return text;
 }
 
-int cmd_merge(int argc, char **argv)
+/* The merged table and its parts, for drawing it into an output file. */
+struct drawing {
+	const struct merge *m;
+	const char *table;
+};
+
+static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
+	const struct drawing *t = ctx;
+	struct sweep *sw = malloc(sizeof *sw);
+	if (!sw)
+		return diag_set(d, DIAG_LIMIT, "out of memory for the plot");
+	rebuild_sweep(t->m, sw);
+	int rc = sweep_plot(out, sw, t->table, d);
+	free(sw);
+	return rc;
+}
+
+int cmd_merge(int argc, char **argv, const char *self)
+{
+	(void)self;
 	const char *csv = NULL, *svg = NULL;
 	const char **files = calloc((size_t)argc + 1, sizeof *files);
 	char **texts = calloc((size_t)argc + 1, sizeof *texts);
 	int nfiles = 0, rc = 2;
 	struct merge m = {0};
 	struct diag d = {0};
-	struct sweep *sw = NULL;
 	char *text = NULL;
 	if (!files || !texts) {
 		fprintf(stderr, "smsim: out of memory\n");
@@ -504,12 +547,13 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-			csv = argv[++i];
-		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
-			svg = argv[++i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: merge: unknown option %s (or it lacks its value)\n", argv[i]);
+		int got;
+		if ((got = cli_value(argc, argv, &i, "merge", "--csv", &csv)) ||
+		    (got = cli_value(argc, argv, &i, "merge", "--svg", &svg))) {
+			if (got < 0)
+				goto out;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			rc = cli_unknown_option("merge", argv[i]);
 			goto out;
 		} else {
 			files[nfiles++] = argv[i];
@@ -519,6 +563,13 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "smsim: merge needs the parts: smsim merge PART.csv... [--csv FILE] [--svg FILE]\n");
 		goto out;
 	}
+	if (csv && svg && outfile_is_stdout(csv) && outfile_is_stdout(svg)) {
+		fprintf(stderr, "smsim merge: --csv and --svg cannot both be - (stdout)\n");
+		goto out;
+	}
+	/* stdout carries one thing, as with sweep: with --svg -, the table goes to --csv's file, or to stderr. */
+	if (!csv)
+		csv = svg && outfile_is_stdout(svg) ? NULL : "-";
 	for (int i = 0; i < nfiles; i++) {
 		size_t len;
 		texts[i] = jdoc_read_file(files[i], &len);
@@ -541,34 +592,14 @@ int cmd_merge(int argc, char **argv)
 		goto fail;
 	}
 	if (csv) {
-		struct outfile of;
-		if (outfile_open(&of, csv, &d))
-			goto fail;
-		fputs(text, of.f);
-		if (outfile_commit(&of, &d))
+		if (outfile_write(csv, sweep_fill_text, text, &d))
 			goto fail;
 	} else {
-		fputs(text, stdout);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			diag_set(&d, DIAG_INPUT, "error writing to standard output");
-			goto fail;
-		}
+		fputs(text, stderr);
 	}
 	if (svg) {
-		sw = malloc(sizeof *sw);
-		if (!sw) {
-			diag_set(&d, DIAG_LIMIT, "out of memory for the plot");
-			goto fail;
-		}
-		rebuild_sweep(&m, sw);
-		struct outfile of;
-		if (outfile_open(&of, svg, &d))
-			goto fail;
-		if (sweep_plot(of.f, sw, text, &d)) {
-			outfile_abort(&of);
-			goto fail;
-		}
-		if (outfile_commit(&of, &d))
+		struct drawing t = {&m, text};
+		if (outfile_write(svg, fill_plot, &t, &d))
 			goto fail;
 	}
 	rc = 0;
@@ -583,7 +614,6 @@ out:
 	free(files);
 	free(m.parts);
 	free(m.slots);
-	free(sw);
 	free(text);
 	return rc;
 }

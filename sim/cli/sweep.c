@@ -7,7 +7,13 @@
  *
  * SWEEP.json: {"sweep", "description", "experiment", "set": {...},
  *              "vary": {"NAME": [values...], ...},
- *              "plot": {"x": NAME, "y": METRIC, "series": NAME}}
+ *              "plot": {"x": NAME, "y": METRIC, "series": NAME,
+ *                       "xlabel": TEXT, "ylabel": TEXT}}
+ *
+ * The plot's axes are labelled with what they are and their unit: the
+ * plot file's xlabel and ylabel, else a known parameter's or metric's
+ * label, else the name with its kind (a machine field's unit).  A part's
+ * header carries both labels, so a merged table draws the same picture.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,7 +27,10 @@
 #include <unistd.h>
 
 #include "../../isa/jdoc.h"
-#include "compare.h"
+#include "../../isa/suggest.h"
+#include "cli.h"
+#include "commands.h"
+#include "machine.h"
 #include "outfile.h"
 #include "runner.h"
 #include "sweepint.h"
@@ -32,37 +41,46 @@
 
 #define MAX_WORKERS 64
 
-/* ORDER METRIC: the CSV's columns after the parameters. */
+/* ORDER METRIC: the CSV's columns after the parameters, with what a plot's axis calls them. */
 #define METRICS(X)                                                                                       \
-	X(cycles, (double)r->cycles)                                                                     \
-	X(hidden_fraction, r->hidden_fraction)                                                           \
-	X(exposed_cycles, (double)r->exposed)                                                            \
-	X(copy_latency_cycles, (double)r->batch_latency)                                                 \
-	X(lower_bound, (double)r->lower_bound)                                                           \
-	X(efficiency, r->efficiency)                                                                     \
-	X(overwait_cycles, (double)r->overwait_cycles)                                                   \
-	X(overwait_extra_batches, (double)r->overwait_extra_batches)                                     \
-	X(overwait_waits, (double)r->overwait_waits)                                                     \
-	X(overwait_cycles_per_wait, r->overwait_waits ? (double)r->overwait_cycles / (double)r->overwait_waits : 0) \
-	X(actual_batches, (double)r->cp_async_batches)                                                   \
-	X(thread_commits, (double)r->cp_async_commits)                                                   \
-	X(hazards, (double)r->hazards)                                                                   \
-	X(provenance_mismatches, (double)r->provenance_mismatches)                                       \
-	X(dram_bytes, (double)r->dram_bytes)                                                             \
-	X(warp_instructions, (double)r->warp_insts)
+	X(cycles, "cycles (SM clock, whole run)", (double)r->cycles)                                     \
+	X(hidden_fraction, "hidden fraction of the copy latency (0 to 1)", r->hidden_fraction)           \
+	X(exposed_cycles, "exposed copy wait (cycles, summed over batches)", (double)r->exposed)         \
+	X(copy_latency_cycles, "copy latency (cycles, summed over batches)", (double)r->batch_latency)   \
+	X(lower_bound, "lower bound (cycles)", (double)r->lower_bound)                                    \
+	X(efficiency, "efficiency (lower bound / cycles, 0 to 1)", r->efficiency)                        \
+	X(overwait_cycles, "over-wait (cycles, summed over threads)", (double)r->overwait_cycles)        \
+	X(overwait_extra_batches, "extra batches waited for (batches, summed over threads)",             \
+	  (double)r->overwait_extra_batches)                                                             \
+	X(overwait_waits, "thread-scope waits (count)", (double)r->overwait_waits)                        \
+	X(overwait_cycles_per_wait, "over-wait per wait (cycles)",                                        \
+	  r->overwait_waits ? (double)r->overwait_cycles / (double)r->overwait_waits : 0)                \
+	X(actual_batches, "cp.async batches per warp sequence (batches)", (double)r->cp_async_batches)   \
+	X(thread_commits, "thread commits (count)", (double)r->cp_async_commits)                          \
+	X(hazards, "dataflow hazards (count)", (double)r->hazards)                                        \
+	X(provenance_mismatches, "provenance mismatches (count)", (double)r->provenance_mismatches)      \
+	X(dram_bytes, "DRAM traffic (bytes)", (double)r->dram_bytes)                                      \
+	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)
 
 enum {
-#define METRIC_ENUM(name, expr) M_##name,
+#define METRIC_ENUM(name, label, expr) M_##name,
 	METRICS(METRIC_ENUM)
 #undef METRIC_ENUM
 	M_STALLS,
 	NMETRICS = M_STALLS + STALL_COUNT
 };
 
-static const char *const metric_names[M_STALLS] = {
-#define METRIC_NAME(name, expr) #name,
+static const char *const metric_names[M_STALLS + 1] = {
+#define METRIC_NAME(name, label, expr) #name,
 	METRICS(METRIC_NAME)
 #undef METRIC_NAME
+	NULL,
+};
+
+static const char *const metric_labels[M_STALLS] = {
+#define METRIC_LABEL(name, label, expr) label,
+	METRICS(METRIC_LABEL)
+#undef METRIC_LABEL
 };
 
 struct result {
@@ -91,6 +109,25 @@ static int word(const cJSON *v, char *out, size_t n)
 	else
 		return -1;
 	return 0;
+}
+
+static int metric_index(const char *name)
+{
+	for (int m = 0; m < M_STALLS; m++)
+		if (strcmp(metric_names[m], name) == 0)
+			return m;
+	for (int c = 0; c < STALL_COUNT; c++)
+		if (strncmp(name, "stall_", 6) == 0 && strcmp(name + 6, stall_key[c]) == 0)
+			return M_STALLS + c;
+	return -1;
+}
+
+static int vary_index(const struct sweep *sw, const char *name)
+{
+	for (int k = 0; k < sw->nvary; k++)
+		if (strcmp(sw->vary_name[k], name) == 0)
+			return k;
+	return -1;
 }
 
 int sweep_load(const char *file, struct sweep *sw, struct diag *d)
@@ -177,11 +214,13 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 		snprintf(sw->plot_series, sizeof sw->plot_series, "%s", sw->vary_name[1]);
 	if (plot) {
 		old = jpath_key(&at, "plot");
-		static const char *const pkeys[] = {"x", "y", "series", NULL};
-		const char *x = NULL, *y = NULL, *series = NULL;
+		static const char *const pkeys[] = {"x", "y", "series", "xlabel", "ylabel", "comment", NULL};
+		const char *x = NULL, *y = NULL, *series = NULL, *xl = NULL, *yl = NULL;
 		if ((rc = jdoc_check_keys(&doc, plot, &at, pkeys, d)) || (rc = jdoc_string(&doc, plot, &at, "x", false, &x, d)) ||
 		    (rc = jdoc_string(&doc, plot, &at, "y", false, &y, d)) ||
-		    (rc = jdoc_string(&doc, plot, &at, "series", false, &series, d)))
+		    (rc = jdoc_string(&doc, plot, &at, "series", false, &series, d)) ||
+		    (rc = jdoc_string(&doc, plot, &at, "xlabel", false, &xl, d)) ||
+		    (rc = jdoc_string(&doc, plot, &at, "ylabel", false, &yl, d)))
 			goto out;
 		if (x)
 			snprintf(sw->plot_x, sizeof sw->plot_x, "%s", x);
@@ -189,8 +228,32 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 			snprintf(sw->plot_y, sizeof sw->plot_y, "%s", y);
 		if (series)
 			snprintf(sw->plot_series, sizeof sw->plot_series, "%s", series);
-		if (!csv_safe(sw->plot_x, true) || !csv_safe(sw->plot_y, true) || !csv_safe(sw->plot_series, true)) {
-			rc = jdoc_error(&doc, &at, d, "expected names without control characters");
+		snprintf(sw->xlabel, sizeof sw->xlabel, "%s", xl ? xl : "");
+		snprintf(sw->ylabel, sizeof sw->ylabel, "%s", yl ? yl : "");
+		/* Checked here, where the file can be pointed at, not after the runs (or on a cluster's nodes). */
+		if (vary_index(sw, sw->plot_x) < 0) {
+			size_t o2 = jpath_key(&at, "x");
+			const char *names[SWEEP_MAX_VARY + 1];
+			for (int k = 0; k < sw->nvary; k++)
+				names[k] = sw->vary_name[k];
+			names[sw->nvary] = NULL;
+			const char *hint = suggest_name(sw->plot_x, names);
+			rc = jdoc_error(&doc, &at, d, "\"%s\" is not a varied parameter%s%s%s", sw->plot_x,
+					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+			jpath_pop(&at, o2);
+			goto out;
+		}
+		if (metric_index(sw->plot_y) < 0) {
+			size_t o2 = jpath_key(&at, "y");
+			const char *hint = suggest_name(sw->plot_y, metric_names);
+			rc = jdoc_error(&doc, &at, d, "\"%s\" is not a metric (a CSV column such as cycles or hidden_fraction)%s%s%s",
+					sw->plot_y, hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+			jpath_pop(&at, o2);
+			goto out;
+		}
+		/* A part's header carries them, one line each. */
+		if (!csv_safe(sw->plot_series, true) || !csv_safe(sw->xlabel, true) || !csv_safe(sw->ylabel, true)) {
+			rc = jdoc_error(&doc, &at, d, "expected names and labels without control characters");
 			goto out;
 		}
 		jpath_pop(&at, old);
@@ -228,7 +291,7 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 		res->status = runner_run(sw->experiment, sets, n, false, e, r, &d);
 		if (res->status == 2)
 			snprintf(res->error, sizeof res->error, "%.255s", d.msg);
-#define METRIC_SET(name, expr) res->m[M_##name] = (expr);
+#define METRIC_SET(name, label, expr) res->m[M_##name] = (expr);
 		METRICS(METRIC_SET)
 #undef METRIC_SET
 		for (int c = 0; c < STALL_COUNT; c++)
@@ -421,6 +484,74 @@ static void write_row(FILE *out, const struct sweep *sw, int run, const struct r
 	fputc('\n', out);
 }
 
+/* Names the launch and the shipped kernels give their parameters, as an axis says them. */
+static const struct {
+	const char *name, *label;
+} param_labels[] = {
+	{"stages", "pipeline stages (stages)"},
+	{"k", "compute length k (dependent FMAs per element)"},
+	{"batch_sz", "batches per block (batch_sz)"},
+	{"divergence", "thread groups per warp, D (divergence)"},
+	{"syncwarp", "__syncwarp before the commit (syncwarp: 0 no, 1 yes)"},
+	{"per_group", "commits in divergent branches (per_group: 0 no, 1 yes)"},
+	{"block_size", "threads per block (block_size)"},
+	{"launch.block_size", "threads per block (block_size)"},
+	{"blocks", "blocks resident on the SM (blocks)"},
+	{"launch.blocks", "blocks resident on the SM (blocks)"},
+	{"grid_blocks", "blocks in the grid (grid_blocks)"},
+	{"launch.grid_blocks", "blocks in the grid (grid_blocks)"},
+};
+
+/* What the x axis says for a varied name: the plot file's xlabel, a known name, a machine field's unit. */
+static void x_label(const struct sweep *sw, char *buf, size_t n)
+{
+	const char *name = sw->plot_x;
+	if (sw->xlabel[0]) {
+		snprintf(buf, n, "%s", sw->xlabel);
+		return;
+	}
+	for (size_t i = 0; i < sizeof param_labels / sizeof param_labels[0]; i++)
+		if (strcmp(param_labels[i].name, name) == 0) {
+			snprintf(buf, n, "%s", param_labels[i].label);
+			return;
+		}
+	if (strncmp(name, "machine.", 8) == 0) {
+#define MACHINE_UNIT(f, t, dflt, lo, hi, unit)                   \
+	if (strcmp(name + 8, #f) == 0) {                         \
+		snprintf(buf, n, "%s (%s)", name, unit);         \
+		return;                                          \
+	}
+		MACHINE_FIELDS(MACHINE_UNIT)
+#undef MACHINE_UNIT
+	}
+	if (strncmp(name, "limit.", 6) == 0)
+		snprintf(buf, n, "%s (limit)", name);
+	else if (strncmp(name, "machine.", 8) == 0)
+		snprintf(buf, n, "%s (machine setting)", name);
+	else
+		snprintf(buf, n, "%s (kernel parameter)", name);
+}
+
+/* What the y axis says for a metric: the plot file's ylabel, or the metric with its unit. */
+static void y_label(const struct sweep *sw, char *buf, size_t n)
+{
+	int metric = metric_index(sw->plot_y);
+	if (sw->ylabel[0])
+		snprintf(buf, n, "%s", sw->ylabel);
+	else if (metric >= 0 && metric < M_STALLS)
+		snprintf(buf, n, "%s", metric_labels[metric]);
+	else if (metric >= M_STALLS)
+		snprintf(buf, n, "warp-cycles in %s (warp-cycles, all warps)", stall_key[metric - M_STALLS]);
+	else
+		snprintf(buf, n, "%s", sw->plot_y);
+}
+
+void sweep_axis_labels(const struct sweep *sw, char xl[SWEEP_LABEL_LEN], char yl[SWEEP_LABEL_LEN])
+{
+	x_label(sw, xl, SWEEP_LABEL_LEN);
+	y_label(sw, yl, SWEEP_LABEL_LEN);
+}
+
 /* ORDER FILE: the files a part's fingerprint covers, in the order its header lists them. */
 const char *const sweep_file_label[SWEEP_FILES] = {"sweep", "experiment", "machine", "kernel"};
 
@@ -500,8 +631,10 @@ static void write_part_header(FILE *out, const struct sweep *sw, const struct pl
 	fprintf(out, SWEEP_PART_MAGIC "%d/%d\n# sweep: %s\n# runs: %d\n# values:", p->shard, p->nshards, sw->name, sw->runs);
 	for (int k = 0; k < sw->nvary; k++)
 		fprintf(out, " %d", sw->nvalues[k]);
-	fprintf(out, "\n# plot x: %s\n# plot y: %s\n# fingerprint: %016llx\n# smsim: %s\n", sw->plot_x, sw->plot_y,
-		(unsigned long long)fp->all, SMSIM_VERSION);
+	char xl[SWEEP_LABEL_LEN], yl[SWEEP_LABEL_LEN];
+	sweep_axis_labels(sw, xl, yl);
+	fprintf(out, "\n# plot x: %s\n# plot y: %s\n# plot x label: %s\n# plot y label: %s\n# fingerprint: %016llx\n# smsim: %s\n",
+		sw->plot_x, sw->plot_y, xl, yl, (unsigned long long)fp->all, SMSIM_VERSION);
 	for (int f = 0; f < SWEEP_FILES; f++) {
 		fprintf(out, "# %s file: %016llx ", sweep_file_label[f], (unsigned long long)fp->hash[f]);
 		for (const char *c = fp->path[f]; *c; c++) /* for a reader only: a line break must not end the line */
@@ -571,71 +704,79 @@ static void list_runs(FILE *out, const struct sweep *sw, const struct plan *p)
 	}
 }
 
-static int write_text(const char *path, const char *text, struct diag *d)
+int sweep_fill_text(FILE *out, void *text, struct diag *d)
 {
-	if (!path) {
-		fputs(text, stdout);
-		if (fflush(stdout) != 0 || ferror(stdout))
-			return diag_set(d, DIAG_INPUT, "error writing to standard output");
-		return 0;
-	}
-	struct outfile of;
-	int rc = outfile_open(&of, path, d);
-	if (rc)
-		return rc;
-	fputs(text, of.f);
-	return outfile_commit(&of, d);
+	(void)d;
+	fputs(text, out);
+	return 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* A sweep and its table, for drawing it into an output file. */
+struct drawing {
+	const struct sweep *sw;
+	const char *table;
+};
+
+static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
-	const char *file = NULL, *csv = NULL, *svg = NULL, *shard_arg = NULL;
-	int jobs = 1;
+	const struct drawing *t = ctx;
+	return sweep_plot(out, t->sw, t->table, d);
+}
+
+int cmd_sweep(int argc, char **argv, const char *self)
+{
+	(void)self;
+	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL, *shard_arg = NULL;
 	bool list = false;
 	struct plan plan = {0};
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
-			jobs = atoi(argv[++i]);
-		} else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2]) {
-			jobs = atoi(argv[i] + 2);
-		} else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-			csv = argv[++i];
-		} else if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
-			svg = argv[++i];
-		} else if (strcmp(argv[i], "--shard") == 0 && i + 1 < argc) {
-			shard_arg = argv[++i];
-		} else if (strncmp(argv[i], "--shard=", 8) == 0) {
-			shard_arg = argv[i] + 8;
+		int got;
+		if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2] >= '0' && argv[i][2] <= '9') {
+			jarg = argv[i] + 2;
 		} else if (strcmp(argv[i], "--list") == 0) {
 			list = true;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: sweep: unknown option %s (or it lacks its value)\n", argv[i]);
-			return 2;
+		} else if ((got = cli_value(argc, argv, &i, "sweep", "-j", &jarg)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--csv", &csv)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--svg", &svg)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--shard", &shard_arg))) {
+			if (got < 0)
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_unknown_option("sweep", argv[i]);
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			fprintf(stderr, "smsim: sweep takes one sweep file\n");
+			fprintf(stderr, "smsim sweep: one sweep file at a time (got %s and %s)\n", file, argv[i]);
 			return 2;
 		}
 	}
 	if (!file) {
-		fprintf(stderr, "smsim: sweep needs a sweep file (configs/sweeps/NAME.json)\n");
+		fprintf(stderr, "smsim sweep: which sweep? (smsim sweep configs/sweeps/NAME.json)\n");
 		return 2;
 	}
-	if (jobs < 1 || jobs > MAX_WORKERS) {
-		fprintf(stderr, "smsim: -j expects 1..%d\n", MAX_WORKERS);
+	char *end = NULL;
+	long jobs = jarg ? strtol(jarg, &end, 10) : 1;
+	if ((jarg && (!*jarg || *end)) || jobs < 1 || jobs > MAX_WORKERS) {
+		fprintf(stderr, "smsim sweep: -j expects a number of workers from 1 to %d\n", MAX_WORKERS);
 		return 2;
 	}
 	if (shard_arg && !sweep_parse_shard(shard_arg, &plan.shard, &plan.nshards)) {
-		fprintf(stderr, "smsim: sweep: --shard expects I/N, shard I of N counted from 0 (0 <= I < N <= %d), not \"%s\"\n",
+		fprintf(stderr, "smsim sweep: --shard expects I/N, shard I of N counted from 0 (0 <= I < N <= %d), not \"%s\"\n",
 			SWEEP_MAX_SHARDS, shard_arg);
 		return 2;
 	}
 	if (shard_arg && svg) {
-		fprintf(stderr, "smsim: sweep: --svg draws the whole sweep, and --shard runs only part of it: merge the "
+		fprintf(stderr, "smsim sweep: --svg draws the whole sweep, and --shard runs only part of it: merge the "
 				"parts first (smsim merge PART.csv... --svg FILE, or smsim plot SWEEP.json MERGED.csv --svg FILE)\n");
 		return 2;
 	}
+	if (csv && svg && outfile_is_stdout(csv) && outfile_is_stdout(svg)) {
+		fprintf(stderr, "smsim sweep: --csv and --svg cannot both be - (stdout)\n");
+		return 2;
+	}
+	/* stdout carries one thing: with --svg -, the CSV goes to --csv's file, or to stderr. */
+	if (!csv)
+		csv = svg && outfile_is_stdout(svg) ? NULL : "-";
 	struct sweep *sw = calloc(1, sizeof *sw);
 	struct diag d = {0};
 	struct fingerprint fp = {0};
@@ -652,6 +793,7 @@ int cmd_sweep(int argc, char **argv)
 	res = calloc((size_t)sw->runs, sizeof *res);
 	if (!plan.todo || !res) {
 		fprintf(stderr, "smsim: out of memory\n");
+		rc = 4;
 		goto out;
 	}
 	for (int i = plan.shard; i < sw->runs; i += step)
@@ -660,14 +802,14 @@ int cmd_sweep(int argc, char **argv)
 		list_runs(stdout, sw, &plan);
 		rc = fflush(stdout) != 0 || ferror(stdout) ? 2 : 0;
 		if (rc)
-			fprintf(stderr, "smsim: error writing to standard output\n");
+			fprintf(stderr, "smsim: error writing to stdout\n");
 		goto out;
 	}
 	if (plan.nshards && fingerprint(file, sw, &fp, &d)) {
 		fprintf(stderr, "smsim: sweep %s: %s\n", sw->name, d.msg);
 		goto out;
 	}
-	if (run_all(sw, &plan, jobs, res)) {
+	if (run_all(sw, &plan, (int)jobs, res)) {
 		fprintf(stderr, "smsim: sweep %s: a worker failed\n", sw->name);
 		rc = 4;
 		goto out;
@@ -683,16 +825,14 @@ int cmd_sweep(int argc, char **argv)
 		rc = 4;
 		goto out;
 	}
-	rc = write_text(csv, text, &d);
+	rc = 0;
+	if (csv)
+		rc = outfile_write(csv, sweep_fill_text, text, &d);
+	else
+		fputs(text, stderr);
 	if (!rc && svg) {
-		struct outfile of;
-		if ((rc = outfile_open(&of, svg, &d)) == 0) {
-			rc = sweep_plot(of.f, sw, text, &d);
-			if (rc)
-				outfile_abort(&of);
-			else
-				rc = outfile_commit(&of, &d);
-		}
+		struct drawing t = {sw, text};
+		rc = outfile_write(svg, fill_plot, &t, &d);
 	}
 	if (rc)
 		fprintf(stderr, "smsim: %s\n", d.msg);

@@ -18,6 +18,8 @@
  *   # values: 4 5                (how many values each varied parameter has)
  *   # plot x: stages
  *   # plot y: cycles
+ *   # plot x label: pipeline stages (stages)        (the axes' titles, as sweep --svg draws them)
+ *   # plot y label: cycles (SM clock, whole run)
  *   # fingerprint: 0f1e2d3c4b5a6978
  *   # smsim: 0.1.0
  *   # sweep file: 89abcdef01234567 configs/sweeps/stages_by_compute.json
@@ -50,6 +52,7 @@
 #define SWEEP_MAX_RUNS 100000
 #define SWEEP_MAX_SHARDS 1000000
 #define SWEEP_NAME_LEN 64 /* bytes for a parameter's name or value, NUL included */
+#define SWEEP_LABEL_LEN 160 /* bytes for an axis title, NUL included */
 
 /* The first line of every part, followed by "I/N". */
 #define SWEEP_PART_MAGIC "# smsim sweep part "
@@ -68,6 +71,7 @@ struct sweep {
 	int nvalues[SWEEP_MAX_VARY];
 	int nvary;
 	char plot_x[SWEEP_NAME_LEN], plot_y[SWEEP_NAME_LEN], plot_series[SWEEP_NAME_LEN];
+	char xlabel[SWEEP_LABEL_LEN], ylabel[SWEEP_LABEL_LEN]; /* the plot file's own axis titles; "" for the built-in ones */
 	int runs;
 };
 
@@ -85,6 +89,16 @@ int sweep_value_of(const struct sweep *sw, int run, int k);
 
 /* The table's column line, newline included: the varied parameters, status, the metrics. */
 void sweep_write_columns(FILE *out, const struct sweep *sw);
+
+/*
+ * The titles of the plot's axes, with their units: xlabel and ylabel when
+ * set, else what smsim knows of plot_x (a kernel parameter, the launch, a
+ * machine field) and of the metric plot_y.
+ */
+void sweep_axis_labels(const struct sweep *sw, char xl[SWEEP_LABEL_LEN], char yl[SWEEP_LABEL_LEN]);
+
+/* outfile_write's fill for text already made (a table): writes the NUL-terminated text. */
+int sweep_fill_text(FILE *out, void *text, struct diag *d);
 
 /*
  * Draws plot_y against plot_x from a whole table (column line and sw->runs

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "../../isa/jdoc.h"
-#include "compare.h"
+#include "cli.h"
+#include "commands.h"
 #include "outfile.h"
 #include "svg.h"
 #include "sweepint.h"
@@ -47,6 +48,15 @@ static bool split_rows(const char *table, int runs, const char **rows)
 		p = strchr(p, '\n');
 	}
 	return p != NULL;
+}
+
+/* How much of an axis label comes before its unit ("over-wait per wait (cycles)": 18). */
+static int unit_free(const char *label)
+{
+	size_t n = strcspn(label, "(");
+	while (n && label[n - 1] == ' ')
+		n--;
+	return n ? (int)n : (int)strlen(label);
 }
 
 int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag *d)
@@ -85,7 +95,7 @@ int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag
 		s->y = ys + (size_t)(ns - 1) * (size_t)sw->nvalues[xk];
 		size_t len = 0;
 		for (int k = 0; k < sw->nvary; k++)
-			if (k != xk)
+			if (k != xk && len < sizeof s->name)
 				len += (size_t)snprintf(s->name + len, sizeof s->name - len, "%s%s=%s", len ? ", " : "",
 							sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, i, k)]);
 		/* Runs of this series: same values for every other parameter. */
@@ -104,9 +114,11 @@ int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag
 			s->n++;
 		}
 	}
-	char title[256];
-	snprintf(title, sizeof title, "%.100s: %.60s vs %.60s", sw->name, sw->plot_y, sw->plot_x);
-	svg_plot(out, title, sw->plot_x, sw->plot_y, series, ns);
+	char title[400], xl[SWEEP_LABEL_LEN], yl[SWEEP_LABEL_LEN];
+	sweep_axis_labels(sw, xl, yl);
+	/* "overwait: over-wait per wait against thread groups per warp, D": the labels less their units */
+	snprintf(title, sizeof title, "%.100s: %.*s against %.*s", sw->name, unit_free(yl), yl, unit_free(xl), xl);
+	svg_plot(out, title, xl, yl, series, ns);
 out:
 	free(rows);
 	free(series);
@@ -198,20 +210,35 @@ out:
 	return rc;
 }
 
-int cmd_plot(int argc, char **argv)
+/* A checked table, for drawing it into an output file. */
+struct drawing {
+	const struct sweep *sw;
+	const char *table;
+};
+
+static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
-	const char *files[2] = {NULL, NULL}, *svg = NULL;
+	const struct drawing *t = ctx;
+	return sweep_plot(out, t->sw, t->table, d);
+}
+
+int cmd_plot(int argc, char **argv, const char *self)
+{
+	(void)self;
+	const char *files[2] = {NULL, NULL}, *svg = "-";
 	int nfiles = 0;
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc) {
-			svg = argv[++i];
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: plot: unknown option %s (or it lacks its value)\n", argv[i]);
-			return 2;
+		int got;
+		if ((got = cli_value(argc, argv, &i, "plot", "--svg", &svg))) {
+			if (got < 0)
+				return 2;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_unknown_option("plot", argv[i]);
 		} else if (nfiles < 2) {
 			files[nfiles++] = argv[i];
 		} else {
-			fprintf(stderr, "smsim: plot takes a sweep file and its table: smsim plot SWEEP.json TABLE.csv --svg FILE\n");
+			fprintf(stderr, "smsim plot: a sweep file and its table, not a third file (%s): smsim plot SWEEP.json "
+					"TABLE.csv --svg FILE\n", argv[i]);
 			return 2;
 		}
 	}
@@ -241,22 +268,11 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (check_table(sw, files[1], table, &d))
 		goto fail;
-	if (svg) {
-		struct outfile of;
-		if ((rc = outfile_open(&of, svg, &d)) == 0) {
-			rc = sweep_plot(of.f, sw, table, &d);
-			if (rc)
-				outfile_abort(&of);
-			else
-				rc = outfile_commit(&of, &d);
-		}
-	} else {
-		rc = sweep_plot(stdout, sw, table, &d);
-		if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
-			rc = diag_set(&d, DIAG_INPUT, "error writing to standard output");
-	}
-	if (!rc)
+	struct drawing t = {sw, table};
+	if (outfile_write(svg, fill_plot, &t, &d) == 0) {
+		rc = 0;
 		goto out;
+	}
 fail:
 	rc = d.code ? (int)d.code : 2;
 	fprintf(stderr, "smsim: %s\n", d.msg);

@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "../../isa/jdoc.h"
-#include "compare.h"
+#include "cli.h"
+#include "commands.h"
 #include "runner.h"
 
 #define MAX_ROWS 2048
@@ -236,8 +237,9 @@ static double family_report(const struct row *rows, int n, double *worst)
 	return *worst;
 }
 
-int cmd_validate(int argc, char **argv)
+int cmd_validate(int argc, char **argv, const char *self)
 {
+	(void)self;
 	const char *files[MAX_FILES], *configs = "configs";
 	int nfiles = 0;
 	double max_error = -1, max_family = -1;
@@ -245,31 +247,40 @@ int cmd_validate(int argc, char **argv)
 	struct setting extra[MAX_EXTRA_SETS];
 	int nextra = 0;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--max-error") && i + 1 < argc)
-			max_error = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--max-family-error") && i + 1 < argc)
-			max_family = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--require-ranking"))
+		const char *v = NULL;
+		int got;
+		if (!strcmp(argv[i], "--require-ranking")) {
 			require_ranking = true;
-		else if (!strcmp(argv[i], "--configs") && i + 1 < argc)
-			configs = argv[++i];
-		else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--max-error", &v))) {
+			if (got < 0)
+				return 2;
+			max_error = atof(v);
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--max-family-error", &v))) {
+			if (got < 0)
+				return 2;
+			max_family = atof(v);
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--configs", &configs))) {
+			if (got < 0)
+				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--set", &v))) {
+			if (got < 0)
+				return 2;
 			if (nextra == MAX_EXTRA_SETS) {
-				fprintf(stderr, "smsim: validate: at most %d --set options\n", MAX_EXTRA_SETS);
+				fprintf(stderr, "smsim validate: at most %d --set options\n", MAX_EXTRA_SETS);
 				return 2;
 			}
-			if (!runner_split_setting(argv[++i], &extra[nextra++])) {
-				fprintf(stderr, "smsim: --set expects NAME=VALUE\n");
+			if (!runner_split_setting((char *)v, &extra[nextra++])) {
+				fprintf(stderr, "smsim validate: --set expects NAME=VALUE, not \"%s\"\n", v);
 				return 2;
 			}
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "smsim: validate: unknown option %s\n", argv[i]);
-			return 2;
+			return cli_unknown_option("validate", argv[i]);
 		} else if (nfiles == MAX_FILES) {
-			fprintf(stderr, "smsim: validate: at most %d reference files\n", MAX_FILES);
+			fprintf(stderr, "smsim validate: at most %d reference files\n", MAX_FILES);
 			return 2;
-		} else
+		} else {
 			files[nfiles++] = argv[i];
+		}
 	}
 	if (nfiles == 0) {
 		files[nfiles++] = "traces/h100/pipelines.csv";

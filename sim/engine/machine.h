@@ -58,7 +58,7 @@
 	X(smem_block_bytes, I, 232448, 1024, 1048576, "bytes of shared memory per block") \
 	X(chain_unroll, I, 8, 1, 4096, "FMAs per trip of compute's compiled chain loop (tests/hw/pipelines.cu unrolls 8)") \
 	ICLASS_FIELDS(X)                                                                 \
-	X(mio_queue_cycles, I, 16, 0, 100000, "cycles of work the SM's memory-instruction queue holds before a warp's MIO instruction stalls (mio_throttle)") \
+	X(mio_queue_cycles, I, 16, 0, 100000, "cycles of MIO work queued before a warp stalls (mio_throttle)") \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \
 	X(smem_wavefront_cycles, I, 1, 1, 100, "cycles the shared-memory port is busy per wavefront") \

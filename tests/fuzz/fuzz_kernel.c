@@ -2,6 +2,8 @@
  * libFuzzer harness: the kernel loader, then (when the input loads) a short
  * simulation on the default machine.  Exercises jdoc, the expression
  * compiler through the loader, flattening, and the engine under small limits.
+ * Every input also goes through kernel_check (smsim check), whose loader goes
+ * on past each error with whatever the failed part left behind.
  *
  * Build: meson setup build-fuzz -Dfuzz=true (CC=clang); see tests/fuzz/smoke.sh.
  */
@@ -42,8 +44,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct diag d;
 	static struct sim_report rep;
 	struct launch launch = {.block_size = 64, .blocks = 1, .grid_blocks = 2};
+	struct diag_list errs = {0};
+	int checked = kernel_check(path, NULL, 0, &launch, &k, &errs);
+	if ((checked == 0) != (errs.n + errs.more == 0))
+		abort(); /* an error without a message, or a message without an error */
+	kernel_free(&k);
+	diag_list_free(&errs);
 	memset(&d, 0, sizeof d);
-	if (kernel_load(path, NULL, 0, &launch, &k, &d) != 0)
+	int loaded = kernel_load(path, NULL, 0, &launch, &k, &d);
+	if ((loaded == 0) != (checked == 0))
+		abort(); /* check and load disagree on whether the kernel is valid */
+	if (loaded != 0)
 		return 0;
 	struct machine m;
 	machine_defaults(&m);
