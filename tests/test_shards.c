@@ -6,9 +6,8 @@
  * refused with a message that says which.  Merged pictures keep the
  * sweep's axis titles, and merge and plot write their outputs as every
  * command does (- is stdout, files whole, symlinks followed, write errors
- * exit 2).  The same checks through GNU
- * parallel and a real Slurm live in tests/parallel_sweep.sh and
- * tests/slurm_sweep.sh (run by .ci/run).
+ * exit 2).  The same checks through GNU parallel and a real Slurm live
+ * in tests/parallel_sweep.sh and tests/slurm_sweep.sh (run by .ci/run).
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
