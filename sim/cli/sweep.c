@@ -306,7 +306,7 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 /* Which runs this invocation makes: every one, or one shard's. */
 struct plan {
 	int shard, nshards; /* nshards == 0: the whole sweep */
-	int *todo;          /* run indices, increasing */
+	int *runs_of;       /* the shard's run indices, increasing */
 	int n;
 };
 
@@ -351,7 +351,7 @@ static int run_all(const struct sweep *sw, const struct plan *p, int jobs, struc
 		jobs = p->n;
 	if (jobs <= 1) {
 		for (int i = 0; i < p->n; i++) {
-			run_one(sw, p->todo[i], &res[p->todo[i]]);
+			run_one(sw, p->runs_of[i], &res[p->runs_of[i]]);
 			progress(sw, p, i + 1);
 		}
 		return 0;
@@ -380,7 +380,7 @@ static int run_all(const struct sweep *sw, const struct plan *p, int jobs, struc
 			int32_t pos;
 			while (transfer_all(c[0], &pos, sizeof pos, false) && pos >= 0 && pos < p->n) {
 				struct result r;
-				run_one(sw, p->todo[pos], &r);
+				run_one(sw, p->runs_of[pos], &r);
 				if (!transfer_all(pr[1], &r, sizeof r, true))
 					_exit(1);
 			}
@@ -663,8 +663,8 @@ static char *table_text(const struct sweep *sw, const struct plan *p, const stru
 	sweep_write_columns(out, sw);
 	for (int i = 0; i < p->n; i++) {
 		if (p->nshards)
-			fprintf(out, "%d,", p->todo[i]);
-		write_row(out, sw, p->todo[i], &res[p->todo[i]]);
+			fprintf(out, "%d,", p->runs_of[i]);
+		write_row(out, sw, p->runs_of[i], &res[p->runs_of[i]]);
 	}
 	if (fclose(out) != 0) {
 		free(text);
@@ -697,9 +697,9 @@ bool sweep_parse_shard(const char *s, int *shard, int *nshards)
 static void list_runs(FILE *out, const struct sweep *sw, const struct plan *p)
 {
 	for (int i = 0; i < p->n; i++) {
-		fprintf(out, "%d", p->todo[i]);
+		fprintf(out, "%d", p->runs_of[i]);
 		for (int k = 0; k < sw->nvary; k++)
-			fprintf(out, "\t%s=%s", sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, p->todo[i], k)]);
+			fprintf(out, "\t%s=%s", sw->vary_name[k], sw->vary_value[k][sweep_value_of(sw, p->runs_of[i], k)]);
 		fputc('\n', out);
 	}
 }
@@ -789,15 +789,15 @@ int cmd_sweep(int argc, char **argv, const char *self)
 	}
 	/* Round robin over the fixed run order: shards differ by at most one run, and each is the same every time. */
 	int step = plan.nshards ? plan.nshards : 1;
-	plan.todo = calloc((size_t)sw->runs, sizeof *plan.todo);
+	plan.runs_of = calloc((size_t)sw->runs, sizeof *plan.runs_of);
 	res = calloc((size_t)sw->runs, sizeof *res);
-	if (!plan.todo || !res) {
+	if (!plan.runs_of || !res) {
 		fprintf(stderr, "smsim: out of memory\n");
 		rc = 4;
 		goto out;
 	}
 	for (int i = plan.shard; i < sw->runs; i += step)
-		plan.todo[plan.n++] = i;
+		plan.runs_of[plan.n++] = i;
 	if (list) {
 		list_runs(stdout, sw, &plan);
 		rc = fflush(stdout) != 0 || ferror(stdout) ? 2 : 0;
@@ -815,8 +815,8 @@ int cmd_sweep(int argc, char **argv, const char *self)
 		goto out;
 	}
 	for (int i = 0; i < plan.n; i++)
-		if (res[plan.todo[i]].status == 2) {
-			fprintf(stderr, "smsim: sweep %s, run %d: %s\n", sw->name, plan.todo[i], res[plan.todo[i]].error);
+		if (res[plan.runs_of[i]].status == 2) {
+			fprintf(stderr, "smsim: sweep %s, run %d: %s\n", sw->name, plan.runs_of[i], res[plan.runs_of[i]].error);
 			goto out;
 		}
 	text = table_text(sw, &plan, &fp, res);
@@ -839,7 +839,7 @@ int cmd_sweep(int argc, char **argv, const char *self)
 out:
 	free(text);
 	free(res);
-	free(plan.todo);
+	free(plan.runs_of);
 	free(sw);
 	return rc;
 }
