@@ -34,7 +34,7 @@ static const uint8_t class_cause[IC_COUNT] = {
 	[IC_MMA] = STALL_ALU,
 };
 
-/* The op's own cause: what its waits inside (a try_wait's result, its blocked anchor) mean to a reader. */
+/* The op's own cause: what its span in the trace, its waits inside and its blocked anchor mean to a reader. */
 static enum stall op_cause(enum op op)
 {
 	switch (op) {
@@ -45,7 +45,22 @@ static enum stall op_cause(enum op op)
 	case OP_SYNCTHREADS:
 	case OP_MAKE_PIPELINE:
 	case OP_GRID_SYNC: return STALL_SYNCTHREADS;
-	default: return STALL_BARRIER;
+	case OP_SYNCWARP: return STALL_SYNCWARP;
+	case OP_MEMCPY_ASYNC:
+	case OP_PIPELINE_MEMCPY_ASYNC:
+	case OP_GLOBAL_LOAD:
+	case OP_GLOBAL_STORE: return STALL_MEMORY;
+	case OP_SHARED_LOAD:
+	case OP_SHARED_STORE:
+	case OP_SHFL: return STALL_SMEM;
+	case OP_LET:
+	case OP_SET:
+	case OP_BRZ:
+	case OP_JMP:
+	case OP_EXIT:
+	case OP_COMPUTE:
+	case OP_FMA: return STALL_ALU;
+	default: return STALL_BARRIER; /* the other pipeline, mbarrier and cuda::barrier calls */
 	}
 }
 
