@@ -183,7 +183,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 			if (in->op == OP_SHARED_LOAD)
 				flow_read(s, w, lane, addr[lane], now);
 			else
-				flow_copy(s, w, lane, addr[lane], 4, -1, -1, now, FLOW_PLAIN, -1,
+				flow_copy(s, w, lane, addr[lane], s->k->bufs[in->src.buf].elem_bytes, -1, -1, now, FLOW_PLAIN, -1,
 					  s->blocks[w->block].sync_gen);
 		}
 		uint64_t back = smem_access(s, addr, mask, now);

@@ -271,6 +271,7 @@ struct sim {
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
+	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
 };
 
 /* sched.c */
@@ -518,6 +519,8 @@ bool sync_grid(struct sim *s, struct warp *w, uint64_t now);
 void sync_grid_check_release(struct sim *s, uint64_t now);
 
 /* flow.c */
+/* Bytes one shadow entry covers: 4, or the kernel's smallest shared element when that is smaller. */
+uint32_t flow_grain(const struct kernel *k);
 int flow_setup(struct sim *s, struct block *b);
 void flow_free(struct block *b);
 void flow_sync(struct sim *s, struct block *b);
