@@ -233,8 +233,8 @@ static void report_deadlock(struct sim *s)
 		snprintf(r->hint, sizeof r->hint,
 			 "block %u warp %u%s: %d thread(s) on another path of the warp never run while the path on top of "
 			 "its SIMT stack waits; reconverge=simt_stack runs a diverged warp's paths one at a time (pre-Volta), "
-			 "so this pattern needs independent thread scheduling: reconverge=convergence_barrier (Volta+, the "
-			 "default) runs it",
+			 "so if it waits for them this pattern needs independent thread scheduling: "
+			 "reconverge=convergence_barrier (Volta+, the default) runs them",
 			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
 	else if (no_quit)
 		snprintf(r->hint, sizeof r->hint,
@@ -256,12 +256,15 @@ static void report_deadlock(struct sim *s)
 }
 
 /*
- * A poll (try_wait, test_wait) found its phase incomplete.  Every so often
- * (SPIN_CHECK_CYCLES: a spin loop polls far more often), see whether the
- * SM is stuck: no event pending but timers (sleeps, try_wait limits), and
- * every live group blocked, held at a convergence barrier, or spinning on
- * a failed poll (asleep in its loop included).  Then no poll can ever
- * succeed — a deadlock as surely as one of blocked waits, reported as one.
+ * A group spins: SPIN_POLLS polls (try_wait, test_wait) of one barrier in
+ * a row found its phase incomplete, with nothing but the loop between
+ * them (a group that goes on to other work after a failed poll or two is
+ * not spinning).  Every so often (SPIN_CHECK_CYCLES: a spin loop polls far
+ * more often), see whether the SM is stuck: no event pending but timers
+ * (sleeps, try_wait limits), and every live group blocked, held at a
+ * convergence barrier, or spinning (asleep in its loop included).  Then no
+ * poll can ever succeed — a deadlock as surely as one of blocked waits,
+ * reported as one.
  */
 #define SPIN_CHECK_CYCLES 1024
 void sim_check_spin(struct sim *s, uint64_t now)
@@ -279,7 +282,8 @@ void sim_check_spin(struct sim *s, uint64_t now)
 		int from = s->m->reconverge == RECONVERGE_SIMT_STACK ? w->depth - 1 : 0; /* the stack: its top alone issues */
 		for (int g = from; g < w->depth; g++) {
 			const struct simt_entry *e = &w->stack[g];
-			if (e->mask && e->poll < 0 && (!e->blocked || e->blocked == WAIT_SLEEP))
+			bool spins = e->poll >= 0 && e->polls >= SPIN_POLLS;
+			if (e->mask && !spins && (!e->blocked || e->blocked == WAIT_SLEEP))
 				return; /* it will do something else than poll */
 		}
 	}

@@ -63,7 +63,8 @@ struct simt_entry {
 	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
 	uint32_t order;       /* convergence_barrier: when it was split off; the newest runnable path issues first */
 	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
-	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete and it has polled since; -1: none */
+	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
+	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
 	uint32_t mask;        /* 0: a dead slot (independent mode) */
 	uint32_t op_step;     /* the op's own progress: copy rounds, compute's phase and FMA, shuffle steps */
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
@@ -438,7 +439,12 @@ enum anchor_status {
 };
 enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
-/* sim.c: a poll found its phase incomplete; ends the run as a deadlock when nothing but spinning is left. */
+/*
+ * sim.c: a group failed SPIN_POLLS polls of one barrier in a row, running
+ * nothing but its loop in between: it spins.  Ends the run as a deadlock
+ * when nothing but spinning and waiting is left.
+ */
+#define SPIN_POLLS 16
 void sim_check_spin(struct sim *s, uint64_t now);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */

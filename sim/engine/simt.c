@@ -555,6 +555,7 @@ static void merge_groups(struct sim *s, struct warp *w)
 			    b->parent == a->parent) {
 				a->mask |= b->mask;
 				a->order = b->order > a->order ? b->order : a->order;
+				a->polls = b->polls < a->polls ? b->polls : a->polls;
 				a->poll = a->poll == b->poll ? a->poll : -1;
 				b->mask = 0;
 				simt_mark(w, j);

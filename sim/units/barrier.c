@@ -225,8 +225,9 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
  * completes or its time limit passes (mbarrier_try_wait_limit: the H100
  * ignores the suspend-time hint, traces/h100/forward_progress.csv), and then
  * says which.  A group whose lanes wait for different phases and get
- * different answers is answered at once, lane by lane.  A failed poll
- * marks the group as spinning on the barrier (sim_check_spin).
+ * different answers is answered at once, lane by lane.  Failed polls of
+ * one barrier in a row, nothing but a spin loop between them, count
+ * towards a spin (sim_check_spin).
  */
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
@@ -264,9 +265,14 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		return false;
 	}
 	simt_assign_values(s, w, in->slot, mask, ok);
-	e->poll = done ? -1 : (int32_t)bar;
-	if (!done)
-		sim_check_spin(s, now);
+	if (done) {
+		e->poll = -1;
+	} else {
+		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+		e->poll = (int32_t)bar;
+		if (e->polls >= SPIN_POLLS)
+			sim_check_spin(s, now);
+	}
 	return true;
 }
 
