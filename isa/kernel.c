@@ -635,17 +635,47 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	case OP_BARRIER_ARRIVE_AND_WAIT:
 	case OP_BARRIER_ARRIVE_AND_DROP: {
 		static const char *const init_keys[] = {"op", "barrier", "count", "comment", NULL};
+		static const char *const arrive_keys[] = {"op", "barrier", "token", "count", "comment", NULL};
 		static const char *const tok_keys[] = {"op", "barrier", "token", "comment", NULL};
 		static const char *const keys[] = {"op", "barrier", "comment", NULL};
-		bool tok = op == OP_BARRIER_ARRIVE || op == OP_BARRIER_WAIT;
-		const char *const *k = op == OP_BARRIER_INIT ? init_keys : tok ? tok_keys : keys;
+		const char *const *k = op == OP_BARRIER_INIT ? init_keys : op == OP_BARRIER_ARRIVE ? arrive_keys
+								   : op == OP_BARRIER_WAIT ? tok_keys : keys;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, k, c->d)) || (rc = barrier_field(c, st, &in)))
 			return rc;
 		if (op == OP_BARRIER_INIT && (rc = compile_field(c, st, "count", true, NULL, &in.e[0])))
 			return rc;
+		/* bar.arrive(update): count arrivals by each thread at once (default 1) */
+		if (op == OP_BARRIER_ARRIVE && (rc = compile_field(c, st, "count", false, "1", &in.e[0])))
+			return rc;
 		if (op == OP_BARRIER_ARRIVE && (rc = target_var(c, st, "token", &in.slot)))
 			return rc;
 		if (op == OP_BARRIER_WAIT && (rc = compile_field(c, st, "token", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_BARRIER_TRY_WAIT:
+	case OP_BARRIER_TEST_WAIT: {
+		static const char *const try_keys[] = {"op", "barrier", "token", "parity", "var", "suspend_ns", "comment", NULL};
+		static const char *const test_keys[] = {"op", "barrier", "token", "parity", "var", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, op == OP_BARRIER_TRY_WAIT ? try_keys : test_keys, c->d)) ||
+		    (rc = barrier_field(c, st, &in)))
+			return rc;
+		bool token = cJSON_GetObjectItemCaseSensitive(st, "token") != NULL;
+		in.parity = cJSON_GetObjectItemCaseSensitive(st, "parity") != NULL;
+		if (token == in.parity)
+			return jdoc_error(c->doc, &c->at, c->d,
+					  "give the phase to wait for as exactly one of \"token\" (what barrier_arrive returned) "
+					  "or \"parity\" (0 or 1, the phase's parity)");
+		if ((rc = compile_field(c, st, in.parity ? "parity" : "token", true, NULL, &in.e[0])) ||
+		    (op == OP_BARRIER_TRY_WAIT && (rc = compile_field(c, st, "suspend_ns", false, NULL, &in.e[1]))) ||
+		    (rc = target_var(c, st, "var", &in.slot)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_NANOSLEEP: {
+		static const char *const keys[] = {"op", "ns", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_field(c, st, "ns", true, NULL, &in.e[0])))
 			return rc;
 		return emit(c, in);
 	}

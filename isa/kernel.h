@@ -69,12 +69,14 @@ struct insn {
 	int16_t bar;     /* barrier index (-1: none); element bar_index */
 	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
+	bool parity;     /* BARRIER_TRY_WAIT/TEST_WAIT: e[0] is a phase parity, not an arrival token */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */
 	uint64_t reads;  /* variables (not builtins) its expressions read: bit i is slot i, 63 stands for 63 on */
-	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count */
+	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count;
+			     NANOSLEEP: ns; BARRIER_TRY/TEST_WAIT: token or parity, try_wait's suspend_ns */
 	struct expr bar_index;
 	struct memref dst, src;
 };

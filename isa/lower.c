@@ -374,6 +374,25 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 		break;
 	}
 	case OP_EXIT: anchor = (int8_t)emit(&q, IC_BRA, 0, false); break;
+	case OP_NANOSLEEP: {
+		/* the duration's arithmetic, then NANOSLEEP (a control instruction) */
+		int at = lower_expr(&q, k, &in->e[0], wide_expr(k, &in->e[0]));
+		anchor = (int8_t)emit(&q, IC_BRA, dep_bit(at), false);
+		break;
+	}
+	case OP_BARRIER_TRY_WAIT:
+	case OP_BARRIER_TEST_WAIT: {
+		/*
+		 * The token's or parity's arithmetic, SYNCS.PHASECHK.TRANS64[.TRYWAIT] P, [bar], R (the anchor,
+		 * as in the waits' forms), then the SEL that turns its predicate into the variable.
+		 */
+		int at = lower_expr(&q, k, &in->e[0], wide_expr(k, &in->e[0]));
+		anchor = (int8_t)emit(&q, IC_SYNCS, dep_bit(at), false);
+		int sel = emit(&q, IC_ALU, dep_bit(anchor), false);
+		if (sel >= 0 && sel < SEQ_MAX)
+			q.code[sel].flags |= LI_RESULT;
+		break;
+	}
 	default: {
 		enum lform_id id = form_of(k, in);
 		if (id == LF_COUNT)

@@ -30,6 +30,7 @@ enum op_class {
 	X(SYNCTHREADS, "syncthreads", OPCLASS_SYNC, "__syncthreads() / block.sync()")                    \
 	X(SYNCWARP, "syncwarp", OPCLASS_SYNC, "__syncwarp(): re-converge the warp")                      \
 	X(GRID_SYNC, "grid_sync", OPCLASS_SYNC, "cg::sync(grid): every thread of the co-resident grid")  \
+	X(NANOSLEEP, "nanosleep", OPCLASS_CONTROL, "__nanosleep(ns): the group sleeps, the warp's other groups issue") \
 	X(MAKE_PIPELINE, "make_pipeline", OPCLASS_SYNC, "cuda::make_pipeline(group, &state[, P|role])") \
 	X(PRODUCER_ACQUIRE, "producer_acquire", OPCLASS_PIPE, "pipeline.producer_acquire()")             \
 	X(PRODUCER_COMMIT, "producer_commit", OPCLASS_PIPE, "pipeline.producer_commit()")                \
@@ -44,6 +45,8 @@ enum op_class {
 	X(BARRIER_INIT, "barrier_init", OPCLASS_PIPE, "init(&bar, count)")                              \
 	X(BARRIER_ARRIVE, "barrier_arrive", OPCLASS_PIPE, "token = bar.arrive()")                        \
 	X(BARRIER_WAIT, "barrier_wait", OPCLASS_PIPE, "bar.wait(std::move(token))")                      \
+	X(BARRIER_TRY_WAIT, "barrier_try_wait", OPCLASS_PIPE, "ok = mbarrier.try_wait(token | parity): may suspend, bounded") \
+	X(BARRIER_TEST_WAIT, "barrier_test_wait", OPCLASS_PIPE, "ok = mbarrier.test_wait(token | parity): never blocks") \
 	X(BARRIER_ARRIVE_AND_WAIT, "barrier_arrive_and_wait", OPCLASS_PIPE, "bar.arrive_and_wait()")    \
 	X(BARRIER_ARRIVE_AND_DROP, "barrier_arrive_and_drop", OPCLASS_PIPE, "bar.arrive_and_drop()")    \
 	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \

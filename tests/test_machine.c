@@ -200,6 +200,30 @@ Test(machine, set_not_a_number)
 	set_fails("scheduler", "fifo", "expected \"gto\" or \"lrr\"");
 }
 
+/*
+ * reconverge: convergence_barrier (Volta+, the default), simt_stack (pre-Volta), independent; the former
+ * name post_dominator still loads, as the model where paths rejoin at the post-dominator that it named.
+ */
+Test(machine, reconverge_models)
+{
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(m.reconverge, RECONVERGE_CONVERGENCE_BARRIER);
+	cr_assert_str_eq(machine_reconverge_name(m.reconverge), "convergence_barrier");
+	struct diag d = {0};
+	cr_assert_eq(machine_set(&m, "reconverge", "simt_stack", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.reconverge, RECONVERGE_SIMT_STACK);
+	cr_assert_str_eq(machine_reconverge_name(m.reconverge), "simt_stack");
+	cr_assert_eq(machine_set(&m, "reconverge", "independent", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.reconverge, RECONVERGE_INDEPENDENT);
+	cr_assert_eq(machine_set(&m, "reconverge", "post_dominator", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.reconverge, RECONVERGE_CONVERGENCE_BARRIER);
+	cr_assert_eq(machine_set(&m, "reconverge", "convergence_barrier", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.reconverge, RECONVERGE_CONVERGENCE_BARRIER);
+	set_fails("reconverge", "stack", "expected \"convergence_barrier\", \"simt_stack\" or \"independent\"");
+	cr_assert_gt(m.mbarrier_try_wait_limit, 0);
+}
+
 Test(machine, set_out_of_range)
 {
 	set_fails("subpartitions", "9", "subpartitions = 9 is outside 1..8");

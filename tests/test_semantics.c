@@ -60,10 +60,10 @@ Test(semantics, commit_adds_one_batch_per_converged_group)
 	}
 }
 
-/* Under post-dominator reconvergence the groups rejoin before the commit: nothing to see. */
-Test(semantics, post_dominator_reconvergence_rejoins_before_the_commit)
+/* Where nvcc's convergence barriers rejoin the groups (the post-dominator), before the commit: nothing to see. */
+Test(semantics, convergence_barriers_rejoin_before_the_commit)
 {
-	int rc = RUN("diverged_commit", "divergence=32", "syncwarp=0", "machine.reconverge=post_dominator");
+	int rc = RUN("diverged_commit", "divergence=32", "syncwarp=0", "machine.reconverge=convergence_barrier");
 	cr_assert_eq(rc, 0, "%s", d.msg);
 	cr_assert_eq(r.cp_async_batches, 4 * 33);
 	cr_assert_eq(r.overwait_cycles, 0);
@@ -118,7 +118,7 @@ Test(semantics, over_wait_rises_with_divergence)
  * The over-wait as the H100 shows it (traces/h100/diverged_commit.csv):
  * nvcc re-converges the warp at the end of the divergent loop, so only
  * commits placed in divergent branches (mode per_group) commit apart.
- * Under post-dominator reconvergence smsim must see the same jump of one
+ * Under convergence barriers smsim must see the same jump of one
  * copy round trip per batch from D = 1 to D = 2, none without per-group
  * commits, and the divergent int loop's cost per extra trip.
  */
@@ -143,7 +143,7 @@ static double model_cycles(int per_group, int divergence)
 	char dset[32], pset[32];
 	snprintf(dset, sizeof dset, "divergence=%d", divergence);
 	snprintf(pset, sizeof pset, "per_group=%d", per_group);
-	cr_assert_eq(RUN("diverged_commit", dset, pset, "machine.reconverge=post_dominator", "grid_blocks=132"), 0,
+	cr_assert_eq(RUN("diverged_commit", dset, pset, "machine.reconverge=convergence_barrier", "grid_blocks=132"), 0,
 		     "%s", d.msg);
 	return (double)r.cycles / 32.0; /* batch_sz */
 }

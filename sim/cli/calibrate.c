@@ -381,6 +381,15 @@ static void derive_memory(struct calib *c)
 	cite(c, "mbarrier_wake_latency", "mbarrier_wake.csv row %d: arrive to a waiter's wake %.1f cycles, less the arrive (iclass.csv row %d) and the woken try_wait's own latency (iclass_syncs_latency)", r2, wake, r);
 }
 
+/* Forward progress: forward_progress.csv (tests/hw/forward_progress.cu), a try_wait on a phase nobody completes. */
+static void derive_progress(struct calib *c)
+{
+	int r;
+	double limit = cell(c, "forward_progress.csv", "cycles_median", &r, "primitive=try_wait_parity", "ns=0", NULL);
+	c->m.mbarrier_try_wait_limit = iround(limit);
+	cite(c, "mbarrier_try_wait_limit", "forward_progress.csv row %d: mbarrier.try_wait.parity returns false after %.0f cycles (a suspend-time hint does not lengthen it)", r, limit);
+}
+
 /* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
@@ -392,8 +401,8 @@ static void derive_choices(struct calib *c)
 	cite(c, "grid_sync_latency", "not measured (no grid.sync benchmark yet): the built-in estimate of about 1 us over 132 SMs");
 	m->scheduler = SCHED_GTO;
 	cite(c, "scheduler", "model: greedy-then-oldest, as Accel-Sim's SM90 configuration");
-	m->reconverge = RECONVERGE_POST_DOMINATOR;
-	cite(c, "reconverge", "model: nvcc closes divergent regions with BSSY/BSYNC (traces/h100/diverged_commit.sass)");
+	m->reconverge = RECONVERGE_CONVERGENCE_BARRIER;
+	cite(c, "reconverge", "model: nvcc closes divergent regions with BSSY/BSYNC (traces/h100/diverged_commit.sass), where the paths rejoin; a path that waits lets the others issue, as Volta+ independent thread scheduling guarantees (the libcu++ barrier and pipeline tests need it)");
 	m->quit = QUIT_GUIDE;
 	cite(c, "quit", "model: the Programming Guide's promise; 'libcudacxx' models the shipped library");
 }
@@ -477,6 +486,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_device(c);
 	derive_classes(c);
 	derive_memory(c);
+	derive_progress(c);
 	derive_choices(c);
 	int rc = 0;
 	if (d.code) {

@@ -518,7 +518,7 @@ static void x_label(const struct sweep *sw, char *buf, size_t n)
 	if (strncmp(name, "machine.", 8) == 0) {
 #define MACHINE_UNIT(f, t, dflt, lo, hi, unit)                   \
 	if (strcmp(name + 8, #f) == 0) {                         \
-		snprintf(buf, n, "%s (%s)", name, unit);         \
+		snprintf(buf, n, "%s (%.60s)", name, unit);      \
 		return;                                          \
 	}
 		MACHINE_FIELDS(MACHINE_UNIT)

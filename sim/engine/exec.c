@@ -168,6 +168,9 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_BARRIER_WAIT:
 	case OP_BARRIER_ARRIVE_AND_WAIT:
 	case OP_BARRIER_ARRIVE_AND_DROP: return done_if(cbar_exec(s, w, in, now));
+	case OP_BARRIER_TRY_WAIT:
+	case OP_BARRIER_TEST_WAIT: return done_if(cbar_poll(s, w, in, now));
+	case OP_NANOSLEEP: return done_if(sched_nanosleep(s, w, in, now));
 	case OP_MEMCPY_ASYNC:
 	case OP_PIPELINE_MEMCPY_ASYNC: return copy_issue(s, w, in, now) ? ANCHOR_DONE : ANCHOR_AGAIN;
 	case OP_COMPUTE: exec_compute(s, w, in, mask, now); return ANCHOR_DONE;
@@ -180,7 +183,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 			if (in->op == OP_SHARED_LOAD)
 				flow_read(s, w, lane, addr[lane], now);
 			else
-				flow_copy(s, w, lane, addr[lane], 4, -1, -1, now, FLOW_PLAIN, -1,
+				flow_copy(s, w, lane, addr[lane], s->k->bufs[in->src.buf].elem_bytes, -1, -1, now, FLOW_PLAIN, -1,
 					  s->blocks[w->block].sync_gen);
 		}
 		uint64_t back = smem_access(s, addr, mask, now);

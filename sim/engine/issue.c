@@ -292,7 +292,7 @@ static void next_group(struct sim *s, struct warp *w)
 /* The op is over; what follows may issue from the next cycle, once a value it uses is back. */
 static void op_end(struct sim *s, struct warp *w, const struct insn *in, const struct lform *f)
 {
-	if (in->op == OP_LET || in->op == OP_SET) {
+	if (in->op == OP_LET || in->op == OP_SET || in->op == OP_BARRIER_TRY_WAIT || in->op == OP_BARRIER_TEST_WAIT) {
 		uint64_t at = 0;
 		for (int i = 0; i < f->n; i++)
 			if ((f->code[i].flags & LI_RESULT) && w->res[i] > at)

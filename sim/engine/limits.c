@@ -69,7 +69,7 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 	uint64_t per_block = sizeof(struct block) + threads * per_thread +
 			     ((uint64_t)k->npipes + 1) * sizeof(struct pipe_block) + stages * sizeof(struct batch_rec) +
 			     ((uint64_t)k->nbars + 1) * sizeof(uint32_t) +
-			     ((k->shared_bytes + 3) / 4 + 1) * sizeof(struct flow_word); /* the shared-memory shadow */
+			     ((k->shared_bytes + flow_grain(k) - 1) / flow_grain(k) + 1) * sizeof(struct flow_word); /* the shared-memory shadow */
 	uint64_t mbars = (2 * stages + bar_elems) * blocks + 1;
 	return warps * per_warp + blocks * per_block + mbars * sizeof(struct mbar) +
 	       (uint64_t)m->subpartitions * (sizeof(struct subpart) + warps * sizeof(uint32_t));

@@ -18,13 +18,17 @@ void machine_defaults(struct machine *m)
 	MACHINE_FIELDS(MACHINE_DEFAULT)
 #undef MACHINE_DEFAULT
 	m->scheduler = SCHED_GTO;
-	m->reconverge = RECONVERGE_POST_DOMINATOR;
+	m->reconverge = RECONVERGE_CONVERGENCE_BARRIER;
 	m->quit = QUIT_GUIDE;
 }
 
 const char *machine_reconverge_name(enum reconverge r)
 {
-	return r == RECONVERGE_INDEPENDENT ? "independent" : "post_dominator";
+	switch (r) {
+	case RECONVERGE_SIMT_STACK: return "simt_stack";
+	case RECONVERGE_INDEPENDENT: return "independent";
+	default: return "convergence_barrier";
+	}
 }
 
 const char *machine_quit_name(enum quit_model q) { return q == QUIT_LIBCUDACXX ? "libcudacxx" : "guide"; }
@@ -35,18 +39,39 @@ static const char *const field_names[] = {
 #undef MACHINE_NAME
 	"scheduler", "reconverge", "quit", NULL};
 
-/* The fields whose values are words, not numbers. */
+/*
+ * The fields whose values are words, not numbers: word i is enum value i.
+ * An alias is a former name that still loads: "post_dominator" named the
+ * reconvergence point before the model let a blocked path's siblings run,
+ * and it still means paths rejoin there (convergence_barrier).
+ */
 struct word_field {
 	const char *name;
-	const char *words[3];
+	const char *words[4];
+	const char *alias;
+	int alias_value;
 	size_t offset;
 };
 
 static const struct word_field word_fields[] = {
-	{"scheduler", {"gto", "lrr", NULL}, offsetof(struct machine, scheduler)},
-	{"reconverge", {"post_dominator", "independent", NULL}, offsetof(struct machine, reconverge)},
-	{"quit", {"guide", "libcudacxx", NULL}, offsetof(struct machine, quit)},
+	{"scheduler", {"gto", "lrr", NULL}, NULL, 0, offsetof(struct machine, scheduler)},
+	{"reconverge", {"convergence_barrier", "simt_stack", "independent", NULL}, "post_dominator",
+	 RECONVERGE_CONVERGENCE_BARRIER, offsetof(struct machine, reconverge)},
+	{"quit", {"guide", "libcudacxx", NULL}, NULL, 0, offsetof(struct machine, quit)},
 };
+
+/* "expected \"a\" or \"b\"" / "expected \"a\", \"b\" or \"c\"": the field's words, for a refusal. */
+static const char *word_choices(const struct word_field *f, char *buf, size_t bufsz)
+{
+	int n = 0;
+	while (f->words[n])
+		n++;
+	size_t len = (size_t)snprintf(buf, bufsz, "expected");
+	for (int i = 0; i < n && len < bufsz; i++)
+		len += (size_t)snprintf(buf + len, bufsz - len, "%s\"%s\"", i == 0 ? " " : i == n - 1 ? " or " : ", ",
+					f->words[i]);
+	return buf;
+}
 
 static const struct word_field *word_field(const char *name)
 {
@@ -59,13 +84,16 @@ static const struct word_field *word_field(const char *name)
 /* Sets a word field; -1 when the word is not one of its choices. */
 static int set_word(struct machine *m, const struct word_field *f, const char *v)
 {
+	int value = -1;
 	for (int i = 0; f->words[i]; i++)
-		if (strcmp(f->words[i], v) == 0) {
-			int value = i;
-			memcpy((char *)m + f->offset, &value, sizeof value);
-			return 0;
-		}
-	return -1;
+		if (strcmp(f->words[i], v) == 0)
+			value = i;
+	if (value < 0 && f->alias && strcmp(f->alias, v) == 0)
+		value = f->alias_value;
+	if (value < 0)
+		return -1;
+	memcpy((char *)m + f->offset, &value, sizeof value);
+	return 0;
 }
 
 /* Stores x into field name after checking type and range; msg explains a refusal. */
@@ -102,9 +130,10 @@ int machine_set(struct machine *m, const char *name, const char *value, struct d
 {
 	const struct word_field *wf = word_field(name);
 	if (wf) {
+		char choices[160];
 		if (set_word(m, wf, value))
-			return diag_set(d, DIAG_INPUT, "--set machine.%s=%s: expected \"%s\" or \"%s\"", name, value,
-					wf->words[0], wf->words[1]);
+			return diag_set(d, DIAG_INPUT, "--set machine.%s=%s: %s", name, value,
+					word_choices(wf, choices, sizeof choices));
 		return 0;
 	}
 	char *end;
@@ -159,7 +188,8 @@ int machine_load(const char *file, struct machine *m, struct diag *d)
 		const struct word_field *wf = word_field(f->string);
 		if (wf) {
 			if (!cJSON_IsString(v) || set_word(m, wf, v->valuestring)) {
-				rc = jdoc_error(&doc, &at, d, "expected \"%s\" or \"%s\"", wf->words[0], wf->words[1]);
+				char choices[160];
+				rc = jdoc_error(&doc, &at, d, "%s", word_choices(wf, choices, sizeof choices));
 				goto out;
 			}
 		} else {

@@ -73,12 +73,20 @@
 	X(mbarrier_arrive_latency, I, 20, 0, 10000, "cycles, arrive to counted")         \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to waiter issue") \
+	X(mbarrier_try_wait_limit, I, 7852, 1, 100000000, "cycles a try_wait suspends on an incomplete phase before it returns false (PTX: a system-dependent time limit)") \
 	X(syncthreads_base_latency, I, 13, 0, 10000, "cycles, __syncthreads release base") \
 	X(syncthreads_warp_latency, I, 2, 0, 1000, "cycles added per warp in the block")
 
 enum sched_policy { SCHED_GTO, SCHED_LRR };
-/* How a diverged warp's threads come back together (DESIGN.md §3). */
-enum reconverge { RECONVERGE_POST_DOMINATOR, RECONVERGE_INDEPENDENT };
+/*
+ * How a diverged warp's threads come back together and which of its paths
+ * issue (DESIGN.md §3, README "Model and decisions"): convergence_barrier
+ * (Volta+, nvcc's BSSY/BSYNC: paths rejoin at the post-dominator, and a
+ * blocked path lets the others issue), simt_stack (pre-Volta: one path at a
+ * time, to its reconvergence point), independent (apart until a syncwarp,
+ * a block barrier or the end; issue slots rotate among the groups).
+ */
+enum reconverge { RECONVERGE_CONVERGENCE_BARRIER, RECONVERGE_SIMT_STACK, RECONVERGE_INDEPENDENT };
 /* What pipeline quit() does: the Programming Guide's promise, or libcudacxx's code. */
 enum quit_model { QUIT_GUIDE, QUIT_LIBCUDACXX };
 

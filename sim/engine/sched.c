@@ -9,6 +9,8 @@
  * warps is ready.  Blocked warps have a ready cycle of NEVER and cost
  * nothing until something wakes them.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "simint.h"
@@ -42,6 +44,8 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 {
 	struct simt_entry *e = simt_cur(w);
 	e->blocked = (uint8_t)kind;
+	e->cause = (uint8_t)cause;
+	e->ticket++;
 	simt_mark(w, w->cur);
 	if (e->wait_start == NEVER)
 		e->wait_start = now;
@@ -85,6 +89,77 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at)
 {
 	sched_wake(s, &s->warps[WAITER_WARP(waiter)], WAITER_ENTRY(waiter), at);
+}
+
+void sched_timer(struct sim *s, struct warp *w, uint64_t at)
+{
+	if (evq_push(&s->q, at, EV_WAKE, WAITER(w), simt_cur(w)->ticket))
+		sim_fail(s, DIAG_LIMIT, w, "out of memory for events");
+}
+
+void sched_sleep(struct sim *s, struct warp *w, uint64_t until, uint64_t now)
+{
+	sched_block(s, w, STALL_SLEEP, WAIT_SLEEP, now);
+	sched_timer(s, w, until);
+}
+
+/*
+ * __nanosleep(ns): PTX promises a sleep in [0, 2 ns], at most 1 ms.  The
+ * H100 sleeps the next power of two of nanoseconds at or above ns (200 ns:
+ * 236, 5 us: 8.2, 50 us: 65.5; traces/h100/forward_progress.csv), and a
+ * converged warp whose lanes ask for different times wakes together, after
+ * about the shortest (lane * ns / 32: 734 cycles whatever ns).  The group
+ * sleeps that long as one; the warp's other groups issue meanwhile.  True
+ * once it has slept (its anchor runs again when it wakes).
+ */
+bool sched_nanosleep(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	struct simt_entry *e = simt_cur(w);
+	if (e->op_step)
+		return true; /* woken: the sleep is over */
+	int64_t ns[32], least = INT64_MAX;
+	uint32_t mask = simt_mask(w);
+	simt_eval_lanes(s, w, &in->e[0], mask, ns);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		if (ns[lane] < 0) {
+			sim_fail(s, DIAG_INPUT, w, "nanosleep with ns = %lld (thread %u): expected 0 or more",
+				 (long long)ns[lane], w->in_block * 32 + (unsigned)lane);
+			return true;
+		}
+		least = ns[lane] < least ? ns[lane] : least;
+	}
+	if (s->error || least == 0)
+		return true;
+	uint64_t slept = 1;
+	while (slept < (uint64_t)least && slept < 1000000)
+		slept <<= 1;
+	if (slept > 1000000)
+		slept = 1000000; /* PTX: the longest sleep is 1 ms */
+	uint64_t cycles = (uint64_t)llround((double)slept * s->m->clock_ghz);
+	e->op_step = 1;
+	sched_sleep(s, w, now + (cycles ? cycles : 1), now);
+	return false;
+}
+
+/*
+ * A timer set when the group blocked (its ticket then) fires: a sleep is
+ * over, or a try_wait reached its time limit before the phase completed —
+ * it leaves the barrier's waiters and its anchor, run again, returns false.
+ * A group woken, or blocked again, since then has another ticket.
+ */
+void sched_timer_fired(struct sim *s, uint32_t waiter, uint64_t ticket, uint64_t now)
+{
+	struct warp *w = &s->warps[WAITER_WARP(waiter)];
+	int i = WAITER_ENTRY(waiter);
+	struct simt_entry *e = &w->stack[i];
+	if (w->done || i >= w->depth || !e->mask || !e->blocked || e->ticket != (uint32_t)ticket)
+		return;
+	if (e->blocked == WAIT_MBAR && e->blocked_obj >= 0)
+		mbar_unwait(s, (uint32_t)e->blocked_obj, waiter);
+	else if (e->blocked != WAIT_SLEEP)
+		return;
+	sched_wake(s, w, i, now);
 }
 
 int sched_setup(struct sim *s)
@@ -169,7 +244,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		if (at == now)
 			break;
 		charge(tr, w, p->ready[i], now);
-		w->cause = cause;
+		if (at != NEVER) /* NEVER: every group waits, and what blocked the last one set the cause */
+			w->cause = cause;
 		p->ready[i] = at;
 		ready_tree_fix(p->tree, p->leaves + i);
 		next = p->tree[1];
@@ -197,7 +273,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		uint64_t at = w->next_known ? issue_when_planned(s, w, now + 1, &cause) : issue_check(s, w, now + 1, &cause);
 		if (at > now + 1) {
 			*ready = at;
-			w->cause = cause;
+			if (at != NEVER)
+				w->cause = cause;
 		}
 	}
 	s->issuing = NULL;

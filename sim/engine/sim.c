@@ -95,8 +95,9 @@ static int setup(struct sim *s)
 			w->in_block = i;
 			w->sp = id % (uint32_t)s->m->subpartitions;
 			w->live = threads >= 32 ? 0xffffffffu : (1u << threads) - 1;
-			w->stack[0] = (struct simt_entry){.pc = 0, .reconv = -1, .mask = w->live, .wait_start = NEVER,
-							  .next_waiter = NONE, .blocked_obj = -1};
+			w->stack[0] = (struct simt_entry){.pc = 0, .reconv = -1, .parent = -1, .mask = w->live,
+							  .wait_start = NEVER, .next_waiter = NONE, .blocked_obj = -1,
+							  .poll = -1};
 			w->depth = 1;
 			simt_mark(w, 0);
 			w->cur = 0;
@@ -154,11 +155,17 @@ static const char *wait_name(enum wait_kind k)
 	case WAIT_SYNCTHREADS: return "__syncthreads";
 	case WAIT_SYNCWARP: return "__syncwarp";
 	case WAIT_GRID: return "grid.sync";
+	case WAIT_CONVERGE: return "the warp's other paths of this branch (reconvergence)";
+	case WAIT_SLEEP: return "__nanosleep";
 	default: return "";
 	}
 }
 
-/* Nothing can move and warps remain: describe every stuck group of every warp. */
+/*
+ * Nothing can move and warps remain: describe every stuck group of every
+ * warp — blocked, held at a convergence barrier, or spinning on a poll
+ * that cannot succeed (sim_check_spin).
+ */
 static void report_deadlock(struct sim *s)
 {
 	struct sim_report *r = s->rep;
@@ -167,7 +174,7 @@ static void report_deadlock(struct sim *s)
 		struct warp *w = &s->warps[i];
 		for (int g = 0; !w->done && g < w->depth && r->nblocked < SIM_MAX_BLOCKED; g++) {
 			const struct simt_entry *e = &w->stack[g];
-			if (!e->mask || !e->blocked)
+			if (!e->mask || (!e->blocked && e->poll < 0))
 				continue;
 			struct blocked_warp *bw = &r->blocked[r->nblocked++];
 			const struct insn *in = &s->k->code[e->pc < s->k->ncode ? e->pc : s->k->ncode - 1];
@@ -176,12 +183,22 @@ static void report_deadlock(struct sim *s)
 			bw->threads = (uint32_t)__builtin_popcount(e->mask);
 			snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
 			snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
-			if (e->blocked == WAIT_MBAR && e->blocked_obj >= 0) {
-				const struct mbar *b = &s->mbars[e->blocked_obj];
-				snprintf(bw->on, sizeof bw->on, "%s", b->what);
+			if ((e->blocked == WAIT_MBAR && e->blocked_obj >= 0) || (!e->blocked && e->poll >= 0)) {
+				bool spin = !e->blocked;
+				const struct mbar *b = &s->mbars[spin ? e->poll : e->blocked_obj];
+				snprintf(bw->on, sizeof bw->on, "%s%s", b->what, spin ? " (spinning on a failed try_wait/test_wait)" : "");
 				bw->phase = b->phase;
 				bw->expected = b->expected;
 				bw->arrived = b->expected - b->pending;
+			} else if (e->blocked == WAIT_CONVERGE) {
+				/* BSYNC of the branch that split it, waiting for the warp's other paths */
+				const struct insn *br = &s->k->code[e->reconv >= 0 && e->reconv < s->k->ncode ? e->reconv : 0];
+				snprintf(bw->op, sizeof bw->op, "BSYNC");
+				snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[br->where]);
+				snprintf(bw->on, sizeof bw->on, "%s", wait_name(WAIT_CONVERGE));
+				bw->threads = (uint32_t)__builtin_popcount(simt_arrived(w, g));
+				bw->expected = __builtin_popcount(e->mask);
+				bw->arrived = bw->threads;
 			} else if (e->blocked == WAIT_SYNCTHREADS) {
 				const struct block *b = &s->blocks[w->block];
 				snprintf(bw->on, sizeof bw->on, "%s", wait_name(WAIT_SYNCTHREADS));
@@ -194,6 +211,15 @@ static void report_deadlock(struct sim *s)
 			}
 		}
 	}
+	uint32_t held = 0, held_warp = 0, held_block = 0, held_lanes = 0;
+	for (uint32_t i = 0; s->m->reconverge == RECONVERGE_SIMT_STACK && i < s->nwarps; i++) {
+		uint32_t lanes = s->warps[i].done ? 0 : simt_held_back(&s->warps[i]);
+		if (lanes && held++ == 0) {
+			held_warp = s->warps[i].in_block;
+			held_block = s->warps[i].block;
+			held_lanes = lanes;
+		}
+	}
 	uint32_t no_quit = 0, first_no_quit = 0, first_block = 0;
 	for (uint32_t b = 0; b < s->nblocks; b++) {
 		exited += (uint32_t)s->launch.block_size - s->blocks[b].live_threads;
@@ -203,7 +229,14 @@ static void report_deadlock(struct sim *s)
 				first_block = b;
 			}
 	}
-	if (no_quit)
+	if (held)
+		snprintf(r->hint, sizeof r->hint,
+			 "block %u warp %u%s: %d thread(s) on another path of the warp never run while the path on top of "
+			 "its SIMT stack waits; reconverge=simt_stack runs a diverged warp's paths one at a time (pre-Volta), "
+			 "so if it waits for them this pattern needs independent thread scheduling: "
+			 "reconverge=convergence_barrier (Volta+, the default) runs them",
+			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
+	else if (no_quit)
 		snprintf(r->hint, sizeof r->hint,
 			 "thread %u of block %u%s exited without quit(): the stage barriers still count %s",
 			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "",
@@ -220,6 +253,42 @@ static void report_deadlock(struct sim *s)
 		snprintf(r->hint, sizeof r->hint, "no thread exited; the waits above can never be satisfied");
 	diag_set(s->d, DIAG_DEADLOCK, "%s: deadlock at cycle %llu: %u group(s) of threads can never proceed",
 		 s->k->file, (unsigned long long)s->now, r->nblocked);
+}
+
+/*
+ * A group spins: SPIN_POLLS polls (try_wait, test_wait) of one barrier in
+ * a row found its phase incomplete, with nothing but the loop between
+ * them (a group that goes on to other work after a failed poll or two is
+ * not spinning).  Every so often (SPIN_CHECK_CYCLES: a spin loop polls far
+ * more often), see whether the SM is stuck: no event pending but timers
+ * (sleeps, try_wait limits), and every live group blocked, held at a
+ * convergence barrier, or spinning (asleep in its loop included).  Then no
+ * poll can ever succeed — a deadlock as surely as one of blocked waits,
+ * reported as one.
+ */
+#define SPIN_CHECK_CYCLES 1024
+void sim_check_spin(struct sim *s, uint64_t now)
+{
+	if (now < s->spin_check_at || s->error)
+		return;
+	s->spin_check_at = now + SPIN_CHECK_CYCLES;
+	for (uint32_t i = 0; i < s->q.len; i++)
+		if (s->q.heap[i].kind != EV_WAKE)
+			return;
+	for (uint32_t i = 0; i < s->nwarps; i++) {
+		const struct warp *w = &s->warps[i];
+		if (w->done)
+			continue;
+		int from = s->m->reconverge == RECONVERGE_SIMT_STACK ? w->depth - 1 : 0; /* the stack: its top alone issues */
+		for (int g = from; g < w->depth; g++) {
+			const struct simt_entry *e = &w->stack[g];
+			bool spins = e->poll >= 0 && e->polls >= SPIN_POLLS;
+			if (e->mask && !spins && (!e->blocked || e->blocked == WAIT_SLEEP))
+				return; /* it will do something else than poll */
+		}
+	}
+	report_deadlock(s);
+	s->error = DIAG_DEADLOCK;
 }
 
 int sim_run(const struct kernel *k, const struct machine *m, const struct launch *launch,
@@ -309,7 +378,9 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 			evq_pop(&s.q, &ev);
 			s.now = ev.cycle;
 			if (ev.kind == EV_MBAR_ARRIVE)
-				mbar_arrive(&s, ev.owner, (uint32_t)ev.arg, (ev.arg >> 32) != 0, ev.cycle);
+				mbar_arrive_event(&s, ev.owner, ev.arg, ev.cycle);
+			else if (ev.kind == EV_WAKE)
+				sched_timer_fired(&s, ev.owner, ev.arg, ev.cycle);
 			else
 				mbar_complete_tx(&s, ev.owner, (int64_t)ev.arg, ev.cycle);
 			continue;

@@ -48,7 +48,7 @@ struct blocked_warp {
 	uint32_t warp, block;
 	char op[32];
 	char where[160]; /* JSON path of the statement */
-	char on[96];     /* the barrier or stage */
+	char on[160];    /* the barrier or stage (and how it is waited on) */
 	uint32_t phase;
 	int64_t expected, arrived;
 	uint32_t threads; /* threads of the warp waiting there */
@@ -89,7 +89,7 @@ struct sim_report {
 	uint64_t quits;
 	uint64_t bulk_copies, bulk_bytes;
 	char quit_model[16];
-	char reconverge[16];
+	char reconverge[24];
 	bool checks;
 
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;

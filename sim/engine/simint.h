@@ -35,22 +35,36 @@
 
 /* Event kinds. */
 enum ev_kind {
-	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count, bit 32: arrive_drop */
+	EV_MBAR_ARRIVE, /* owner: mbarrier; arg: arrival count, bit 32: arrive_drop, bits 33..63: the barrier's init epoch */
 	EV_MBAR_TX,     /* owner: mbarrier; arg: bytes of a bulk copy that landed */
+	EV_WAKE,        /* owner: a waiter (WAITER); arg: its ticket when the timer was set (a nanosleep, a try_wait's limit) */
 };
 
-/* Why a thread group is not runnable. */
-enum wait_kind { WAIT_NONE, WAIT_MBAR, WAIT_SYNCTHREADS, WAIT_SYNCWARP, WAIT_GRID };
+/*
+ * Why a thread group is not runnable.  WAIT_CONVERGE: a convergence
+ * barrier's entry (reconverge: convergence_barrier) holding the lanes that
+ * reached its reconvergence point while its other paths are still out.
+ */
+enum wait_kind { WAIT_NONE, WAIT_MBAR, WAIT_SYNCTHREADS, WAIT_SYNCWARP, WAIT_GRID, WAIT_CONVERGE, WAIT_SLEEP };
 
 /*
- * A group of a warp's threads with one pc.  Under post-dominator
- * reconvergence the entries form a stack and only the top runs; under
- * independent scheduling each live entry is a group of its own (reconv -1,
- * never stacked) and the warp's issue slots rotate among them.
+ * A group of a warp's threads with one pc.  simt_stack: the entries form a
+ * stack and only the top runs.  convergence_barrier: the entries form a
+ * tree in stable slots — a divergent branch turns its group into the
+ * convergence barrier (pc = the reconvergence point, WAIT_CONVERGE) of two
+ * child paths, which rejoin it there; every path that is not blocked may
+ * issue (simt.c).  independent: each live entry is a group of its own
+ * (reconv -1, never stacked) and the warp's issue slots rotate among them.
  */
 struct simt_entry {
 	int32_t pc;
-	int32_t reconv;       /* pc where it rejoins the entry below; -1: none */
+	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
+	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
+	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
+	uint32_t order;       /* convergence_barrier: when it was split off; the newest runnable path issues first */
+	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
+	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
+	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
 	uint32_t mask;        /* 0: a dead slot (independent mode) */
 	uint32_t op_step;     /* the op's own progress: copy rounds, compute's phase and FMA, shuffle steps */
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
@@ -76,7 +90,8 @@ struct warp {
 	uint32_t in_block; /* warp index within its block */
 	uint32_t sp;       /* sub-partition */
 	uint32_t live;     /* threads that have not exited */
-	int depth;         /* entries in use (independent: slots, some may be dead) */
+	int depth;         /* entries in use (convergence_barrier, independent: slots, some may be dead) */
+	uint32_t order_next; /* convergence_barrier: the next path's order */
 	int cur;           /* the entry issuing now */
 	uint32_t rleaf;
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
@@ -155,6 +170,7 @@ struct mbar {
 	uint64_t busy_until; /* arrivals serialize on the barrier */
 	uint32_t waiters;  /* waiter list */
 	uint32_t block;
+	uint32_t epoch;    /* inits so far: an arrival sent before the last init is dropped (EV_MBAR_ARRIVE) */
 	char what[96];     /* "pipeline.produced[1]", for reports */
 	bool initialized;
 	int8_t stage_kind;     /* +1: a pipeline's produced barrier, -1: consumed, 0: other */
@@ -173,6 +189,7 @@ struct pipe_block {
 	uint32_t consumed; /* first of S mbarriers (block scope) */
 	bool made;         /* some thread ran make_pipeline */
 	bool ready;        /* the barriers are initialised */
+	uint32_t base;     /* stage sequence where the pipeline made on this shared state last begins (a multiple of S) */
 	uint32_t producers;  /* threads that produce (partitioned: P) */
 	uint32_t consumers;  /* threads that consume (partitioned: |group| - P) */
 	uint32_t members;    /* threads that ran make_pipeline */
@@ -255,6 +272,8 @@ struct sim {
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
+	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
+	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
 };
 
 /* sched.c */
@@ -295,6 +314,14 @@ void sched_block(struct sim *s, struct warp *w, enum stall cause, enum wait_kind
 /* Group `entry` of the warp may issue again at cycle at. */
 void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at);
 void sched_wake_waiter(struct sim *s, uint32_t waiter, uint64_t at);
+/* The issuing group sleeps (__nanosleep) until cycle until: blocked, its warp's other groups may issue. */
+void sched_sleep(struct sim *s, struct warp *w, uint64_t until, uint64_t now);
+/* Wakes the issuing group, blocked now, at cycle at unless something else wakes it first (EV_WAKE). */
+void sched_timer(struct sim *s, struct warp *w, uint64_t at);
+/* nanosleep's anchor: the group sleeps (false) the first time; true once it has slept. */
+bool sched_nanosleep(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+/* An EV_WAKE event fired: a sleep ended or a try_wait reached its time limit. */
+void sched_timer_fired(struct sim *s, uint32_t waiter, uint64_t ticket, uint64_t now);
 void sched_kick(struct sim *s, uint32_t sp, uint64_t at);
 /*
  * The SM ticks at s->sm_next (every sub-partition due then issues once), and
@@ -318,18 +345,45 @@ static inline void simt_mark(struct warp *w, int i)
 }
 /* independent: the next runnable group after the current one, round robin. */
 bool simt_pick_group(struct warp *w);
+/* convergence_barrier, a diverged warp: the path to issue (simt.c). */
+bool simt_pick_path(struct warp *w);
 /* Chooses the group to issue; false when none can. */
 static inline bool simt_pick(const struct sim *s, struct warp *w)
 {
-	if (s->m->reconverge == RECONVERGE_INDEPENDENT)
-		return simt_pick_group(w);
-	/* post_dominator: the top of the stack, unless it waits */
-	w->cur = w->depth - 1;
-	return w->depth > 0 && !w->stack[w->cur].blocked;
+	switch (s->m->reconverge) {
+	case RECONVERGE_INDEPENDENT: return simt_pick_group(w);
+	case RECONVERGE_SIMT_STACK:
+		/* the top of the stack, unless it waits */
+		w->cur = w->depth - 1;
+		return w->depth > 0 && !w->stack[w->cur].blocked;
+	default:
+		if (w->depth == 1) { /* converged: the one group */
+			w->cur = 0;
+			return w->runnable != 0;
+		}
+		return simt_pick_path(w);
+	}
 }
 bool simt_runnable(const struct sim *s, const struct warp *w);
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now);
+/* independent: groups at the same pc, none of them waiting, become one (after a block barrier). */
 void simt_merge(struct sim *s, struct warp *w);
+/*
+ * A waiting group is released past its op (a block barrier, a __syncwarp):
+ * it may issue the next op at cycle at.  Under convergence_barrier a group
+ * released onto its reconvergence point joins the barrier there instead.
+ */
+void simt_release(struct sim *s, struct warp *w, int entry, uint64_t at);
+/* Assigns per-lane values (v[lane] for the lanes in mask) to a variable, keeping its uniformity right. */
+void simt_assign_values(struct sim *s, struct warp *w, uint16_t slot, uint32_t mask, const int64_t v[32]);
+/* convergence_barrier: the lanes a convergence barrier's entry holds at its point (the deadlock report's count). */
+uint32_t simt_arrived(const struct warp *w, int entry);
+/*
+ * simt_stack: the lanes on paths the stack holds back below a blocked top,
+ * which independent thread scheduling would run (0: none); for the
+ * deadlock report's hint.
+ */
+uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
 /*
  * Evaluates in every lane of mask, whatever the uniformity tracking says, and reports nothing:
@@ -386,6 +440,13 @@ enum anchor_status {
 };
 enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...) DIAG_PRINTF(4, 5);
+/*
+ * sim.c: a group failed SPIN_POLLS polls of one barrier in a row, running
+ * nothing but its loop in between: it spins.  Ends the run as a deadlock
+ * when nothing but spinning and waiting is left.
+ */
+#define SPIN_POLLS 16
+void sim_check_spin(struct sim *s, uint64_t now);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
@@ -407,6 +468,10 @@ void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t by
 void mbar_note_copy(struct sim *s, uint32_t bar, uint64_t issue, uint64_t land);
 void mbar_finish_stats(struct sim *s);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
+/* Takes a waiter off the barrier's list (a try_wait whose time limit came first). */
+void mbar_unwait(struct sim *s, uint32_t bar, uint32_t waiter);
+/* An EV_MBAR_ARRIVE event: the arrivals it carries, unless the barrier was initialised again since. */
+void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now);
 static inline bool mbar_phase_done(const struct mbar *b, uint32_t phase) { return b->phase > phase; }
 /* PTX try_wait.parity: true once the phase of this parity has completed (the current one has the other). */
 static inline bool mbar_parity_done(const struct mbar *b, uint32_t parity) { return (b->phase & 1u) != (parity & 1u); }
@@ -446,6 +511,8 @@ void cbar_free(struct block *b);
 int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint32_t *elem);
 bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, uint32_t phase);
+/* barrier_try_wait / barrier_test_wait: the phase's completion into the op's variable; false while suspended. */
+bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
@@ -459,6 +526,8 @@ bool sync_grid(struct sim *s, struct warp *w, uint64_t now);
 void sync_grid_check_release(struct sim *s, uint64_t now);
 
 /* flow.c */
+/* Bytes one shadow entry covers: 4, or the kernel's smallest shared element when that is smaller. */
+uint32_t flow_grain(const struct kernel *k);
 int flow_setup(struct sim *s, struct block *b);
 void flow_free(struct block *b);
 void flow_sync(struct sim *s, struct block *b);

@@ -2,16 +2,33 @@
  * simt: a warp's threads, their registers, and how they diverge and
  * reconverge.
  *
- * post_dominator: the entries form the classic SIMT stack.  A divergent
- * branch turns the top entry into the reconvergence entry (pc = the
- * branch's reconv, all its threads) and pushes one entry per side; an entry
- * that reaches its reconv pc is popped, so the sides rejoin where the
- * structured if/loop ends.
+ * convergence_barrier (Volta and later, the default): nvcc brackets a
+ * divergent region with BSSY/BSYNC, a convergence barrier.  A divergent
+ * branch turns its group into that barrier's entry — pc = the branch's
+ * reconvergence point (its post-dominator), all the group's lanes, waiting
+ * (WAIT_CONVERGE) — and makes one child path per side.  A path that reaches
+ * its barrier's pc joins it; when no path of the barrier is left (every
+ * live lane arrived or exited) the entry goes on as one group.  So paths
+ * rejoin exactly where the SIMT stack rejoins them (commit coalescing and
+ * over-wait as on the H100).  Unlike the stack, every path that is not
+ * blocked may issue: the newest split (the one the stack would run, its
+ * fall-through side first) goes first and keeps its op until the op ends,
+ * and when it blocks (a barrier or mbarrier wait, an acquire, a sleep, a
+ * try_wait) or waits at the barrier, the next newest issues — the
+ * starvation-freedom Volta's independent thread scheduling guarantees.
+ * Entries live in stable slots (waiter lists name them), linked by parent.
  *
- * independent (Volta+ independent thread scheduling): a divergent branch
- * splits the group into two groups that stay apart after the if; only a
- * __syncwarp, a block barrier or the end re-converges them.  The warp's
- * issue slots rotate among its runnable groups.
+ * simt_stack (pre-Volta): the entries form the classic SIMT stack.  A
+ * divergent branch turns the top entry into the reconvergence entry (pc =
+ * the branch's reconv, all its threads) and pushes one entry per side; an
+ * entry that reaches its reconv pc is popped, so the sides rejoin where the
+ * structured if/loop ends.  Only the top issues: a path that waits on
+ * another path of its warp waits forever.
+ *
+ * independent: a divergent branch splits the group into two groups that
+ * stay apart after the if; only a __syncwarp, a block barrier or the end
+ * re-converges them.  The warp's issue slots rotate among its runnable
+ * groups.
  */
 #include <stdio.h>
 
@@ -183,20 +200,113 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 }
 
 static bool independent(const struct sim *s) { return s->m->reconverge == RECONVERGE_INDEPENDENT; }
+static bool stack_mode(const struct sim *s) { return s->m->reconverge == RECONVERGE_SIMT_STACK; }
+static bool paths_mode(const struct sim *s) { return s->m->reconverge == RECONVERGE_CONVERGENCE_BARRIER; }
 
-static struct simt_entry new_entry(int32_t pc, int32_t reconv, uint32_t mask)
+/* Puts a fresh group into slot i; the slot's ticket goes on counting, so a timer set for its last occupant stays stale. */
+static void put_entry(struct warp *w, int i, int32_t pc, int32_t reconv, int parent, uint32_t mask)
 {
-	return (struct simt_entry){.pc = pc,
-				   .reconv = reconv,
-				   .mask = mask,
-				   .wait_start = NEVER,
-				   .next_waiter = NONE,
-				   .blocked_obj = -1};
+	uint32_t ticket = w->stack[i].ticket;
+	w->stack[i] = (struct simt_entry){.pc = pc,
+					  .reconv = reconv,
+					  .parent = (int8_t)parent,
+					  .mask = mask,
+					  .wait_start = NEVER,
+					  .next_waiter = NONE,
+					  .blocked_obj = -1,
+					  .poll = -1,
+					  .ticket = ticket};
+	simt_mark(w, i);
 }
 
-/* post_dominator: pops entries that reached their reconvergence point or have no threads left. */
-static void settle(const struct sim *s, struct warp *w)
+/* convergence_barrier: the lanes of the paths still out of barrier entry p (its children's masks). */
+static uint32_t out_lanes(const struct warp *w, int p)
 {
+	uint32_t lanes = 0;
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask && w->stack[i].parent == p)
+			lanes |= w->stack[i].mask;
+	return lanes;
+}
+
+uint32_t simt_arrived(const struct warp *w, int entry) { return w->stack[entry].mask & ~out_lanes(w, entry); }
+
+/* What a warp none of whose groups can issue is charged to: its newest blocked path's cause. */
+static enum stall blocked_cause(const struct warp *w)
+{
+	int best = -1;
+	for (int i = 0; i < w->depth; i++) {
+		const struct simt_entry *e = &w->stack[i];
+		if (e->mask && e->blocked && e->blocked != WAIT_CONVERGE && (best < 0 || e->order > w->stack[best].order))
+			best = i;
+	}
+	return best < 0 ? STALL_BARRIER : (enum stall)w->stack[best].cause;
+}
+
+/*
+ * convergence_barrier: a path at its barrier's pc (and at the start of
+ * the op there) joins the barrier; a barrier with no path out goes on as
+ * one group; slots without lanes are freed.  Until nothing changes: a
+ * released barrier may itself be a path of an outer one.  When no group
+ * of a live warp can issue any more, the warp waits for its blocked ones.
+ */
+static void converge(struct sim *s, struct warp *w)
+{
+	bool changed;
+	do {
+		changed = false;
+		for (int i = 0; i < w->depth; i++) {
+			struct simt_entry *e = &w->stack[i];
+			if (!e->mask) {
+				if (e->parent >= 0 || e->blocked == WAIT_CONVERGE) {
+					e->parent = -1;
+					e->blocked = WAIT_NONE;
+					simt_mark(w, i);
+					changed = true;
+				}
+			} else if (e->blocked == WAIT_CONVERGE) {
+				if (!out_lanes(w, i)) { /* BSYNC: every live lane of the barrier is here */
+					e->blocked = WAIT_NONE;
+					e->wait_start = NEVER;
+					simt_mark(w, i);
+					changed = true;
+				}
+			} else if (!e->blocked && e->parent >= 0 && e->li == 0 && e->op_step == 0 &&
+				   e->pc == w->stack[e->parent].pc) {
+				/* its lanes are the barrier entry's already: the path ends here */
+				e->mask = 0;
+				e->parent = -1;
+				e->poll = -1;
+				simt_mark(w, i);
+				changed = true;
+			}
+		}
+	} while (changed);
+	while (w->depth > 1 && !w->stack[w->depth - 1].mask && !w->stack[w->depth - 1].blocked)
+		simt_mark(w, --w->depth);
+	if (w->cur >= w->depth)
+		w->cur = w->depth - 1;
+	if (!w->runnable && w->live && !w->done) {
+		sched_charge(s, w, s->now);
+		warp_set_ready(s, w, NEVER);
+		w->cause = blocked_cause(w);
+	}
+}
+
+/*
+ * After the current group moved.  simt_stack: pops entries that reached
+ * their reconvergence point or have no threads left.  convergence_barrier:
+ * the group joins its barrier if it reached it.  independent: drops empty
+ * slots at the end.
+ */
+static void settle(struct sim *s, struct warp *w)
+{
+	if (paths_mode(s)) {
+		const struct simt_entry *e = simt_cur(w);
+		if (w->depth > 1 && (!e->mask || (e->parent >= 0 && e->pc == w->stack[e->parent].pc)))
+			converge(s, w);
+		return;
+	}
 	if (independent(s)) {
 		while (w->depth > 0 && w->stack[w->depth - 1].mask == 0)
 			simt_mark(w, --w->depth);
@@ -213,9 +323,47 @@ static void settle(const struct sim *s, struct warp *w)
 
 bool simt_runnable(const struct sim *s, const struct warp *w)
 {
-	if (!independent(s))
+	if (stack_mode(s))
 		return w->depth > 0 && !w->stack[w->depth - 1].blocked;
 	return w->runnable != 0;
+}
+
+bool simt_pick_path(struct warp *w)
+{
+	uint64_t r = w->runnable;
+	if (!r)
+		return false;
+	if (w->cur >= 0 && w->cur < w->depth && (r >> w->cur & 1)) {
+		const struct simt_entry *c = &w->stack[w->cur];
+		if (c->li || c->op_step || c->again)
+			return true; /* it is inside an op: the op ends first */
+	}
+	int best = __builtin_ctzll(r);
+	for (r &= r - 1; r; r &= r - 1) {
+		int i = __builtin_ctzll(r);
+		if (w->stack[i].order > w->stack[best].order)
+			best = i;
+	}
+	w->cur = best;
+	return true;
+}
+
+uint32_t simt_held_back(const struct warp *w)
+{
+	if (w->depth < 2)
+		return 0;
+	const struct simt_entry *top = &w->stack[w->depth - 1];
+	if (!top->blocked && top->poll < 0)
+		return 0;
+	uint32_t lanes = 0;
+	for (int i = 0; i < w->depth - 1; i++) {
+		const struct simt_entry *e = &w->stack[i];
+		/* an entry the ones above it rejoin waits for them; any other is a path waiting for its turn */
+		bool join = w->stack[i + 1].reconv == e->pc;
+		if (e->mask && !join && e->pc != e->reconv)
+			lanes |= e->mask;
+	}
+	return lanes & ~top->mask;
 }
 
 /* independent: the next runnable group after the current one. */
@@ -234,9 +382,26 @@ bool simt_pick_group(struct warp *w)
 	return true;
 }
 
+/* Ops a spin-wait loop is made of: a group that runs only these after a failed poll is still spinning. */
+static bool keeps_polling(enum op op)
+{
+	switch (op) {
+	case OP_LET:
+	case OP_SET:
+	case OP_BRZ:
+	case OP_JMP:
+	case OP_NANOSLEEP:
+	case OP_BARRIER_TRY_WAIT:
+	case OP_BARRIER_TEST_WAIT: return true;
+	default: return false;
+	}
+}
+
 void simt_advance(struct sim *s, struct warp *w)
 {
 	struct simt_entry *e = simt_cur(w);
+	if (e->poll >= 0 && !keeps_polling(s->k->code[e->pc].op))
+		e->poll = -1;
 	e->pc++;
 	e->op_step = 0;
 	e->li = 0;
@@ -269,6 +434,56 @@ static int free_slot(struct warp *w)
 	return w->depth < SIMT_MAX_DEPTH ? w->depth++ : -1;
 }
 
+/*
+ * convergence_barrier: the group at the current slot diverges at a branch
+ * rejoining at reconv.  Where its barrier already rejoins there (a loop's
+ * exit test, an if that ends the block it is in) the path splits under the
+ * same barrier; otherwise the group becomes a new barrier's entry with two
+ * paths.  The fall-through side is the newer, as the stack pushes it last.
+ */
+static void split_path(struct sim *s, struct warp *w, const struct insn *in, uint32_t taken)
+{
+	int cur = w->cur;
+	struct simt_entry *g = &w->stack[cur];
+	uint32_t fall = g->mask & ~taken;
+	int32_t pc = g->pc;
+	if (g->parent >= 0 && w->stack[g->parent].pc == in->reconv) {
+		int t = free_slot(w);
+		if (t < 0) {
+			sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+			return;
+		}
+		g = &w->stack[cur];
+		put_entry(w, t, in->target, -1, g->parent, taken);
+		w->stack[t].order = ++w->order_next;
+		g->mask = fall;
+		g->pc = pc + 1;
+		g->order = ++w->order_next;
+		g->poll = -1;
+		simt_mark(w, cur);
+		return;
+	}
+	int t = free_slot(w);
+	if (t >= 0)
+		w->stack[t].mask = taken; /* taken: the next free_slot passes it over */
+	int f = t >= 0 ? free_slot(w) : -1;
+	if (f < 0) {
+		sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+		return;
+	}
+	put_entry(w, t, in->target, -1, cur, taken);
+	w->stack[t].order = ++w->order_next;
+	put_entry(w, f, pc + 1, -1, cur, fall);
+	w->stack[f].order = ++w->order_next;
+	g = &w->stack[cur];
+	g->pc = in->reconv;
+	g->reconv = pc; /* unused by this model otherwise: the branch, for a deadlock report */
+	g->blocked = WAIT_CONVERGE;
+	g->poll = -1;
+	simt_mark(w, cur);
+	w->cur = f;
+}
+
 void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 {
 	struct simt_entry *top = simt_cur(w);
@@ -291,6 +506,10 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->pc = pc + 1;
 	} else if (taken == top->mask) {
 		top->pc = in->target;
+	} else if (paths_mode(s)) {
+		split_path(s, w, in, taken);
+		converge(s, w); /* a side that jumps straight to the reconvergence point joins at once */
+		return;
 	} else if (independent(s)) {
 		int slot = free_slot(w);
 		if (slot < 0) {
@@ -300,8 +519,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top = simt_cur(w);
 		top->mask &= ~taken;
 		top->pc = pc + 1;
-		w->stack[slot] = new_entry(in->target, -1, taken);
-		simt_mark(w, slot);
+		put_entry(w, slot, in->target, -1, -1, taken);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
@@ -312,19 +530,20 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 			top->pc = in->reconv;
 		else
 			w->depth--; /* already the entry that waits at this reconv: reuse it, do not stack a copy */
-		w->stack[w->depth++] = new_entry(in->target, in->reconv, taken);
-		w->stack[w->depth++] = new_entry(pc + 1, in->reconv, fall);
-		simt_mark(w, w->depth - 2);
-		simt_mark(w, w->depth - 1);
+		w->depth += 2;
+		put_entry(w, w->depth - 2, in->target, in->reconv, -1, taken);
+		put_entry(w, w->depth - 1, pc + 1, in->reconv, -1, fall);
 	}
 	settle(s, w);
 }
 
-/* independent: groups at the same pc, none of them waiting, become one. */
-void simt_merge(struct sim *s, struct warp *w)
+/*
+ * Groups at the same point (same pc and place in their op, the same
+ * convergence barrier), none of them waiting, become one: the first slot
+ * keeps the lanes and the newest order.
+ */
+static void merge_groups(struct sim *s, struct warp *w)
 {
-	if (!independent(s))
-		return;
 	w->next_known = false;
 	for (int i = 0; i < w->depth; i++) {
 		struct simt_entry *a = &w->stack[i];
@@ -332,8 +551,12 @@ void simt_merge(struct sim *s, struct warp *w)
 			continue;
 		for (int j = i + 1; j < w->depth; j++) {
 			struct simt_entry *b = &w->stack[j];
-			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step && b->li == a->li) {
+			if (b->mask && !b->blocked && b->pc == a->pc && b->op_step == a->op_step && b->li == a->li &&
+			    b->parent == a->parent) {
 				a->mask |= b->mask;
+				a->order = b->order > a->order ? b->order : a->order;
+				a->polls = b->polls < a->polls ? b->polls : a->polls;
+				a->poll = a->poll == b->poll ? a->poll : -1;
 				b->mask = 0;
 				simt_mark(w, j);
 				if (w->cur == j)
@@ -341,59 +564,85 @@ void simt_merge(struct sim *s, struct warp *w)
 			}
 		}
 	}
-	settle(s, w);
+	if (paths_mode(s))
+		converge(s, w);
+	else
+		settle(s, w);
+}
+
+void simt_merge(struct sim *s, struct warp *w)
+{
+	if (independent(s))
+		merge_groups(s, w);
+}
+
+void simt_release(struct sim *s, struct warp *w, int entry, uint64_t at)
+{
+	struct simt_entry *e = &w->stack[entry];
+	e->pc++;
+	e->op_step = 0;
+	e->li = 0;
+	e->wait_start = NEVER;
+	e->poll = -1; /* it passed a barrier: not a spin */
+	sched_wake(s, w, entry, at);
+	if (paths_mode(s) && e->parent >= 0 && e->pc == w->stack[e->parent].pc)
+		converge(s, w);
+}
+
+/* Once every live lane of the warp waits at a __syncwarp, all go on (next cycle) and groups at one point merge. */
+static void release_syncwarp(struct sim *s, struct warp *w, uint64_t now)
+{
+	uint32_t at = 0;
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask && w->stack[i].blocked == WAIT_SYNCWARP)
+			at |= w->stack[i].mask;
+	if (!at || at != w->live)
+		return;
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask && w->stack[i].blocked == WAIT_SYNCWARP)
+			simt_release(s, w, i, now + 1);
+	merge_groups(s, w);
 }
 
 /*
- * __syncwarp.  post_dominator: the warp is already converged at every
- * structured point, so it only costs its issue slot.  independent: the
- * group waits until every group of the warp is at a __syncwarp; then all
- * go on, and groups at the same one become one.
+ * __syncwarp.  simt_stack: the warp is already converged at every
+ * structured point, so it only costs its issue slot; so under
+ * convergence_barrier when the whole warp reaches it together.  Otherwise
+ * (independent, or paths of a diverged warp) the group waits until every
+ * live lane of the warp is at a __syncwarp — lanes held at a convergence
+ * barrier are not, and a __syncwarp that part of the warp never reaches
+ * hangs, as the CUDA guide says it may — then all go on, and groups at the
+ * same one become one.
  */
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 {
-	if (!independent(s)) {
+	if (stack_mode(s) || (paths_mode(s) && simt_mask(w) == w->live)) {
 		simt_advance(s, w);
 		return;
 	}
 	sched_block(s, w, STALL_SYNCWARP, WAIT_SYNCWARP, now);
-	for (int i = 0; i < w->depth; i++)
-		if (w->stack[i].mask && w->stack[i].blocked != WAIT_SYNCWARP)
-			return;
-	for (int i = 0; i < w->depth; i++) {
-		struct simt_entry *e = &w->stack[i];
-		if (!e->mask)
-			continue;
-		e->pc++;
-		e->op_step = 0;
-		e->li = 0;
-		e->wait_start = NEVER;
-		sched_wake(s, w, i, now + 1);
-	}
-	simt_merge(s, w);
+	release_syncwarp(s, w, now);
 }
 
-static void release_syncwarp_if_complete(struct sim *s, struct warp *w, uint64_t now)
+void simt_assign_values(struct sim *s, struct warp *w, uint16_t slot, uint32_t mask, const int64_t v[32])
 {
-	if (!independent(s))
+	(void)s;
+	if (!mask)
 		return;
-	int waiting = -1;
-	for (int i = 0; i < w->depth; i++) {
-		if (!w->stack[i].mask)
-			continue;
-		if (w->stack[i].blocked != WAIT_SYNCWARP)
-			return;
-		waiting = i;
+	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
+	int64_t first = v[__builtin_ctz(mask)];
+	bool same = true;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		*simt_reg(w, slot, lane) = v[lane];
+		same = same && v[lane] == first;
 	}
-	if (waiting < 0)
+	if (slot >= 63)
 		return;
-	int cur = w->cur;
-	w->cur = waiting;
-	w->stack[waiting].blocked = WAIT_NONE;
-	simt_mark(w, waiting);
-	simt_syncwarp(s, w, now);
-	if (w->stack[cur].mask)
-		w->cur = cur;
+	if (same && mask == w->live)
+		w->divergent &= ~(1ull << slot);
+	else
+		w->divergent |= 1ull << slot;
 }
 
 /* The lanes end: they leave every entry; the warp is done when none are left. */
@@ -410,7 +659,10 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	b->live_threads -= (uint32_t)__builtin_popcount(lanes);
 	simt_cur(w)->op_step = 0;
 	simt_cur(w)->li = 0;
-	settle(s, w);
+	if (paths_mode(s))
+		converge(s, w); /* a barrier whose paths all ended or exited goes on */
+	else
+		settle(s, w);
 	if (w->depth == 0 || w->live == 0) {
 		w->depth = 0;
 		w->runnable = 0;
@@ -423,7 +675,8 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	} else {
 		if (w->cur >= w->depth)
 			w->cur = w->depth - 1;
-		release_syncwarp_if_complete(s, w, now);
+		if (!stack_mode(s))
+			release_syncwarp(s, w, now); /* the exited lanes no longer hold a __syncwarp back */
 	}
 	/* Exited threads no longer count at __syncthreads or grid.sync. */
 	sync_check_release(s, b, now);

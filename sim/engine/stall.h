@@ -22,6 +22,7 @@
 	X(BARRIER, "barrier", "arriving on or waiting for an mbarrier")                 \
 	X(SYNCTHREADS, "syncthreads", "in __syncthreads / make_pipeline")               \
 	X(SYNCWARP, "syncwarp", "in __syncwarp, waiting for the warp's other groups")   \
+	X(SLEEP, "sleep", "in __nanosleep (ncu: sleeping)")                            \
 	X(EXITED, "exited", "finished, waiting for the rest of the SM")
 
 enum stall {

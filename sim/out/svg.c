@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ORDER STALL: a colour per cause (Tableau 10, exited pale). */
+/* ORDER STALL: a colour per cause (Tableau 10 and its lighter tones, exited pale). */
 static const char *const cause_colour[STALL_COUNT] = {
-	"#4e79a7", "#bab0ac", "#59a14f", "#76b7b2", "#9c755f", "#e15759",
-	"#f28e2b", "#b07aa1", "#edc948", "#ff9da7", "#f4f4f4",
+	"#4e79a7", "#bab0ac", "#59a14f", "#a0cbe8", "#8cd17d", "#76b7b2", "#9c755f",
+	"#e15759", "#f28e2b", "#b07aa1", "#edc948", "#ff9da7", "#d4a6c8", "#f4f4f4",
 };
 
 static const char *const series_colour[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",

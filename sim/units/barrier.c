@@ -1,10 +1,13 @@
 /*
  * barrier: cuda::barrier<thread_scope_block> over an mbarrier (seed 004).
  *
- * init(&bar, n) sets the expected count; token = bar.arrive() never blocks
- * and its token is the phase it arrived in; bar.wait(token) blocks until
- * that phase has completed — at once if it already has.  arrive_and_wait
- * is both; arrive_and_drop also removes the thread from later phases.
+ * init(&bar, n) sets the expected count; token = bar.arrive(update) never
+ * blocks and its token is the phase it arrived in; bar.wait(token) blocks
+ * until that phase has completed — at once if it already has.
+ * arrive_and_wait is both; arrive_and_drop also removes the thread from
+ * later phases.  The polls a spin-wait is written with (PTX
+ * mbarrier.test_wait / try_wait, by token or by parity, as libcudacxx's
+ * wait and wait_parity loop on them) return whether the phase completed.
  * Arrivals and waits on a barrier nobody initialised are program errors.
  */
 #include <stdio.h>
@@ -102,6 +105,21 @@ static void mark_seen(struct sim *s, struct warp *w, uint32_t elem, uint32_t pha
 	}
 }
 
+/* The lanes waited for phase `phase`, completed: what its arrivals ordered is visible to them. */
+static void saw_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem, uint32_t phase, uint32_t lanes)
+{
+	struct mbar *b = &s->mbars[bar];
+	struct block *blk = &s->blocks[w->block];
+	for (uint32_t m = lanes; m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		uint32_t *seen = &blk->bar_seen[(size_t)elem * (size_t)s->launch.block_size + t];
+		if (phase + 1 > *seen)
+			*seen = phase + 1;
+		if (b->completed_at > blk->bar_sync[t])
+			blk->bar_sync[t] = b->completed_at;
+	}
+}
+
 /* Blocks the group until phase `token` of the barrier has completed; true when it has. */
 static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem, uint32_t token, uint64_t now)
 {
@@ -111,12 +129,7 @@ static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t ele
 		struct simt_entry *e = simt_cur(w);
 		if (e->wait_start != NEVER && b->filled.seq == token && now - e->wait_start > b->filled.exposed)
 			b->filled.exposed = now - e->wait_start;
-		struct block *blk = &s->blocks[w->block];
-		for (uint32_t m = simt_mask(w); m; m &= m - 1) {
-			uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
-			if (b->completed_at > blk->bar_sync[t])
-				blk->bar_sync[t] = b->completed_at;
-		}
+		saw_phase(s, w, bar, elem, token, simt_mask(w));
 		return true;
 	}
 	sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
@@ -147,14 +160,28 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		mbar_init(b, n);
 		return true;
 	}
-	case OP_BARRIER_ARRIVE:
+	case OP_BARRIER_ARRIVE: {
 		if (!check_init(s, w, b, "arrive"))
 			return true;
+		/* arrive(update): every thread of the group arrives `update` times at once (one count for the group) */
+		int64_t update = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+		for (uint32_t m = mask & (mask - 1); !in->e[0].is_const && m; m &= m - 1)
+			if (simt_eval(s, w, __builtin_ctz(m), &in->e[0]) != update) {
+				sim_fail(s, DIAG_INPUT, w, "program error: threads arriving together on %s ask for different counts",
+					 b->what);
+				return true;
+			}
+		if (update < 1 || update > b->expected) {
+			sim_fail(s, DIAG_INPUT, w, "program error: arrive(%lld) on %s, which expects %lld per phase",
+				 (long long)update, b->what, (long long)b->expected);
+			return true;
+		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
-		mbar_arrive_later(s, bar, at, count, false);
+		mbar_arrive_later(s, bar, at, count * (uint32_t)update, false);
 		return true;
+	}
 	case OP_BARRIER_WAIT: {
 		if (!check_init(s, w, b, "wait"))
 			return true;
@@ -185,6 +212,68 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		return true;
 	default: return true;
 	}
+}
+
+/*
+ * barrier_test_wait / barrier_try_wait (PTX mbarrier.test_wait / try_wait,
+ * by token or .parity): var = 1 in each lane whose phase has completed —
+ * by token, the phase that arrive returned; by parity p, the last phase of
+ * parity p, i.e. the current phase has the other parity (mbar_parity_done)
+ * — and what that phase ordered becomes visible to it; 0 elsewhere.
+ * test_wait never blocks.  try_wait, finding the phase of a whole group
+ * incomplete, suspends it (its warp's other groups issue) until the phase
+ * completes or its time limit passes (mbarrier_try_wait_limit: the H100
+ * ignores the suspend-time hint, traces/h100/forward_progress.csv), and then
+ * says which.  A group whose lanes wait for different phases and get
+ * different answers is answered at once, lane by lane.  Failed polls of
+ * one barrier in a row, nothing but a spin loop between them, count
+ * towards a spin (sim_check_spin).
+ */
+bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	uint32_t elem;
+	int64_t id = cbar_resolve(s, w, in, &elem);
+	if (id < 0)
+		return true;
+	uint32_t bar = (uint32_t)id;
+	struct mbar *b = &s->mbars[bar];
+	bool try_wait = in->op == OP_BARRIER_TRY_WAIT;
+	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
+		return true;
+	uint32_t mask = simt_mask(w), done = 0;
+	struct simt_entry *e = simt_cur(w);
+	int64_t v[32], ok[32];
+	simt_eval_lanes(s, w, &in->e[0], mask, v);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		if (!in->parity && (v[lane] < 0 || v[lane] > (int64_t)b->phase)) {
+			sim_fail(s, DIAG_INPUT, w, "program error: %s on %s with token %lld, which no arrive returned",
+				 try_wait ? "try_wait" : "test_wait", b->what, (long long)v[lane]);
+			return true;
+		}
+		ok[lane] = in->parity ? mbar_parity_done(b, (uint32_t)(v[lane] & 1)) : b->phase > (uint32_t)v[lane];
+		if (ok[lane]) {
+			done |= 1u << lane;
+			saw_phase(s, w, bar, elem, in->parity ? b->phase - 1 : (uint32_t)v[lane], 1u << lane);
+		}
+	}
+	if (try_wait && !done && e->op_step == 0) {
+		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
+		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
+		mbar_wait_on(s, w, bar);
+		sched_timer(s, w, now + (uint64_t)s->m->mbarrier_try_wait_limit);
+		return false;
+	}
+	simt_assign_values(s, w, in->slot, mask, ok);
+	if (done) {
+		e->poll = -1;
+	} else {
+		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+		e->poll = (int32_t)bar;
+		if (e->polls >= SPIN_POLLS)
+			sim_check_spin(s, now);
+	}
+	return true;
 }
 
 bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, uint32_t phase)

@@ -6,9 +6,19 @@
 
 #include "simint.h"
 
+uint32_t flow_grain(const struct kernel *k)
+{
+	uint32_t g = 4;
+	for (int i = 0; i < k->nbufs; i++)
+		if (k->bufs[i].space == SPACE_SHARED && k->bufs[i].elem_bytes < g)
+			g = k->bufs[i].elem_bytes;
+	return g ? g : 1;
+}
+
 int flow_setup(struct sim *s, struct block *b)
 {
-	size_t words = (size_t)(s->k->shared_bytes + 3) / 4;
+	s->flow_grain = flow_grain(s->k);
+	size_t words = (size_t)(s->k->shared_bytes + s->flow_grain - 1) / s->flow_grain;
 	b->flow = malloc((words + 1) * sizeof *b->flow);
 	b->vis = calloc((size_t)s->launch.block_size, sizeof *b->vis);
 	b->bar_sync = calloc((size_t)s->launch.block_size, sizeof *b->bar_sync);
@@ -62,9 +72,9 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 		return;
 	struct block *b = &s->blocks[w->block];
 	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
-	uint32_t src_bytes = src_buf >= 0 ? s->k->bufs[src_buf].elem_bytes : 4;
-	for (uint64_t a = saddr & ~3ull; a < saddr + bytes; a += 4) {
-		struct flow_word *fw = &b->flow[a / 4];
+	uint32_t src_bytes = src_buf >= 0 ? s->k->bufs[src_buf].elem_bytes : 4, g = s->flow_grain;
+	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
+		struct flow_word *fw = &b->flow[a / g];
 		if (fw->kind == FLOW_PIPE && kind == FLOW_PIPE && fw->seq != seq &&
 		    !pipe_released(s, w->block, fw->obj, fw->seq)) {
 			struct sim_report *r = s->rep;
@@ -107,7 +117,7 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 	if (!s->checks)
 		return NULL;
 	struct block *b = &s->blocks[w->block];
-	const struct flow_word *fw = &b->flow[saddr / 4];
+	const struct flow_word *fw = &b->flow[saddr / s->flow_grain];
 	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
 	const char *why = NULL;
 	char buf[96];

@@ -2,7 +2,7 @@
  * flow: dataflow checks — smsim knows which copy wrote each shared word and
  * when it landed, so it can say a pipeline is wrong, not only slow.
  *
- * Every 4-byte shared word remembers its source (global buffer and
+ * Every shared word remembers its source (global buffer and
  * element), the thread that copied it, when it landed, and what completes
  * it for a reader: a block-pipeline stage, the writer's cp.async batch, a
  * cuda::barrier phase, or (plain stores, synchronous copies) nothing but a
@@ -10,6 +10,9 @@
  * or the reader has not synchronised with its completion; a copy into a
  * stage buffer a consumer has not released is a hazard too.  compute()
  * checks provenance: the output it writes must belong to the batch it read.
+ * A "word" is 4 bytes, or the smallest element of the kernel's shared
+ * buffers when that is smaller (flow_grain), so copies into neighbouring
+ * 1- or 2-byte elements are told apart.
  */
 #ifndef SMSIM_FLOW_H
 #define SMSIM_FLOW_H

@@ -25,6 +25,7 @@ uint32_t mbar_new(struct sim *s, uint32_t block, const char *what)
 
 void mbar_init(struct mbar *b, int64_t expected)
 {
+	b->epoch++; /* arrivals still on their way belong to the barrier before this init */
 	b->initialized = true;
 	b->phase = 0;
 	b->pending = b->expected = expected;
@@ -74,13 +75,31 @@ void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_
 		complete_phase(s, b, now);
 }
 
+/* An EV_MBAR_ARRIVE argument: the count, the drop flag, and the init epoch the arrivals belong to. */
+static uint64_t arrival_arg(const struct mbar *b, uint32_t count, bool drop)
+{
+	return (uint64_t)count | (drop ? 1ull << 32 : 0) | (uint64_t)(b->epoch & 0x7fffffffu) << 33;
+}
+
+void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
+{
+	/*
+	 * Sent before the barrier was initialised again (make_pipeline on a
+	 * shared state whose last pipeline every thread quit): it belonged to
+	 * the barrier that init replaced, whose phases no thread waits on.
+	 */
+	if ((uint32_t)(arg >> 33) != (s->mbars[bar].epoch & 0x7fffffffu))
+		return;
+	mbar_arrive(s, bar, (uint32_t)arg, (arg >> 32 & 1) != 0, now);
+}
+
 void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop)
 {
 	struct mbar *b = &s->mbars[bar];
 	if (at < b->busy_until)
 		at = b->busy_until;
 	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
-	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, (uint64_t)count | (drop ? 1ull << 32 : 0)))
+	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, arrival_arg(b, count, drop)))
 		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
@@ -93,6 +112,20 @@ void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar)
 	b->waiters = WAITER(w);
 }
 
+void mbar_unwait(struct sim *s, uint32_t bar, uint32_t waiter)
+{
+	struct mbar *b = &s->mbars[bar];
+	for (uint32_t *link = &b->waiters; *link != NONE;) {
+		struct simt_entry *e = &s->warps[WAITER_WARP(*link)].stack[WAITER_ENTRY(*link)];
+		if (*link == waiter) {
+			*link = e->next_waiter;
+			e->next_waiter = NONE;
+			return;
+		}
+		link = &e->next_waiter;
+	}
+}
+
 void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
 {
 	(void)now;
@@ -103,7 +136,7 @@ void mbar_expect_tx(struct sim *s, uint32_t bar, int64_t bytes, uint64_t now)
 void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land)
 {
 	s->mbars[bar].pending += count;
-	if (evq_push(&s->q, land, EV_MBAR_ARRIVE, bar, count))
+	if (evq_push(&s->q, land, EV_MBAR_ARRIVE, bar, arrival_arg(&s->mbars[bar], count, false)))
 		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 

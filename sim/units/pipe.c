@@ -22,6 +22,15 @@
  * reference count, as the library's code does, so the barriers keep
  * expecting the thread.
  *
+ * make_pipeline on a shared state whose last pipeline every thread has
+ * quit (or exited) makes a new pipeline on it, as libcu++'s
+ * producer/consumer test does: the roles and counts start over and the
+ * stage barriers are initialised again.  The stage sequences go on (the
+ * new pipeline's first stage is `base`, a multiple of S), so what the old
+ * one copied keeps its place in the dataflow checks.  Making it while a
+ * thread is still in the old one is a program error: the library would
+ * initialise the barriers under that thread.
+ *
  * It also keeps, per consumed batch, the first copy issue, the last landing
  * and how long consumers were blocked on it: the latency-hiding metrics.
  */
@@ -161,9 +170,80 @@ static bool check_role(struct sim *s, struct warp *w, struct pipe_block *pb, uin
 	return true;
 }
 
+/* Whether thread t of the block has not exited. */
+static bool thread_live(const struct sim *s, const struct warp *w, uint32_t t)
+{
+	const struct block *b = &s->blocks[w->block];
+	return s->warps[b->first_warp + t / 32].live >> (t % 32) & 1;
+}
+
+/*
+ * make_pipeline by lanes some of which are members of the pipeline made
+ * last: a new pipeline on the shared state begins (libcu++ re-initialises
+ * the stage barriers and the reference count).  Legal once every member of
+ * the old one has quit() or exited; false after a program error.
+ */
+static bool make_again(struct sim *s, struct warp *w, struct pipe_block *pb, uint32_t mask)
+{
+	uint32_t again = 0;
+	for (uint32_t m = mask; m; m &= m - 1)
+		if (pb->role[tid_of(w, __builtin_ctz(m))])
+			again |= m & -m;
+	if (!again)
+		return true; /* they join the pipeline being made */
+	uint32_t n = (uint32_t)s->launch.block_size;
+	if (!block_scope(pb)) {
+		/* a thread's own pipeline object: a fresh one has no batch to wait for */
+		for (uint32_t m = again; m; m &= m - 1) {
+			uint32_t t = tid_of(w, __builtin_ctz(m));
+			pb->tail[t] = pb->head[t];
+			pb->waiting[t] = 0;
+			pb->quit[t] = 0;
+		}
+		return true;
+	}
+	for (uint32_t m = again; m; m &= m - 1) {
+		uint32_t t = tid_of(w, __builtin_ctz(m));
+		if (!pb->quit[t]) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u makes pipeline \"%s\" while it is still in the one it made "
+				 "before on the same shared state (quit() it first, as ~pipeline() does)",
+				 t, pb->decl->name);
+			return false;
+		}
+	}
+	uint32_t S = pb->decl->stages, last = pb->base;
+	for (uint32_t t = 0; t < n; t++) {
+		if (pb->role[t] && !pb->quit[t] && thread_live(s, w, t)) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u makes a new pipeline on \"%s\"'s shared state while thread %u "
+				 "is still in the one made on it before (it has not quit()): the library would "
+				 "initialise the stage barriers under it",
+				 tid_of(w, __builtin_ctz(again)), pb->decl->name, t);
+			return false;
+		}
+		last = pb->head[t] > last ? pb->head[t] : last;
+		last = pb->tail[t] > last ? pb->tail[t] : last;
+	}
+	pb->base = (last + S - 1) / S * S;
+	for (uint32_t t = 0; t < n; t++) {
+		pb->role[t] = 0;
+		pb->quit[t] = 0;
+		pb->waiting[t] = 0;
+		pb->head[t] = pb->tail[t] = pb->base;
+		note_role(pb, t);
+	}
+	pb->members = pb->producers = pb->consumers = 0;
+	pb->refcount = 0;
+	pb->ready = false; /* the first call after the group's sync initialises the barriers again */
+	return true;
+}
+
 bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
+	if (pb->made && !make_again(s, w, pb, simt_mask(w)))
+		return true;
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
@@ -193,7 +273,7 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t h, uint64_t now)
 {
 	uint32_t S = pb->decl->stages;
-	uint32_t lap = h / S;
+	uint32_t lap = (h - pb->base) / S;
 	uint32_t bar = pb->consumed + h % S;
 	if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
 		sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
@@ -393,7 +473,7 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 	for (uint32_t m = mask; pb && m; m &= m - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
 		if (set_tail)
-			pb->tail[t] = pb->head[t] > n ? pb->head[t] - n : 0;
+			pb->tail[t] = pb->head[t] > pb->base + n ? pb->head[t] - n : pb->base;
 		pb->waiting[t] = 1;
 	}
 	return true;
@@ -404,7 +484,7 @@ static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block 
 {
 	uint32_t S = pb->decl->stages;
 	uint32_t bar = pb->produced + t % S;
-	if (!mbar_phase_done(&s->mbars[bar], t / S)) {
+	if (!mbar_phase_done(&s->mbars[bar], (t - pb->base) / S)) {
 		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
 		mbar_wait_on(s, w, bar);
 		return false;
@@ -559,9 +639,9 @@ bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			continue; /* libcudacxx: only the reference count drops */
 		for (uint32_t st = 0; st < S; st++) {
 			if (pb->role[t] & ROLE_PRODUCER)
-				drop_from(s, pb->produced + st, arrivals_on(pb->head[t], st, S), now);
+				drop_from(s, pb->produced + st, arrivals_on(pb->head[t] - pb->base, st, S), now);
 			if (pb->role[t] & ROLE_CONSUMER)
-				drop_from(s, pb->consumed + st, arrivals_on(pb->tail[t], st, S), now);
+				drop_from(s, pb->consumed + st, arrivals_on(pb->tail[t] - pb->base, st, S), now);
 		}
 	}
 	return true;
@@ -595,10 +675,10 @@ bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_
 bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
 {
 	const struct pipe_block *pb = &s->blocks[block].pipes[pipe];
-	if (!block_scope(pb) || !pb->ready)
-		return true;
+	if (!block_scope(pb) || !pb->ready || seq < pb->base)
+		return true; /* a stage of a pipeline every thread has quit is free */
 	uint32_t S = pb->decl->stages;
-	return mbar_phase_done(&s->mbars[pb->consumed + seq % S], seq / S);
+	return mbar_phase_done(&s->mbars[pb->consumed + seq % S], (seq - pb->base) / S);
 }
 
 void pipe_finish_stats(struct sim *s)

@@ -1,0 +1,385 @@
+/*
+ * Forward progress (issue 21): code that runs on Volta and later must not
+ * deadlock in smsim, and code that hangs there must still be reported.
+ *
+ * The kernels re-express NVIDIA's libcu++ tests (NVIDIA/cccl,
+ * libcudacxx/test/libcudacxx/...), every one of which passes on a GPU since
+ * sm_70: under reconverge=convergence_barrier (the H100's, the default)
+ * each must exit 0 with no hazard and no provenance mismatch; under
+ * simt_stack (pre-Volta) the ones whose paths wait on each other deadlock
+ * and the report says they need independent thread scheduling.  Behaviour
+ * is asserted (exit codes, completion, counts, one model against another),
+ * never a cycle count.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cli/experiment.h"
+#include "support/run_kernel.h"
+
+static struct sim_report r;
+static struct diag d;
+
+/* Runs configs/experiments/NAME.json with NAME=VALUE settings ("stages=1", "machine.reconverge=simt_stack"). */
+static int run_exp(const char *name, const char *const *sets, int nsets)
+{
+	char file[256];
+	snprintf(file, sizeof file, "configs/experiments/%s.json", name);
+	struct setting st[16];
+	char buf[16][64];
+	cr_assert_leq(nsets, 16);
+	for (int i = 0; i < nsets; i++) {
+		snprintf(buf[i], sizeof buf[i], "%s", sets[i]);
+		char *eq = strchr(buf[i], '=');
+		*eq = '\0';
+		st[i] = (struct setting){buf[i], eq + 1};
+	}
+	struct experiment *e = calloc(1, sizeof *e);
+	int rc = experiment_load(file, st, nsets, e, &d);
+	if (rc == 0)
+		rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d);
+	experiment_free(e);
+	free(e);
+	return rc;
+}
+
+#define RUN(name, ...)                                                                                  \
+	run_exp(name, (const char *const[]){__VA_ARGS__},                                              \
+		(int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
+
+/* Runs a kernel given as text on the default machine with reconvergence model rc. */
+static int run_text(const char *text, int64_t block_size, enum reconverge model)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.reconverge = model;
+	return run_kernel_text(text, block_size, 1, &m, &r, &d);
+}
+
+static const enum reconverge every_model[] = {RECONVERGE_CONVERGENCE_BARRIER, RECONVERGE_SIMT_STACK,
+					      RECONVERGE_INDEPENDENT};
+
+/* The hint a simt_stack deadlock gives when a path of the warp is held back below a waiting one. */
+static void assert_needs_its(void)
+{
+	cr_assert(strstr(r.hint, "independent thread scheduling") && strstr(r.hint, "simt_stack"), "hint: %s", r.hint);
+}
+
+Test(progress, the_h100_machine_and_the_defaults_use_convergence_barriers)
+{
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(m.reconverge, RECONVERGE_CONVERGENCE_BARRIER);
+	/* configs/machines/h100.json may still name the model by its former name, post_dominator: same model */
+	cr_assert_eq(RUN("barrier_two_agents", "variant=0"), 0, "%s", d.msg);
+	cr_assert_str_eq(r.reconverge, "convergence_barrier");
+}
+
+/*
+ * libcu++ std/thread/thread.barrier/arrive_and_wait.pass.cpp:30-38 (variant 0) and arrive.pass.cpp:30-49
+ * (variant 1): two threads of one warp, each in its own branch (concurrent_agents.h:44 calls
+ * device_threads[threadIdx.x]), synchronise on a barrier of count 2; variants 2 and 3 wait by spinning on
+ * test_wait (token, nanosleep backoff) and try_wait.parity, as cuda::barrier's wait and wait_parity do
+ * (libcudacxx/include/cuda/__barrier/barrier_block_scope.h:407-432).
+ */
+Test(progress, two_threads_of_a_warp_synchronise_from_different_branches)
+{
+	const char *variants[] = {"variant=0", "variant=1", "variant=2", "variant=3"};
+	for (int v = 0; v < 4; v++) {
+		cr_assert_eq(RUN("barrier_two_agents", variants[v], "machine.reconverge=convergence_barrier"), 0, "%s: %s",
+			     variants[v], d.msg);
+		cr_assert_eq(r.hazards, 0, "%s", variants[v]);
+		cr_assert_eq(RUN("barrier_two_agents", variants[v], "machine.reconverge=independent"), 0, "%s: %s",
+			     variants[v], d.msg);
+		cr_assert_eq(RUN("barrier_two_agents", variants[v], "machine.reconverge=simt_stack"), DIAG_DEADLOCK,
+			     "%s under the SIMT stack: %s", variants[v], d.msg);
+		assert_needs_its();
+		cr_assert_geq(r.nblocked, 1);
+	}
+	/* arrive_and_wait: the blocked thread waits on b phase 0 with 1 of 2 arrived; its partner never ran */
+	cr_assert_eq(RUN("barrier_two_agents", "variant=0", "machine.reconverge=simt_stack"), DIAG_DEADLOCK);
+	cr_assert_str_eq(r.blocked[0].op, "barrier_arrive_and_wait");
+	cr_assert_eq(r.blocked[0].arrived, 1);
+	cr_assert_eq(r.blocked[0].expected, 2);
+}
+
+/*
+ * libcu++ cuda/pipeline/pipeline_memcpy_async_producer_consumer.pass.cpp:62-129 at 64 threads (line 156),
+ * T of 1, 2, 4 and 8 bytes (lines 158-159), 1 and 8 stages (lines 134-135): roles by thread_rank() % 2
+ * (lines 89-91), then a second make_pipeline on the same shared state (lines 114-116).
+ */
+Test(progress, producer_and_consumer_roles_inside_one_warp)
+{
+	const char *tb[] = {"t_bytes=1", "t_bytes=2", "t_bytes=4", "t_bytes=8"};
+	const char *st[] = {"stages=1", "stages=8"};
+	for (int t = 0; t < 4; t++)
+		for (int s = 0; s < 2; s++) {
+			cr_assert_eq(RUN("pipeline_producer_consumer", tb[t], st[s]), 0, "%s %s: %s", tb[t], st[s], d.msg);
+			cr_assert_eq(r.hazards + r.provenance_mismatches, 0, "%s %s: %s", tb[t], st[s], r.hazard_text[0]);
+			cr_assert_eq(r.batches, 6, "three stages consumed by each of the two pipelines");
+			cr_assert_eq(r.quits, 2 * 64, "every thread quits each pipeline");
+		}
+	/* one stage: the producers' second acquire needs the consumers on the warp's other path */
+	cr_assert_eq(RUN("pipeline_producer_consumer", "stages=1", "machine.reconverge=simt_stack"), DIAG_DEADLOCK);
+	assert_needs_its();
+	cr_assert_str_eq(r.blocked[0].op, "producer_acquire");
+	/* eight stages need no consumer before the third commit: the SIMT stack runs it too */
+	cr_assert_eq(RUN("pipeline_producer_consumer", "stages=8", "machine.reconverge=simt_stack"), 0, "%s", d.msg);
+}
+
+/* libcu++ cuda/pipeline/pipeline_divergent_threads.pass.cpp:46-117: __nanosleep(thread_rank() * 10) (line 108). */
+Test(progress, divergent_threads_sleep_and_the_pipeline_completes)
+{
+	cr_assert_eq(run_exp("pipeline_divergent_threads", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(r.batches, 10);
+	cr_assert_gt(r.stalls[STALL_SLEEP], 0, "the warps slept");
+	uint64_t slept = r.cycles;
+	cr_assert_eq(RUN("pipeline_divergent_threads", "sleep_ns_per_rank=0"), 0, "%s", d.msg);
+	cr_assert_eq(r.stalls[STALL_SLEEP], 0, "__nanosleep(0) does not sleep");
+	cr_assert_lt(r.cycles, slept);
+}
+
+/*
+ * A warp whose 32 lanes take 4 roles (lane % 4): role 0 produces a two-stage partitioned pipeline,
+ * roles 1-3 consume it, each in its own branch with its own work, and all three meet on a
+ * cuda::barrier (arrive_and_wait) inside their branches before they release.  Two warps.
+ */
+#define FOUR_ROLES                                                                                               \
+	"{\"kernel\": \"four_roles\", \"source\": \"test\", \"params\": {\"batches\": 6},"                    \
+	"\"shared\": {\"stage\": {\"elems\": \"2 * block_size\"}},"                                             \
+	"\"global\": {\"gin\": {\"elems\": \"batches * block_size\"}, \"gout\": {\"elems\": \"batches * block_size\"}}," \
+	"\"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": 2}}, \"barriers\": {\"bar\": {}},"           \
+	"\"body\": ["                                                                                          \
+	"{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"3 * block_size / 4\"}]}," \
+	"{\"op\": \"syncthreads\"},"                                                                           \
+	"{\"op\": \"make_pipeline\", \"pipeline\": \"p\", \"role\": \"lane % 4 == 0\"},"                       \
+	"{\"op\": \"let\", \"var\": \"role\", \"type\": \"int\", \"value\": \"lane % 4\"},"                   \
+	"{\"op\": \"if\", \"cond\": \"role == 0\", \"then\": ["                                                \
+	" {\"op\": \"for\", \"var\": \"b\", \"from\": 0, \"to\": \"batches\", \"body\": ["                   \
+	"  {\"op\": \"producer_acquire\", \"pipeline\": \"p\"},"                                               \
+	"  {\"op\": \"memcpy_async\", \"group\": \"thread\", \"dst\": \"stage[(b % 2) * block_size + tid]\","   \
+	"   \"src\": \"gin[b * block_size + tid]\", \"bytes\": 16, \"align\": 16, \"pipeline\": \"p\"},"       \
+	"  {\"op\": \"producer_commit\", \"pipeline\": \"p\"}]}"                                               \
+	"], \"else\": ["                                                                                       \
+	" {\"op\": \"for\", \"var\": \"b\", \"from\": 0, \"to\": \"batches\", \"body\": ["                   \
+	"  {\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"                                                  \
+	"  {\"op\": \"if\", \"cond\": \"role == 1\", \"then\": ["                                              \
+	"   {\"op\": \"compute\", \"out\": \"gout[b * block_size]\", \"in\": \"stage[(b % 2) * block_size]\", \"k\": 64}," \
+	"   {\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"bar\"}"                                       \
+	"  ], \"else\": [{\"op\": \"if\", \"cond\": \"role == 2\", \"then\": ["                                \
+	"   {\"op\": \"compute\", \"out\": \"gout[b * block_size]\", \"in\": \"stage[(b % 2) * block_size]\", \"k\": 0}," \
+	"   {\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"bar\"}"                                       \
+	"  ], \"else\": ["                                                                                     \
+	"   {\"op\": \"nanosleep\", \"ns\": 200},"                                                             \
+	"   {\"op\": \"compute\", \"out\": \"gout[b * block_size]\", \"in\": \"stage[(b % 2) * block_size]\", \"k\": 8}," \
+	"   {\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"bar\"}"                                       \
+	"  ]}]},"                                                                                              \
+	"  {\"op\": \"consumer_release\", \"pipeline\": \"p\"}]}"                                              \
+	"]},"                                                                                                  \
+	"{\"op\": \"quit\", \"pipeline\": \"p\"}]}"
+
+Test(progress, a_warp_split_into_four_roles_runs_to_completion)
+{
+	cr_assert_eq(run_text(FOUR_ROLES, 64, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(r.provenance_mismatches, 0, "%s", r.provenance_text[0]);
+	cr_assert_eq(r.batches, 6);
+	cr_assert_gt(r.stalls[STALL_PRODUCER_ACQUIRE] + r.stalls[STALL_CONSUMER_WAIT], 0, "the roles did wait on each other");
+	cr_assert_eq(run_text(FOUR_ROLES, 64, RECONVERGE_INDEPENDENT), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards + r.provenance_mismatches, 0);
+	/* role 1 waits at the barrier for roles 2 and 3, which the stack keeps below it */
+	cr_assert_eq(run_text(FOUR_ROLES, 64, RECONVERGE_SIMT_STACK), DIAG_DEADLOCK);
+	assert_needs_its();
+}
+
+/*
+ * Paths rejoin where the SIMT stack rejoins them: code in which no path waits for another times
+ * exactly as under the stack — the over-wait study's kernel (configs/sweeps/overwait_h100.json), its
+ * commits after the divergent loop (coalesced) and in per-group branches (one batch per group).
+ */
+Test(progress, unblocked_divergent_code_runs_as_under_the_simt_stack)
+{
+	const char *ds[] = {"divergence=1", "divergence=2", "divergence=8", "divergence=32"};
+	const char *pg[] = {"per_group=0", "per_group=1"};
+	for (int i = 0; i < 4; i++)
+		for (int p = 0; p < 2; p++) {
+			cr_assert_eq(RUN("diverged_commit", ds[i], pg[p], "machine.reconverge=simt_stack", "grid_blocks=132"), 0,
+				     "%s", d.msg);
+			struct sim_report stack = r;
+			cr_assert_eq(RUN("diverged_commit", ds[i], pg[p], "machine.reconverge=convergence_barrier",
+					 "grid_blocks=132"),
+				     0, "%s", d.msg);
+			cr_assert_eq(r.cycles, stack.cycles, "%s %s", ds[i], pg[p]);
+			cr_assert_eq(r.cp_async_batches, stack.cp_async_batches, "%s %s", ds[i], pg[p]);
+			cr_assert_eq(r.overwait_cycles, stack.overwait_cycles, "%s %s", ds[i], pg[p]);
+			cr_assert_eq(memcmp(r.stalls, stack.stalls, sizeof r.stalls), 0, "%s %s", ds[i], pg[p]);
+			if (p == 0)
+				cr_assert_eq(r.cp_async_batches, 4 * 33, "the commit after the loop is coalesced");
+			else
+				cr_assert_gt(r.cp_async_batches, 4 * 33 - 1, "one batch per group and round");
+		}
+}
+
+/* What hangs on a GPU still hangs, under every model: a thread that exits without quit(), and a wait no one can satisfy. */
+Test(progress, deadlocks_stay_deadlocks_under_every_model)
+{
+	const char *models[] = {"machine.reconverge=convergence_barrier", "machine.reconverge=simt_stack",
+				"machine.reconverge=independent"};
+	for (int m = 0; m < 3; m++) {
+		cr_assert_eq(RUN("early_exit", "quit=0", models[m]), DIAG_DEADLOCK, "%s: %s", models[m], d.msg);
+		cr_assert(strstr(r.hint, "exited without quit()"), "%s: %s", models[m], r.hint);
+		cr_assert_eq(RUN("early_exit_deadlock", models[m]), DIAG_DEADLOCK, "%s: %s", models[m], d.msg);
+	}
+	/* a phase nobody arrives on: blocking, spinning on test_wait (token, parity), spinning on try_wait */
+#define LONE(wait)                                                                                           \
+	"{\"kernel\": \"lone\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["                \
+	"{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"block_size\"},"                         \
+	"{\"op\": \"let\", \"var\": \"ok\", \"value\": 0}," wait "]}"
+	const char *lone[] = {
+		LONE("{\"op\": \"barrier_wait\", \"barrier\": \"bar\", \"token\": 0}"),
+		LONE("{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\","
+		     " \"token\": 0, \"var\": \"ok\"}]}"),
+		LONE("{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\","
+		     " \"parity\": 0, \"var\": \"ok\"}, {\"op\": \"nanosleep\", \"ns\": 100}]}"),
+		LONE("{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_try_wait\", \"barrier\": \"bar\","
+		     " \"parity\": 0, \"var\": \"ok\"}]}"),
+	};
+	for (int k = 0; k < 4; k++)
+		for (int m = 0; m < 3; m++) {
+			cr_assert_eq(run_text(lone[k], 32, every_model[m]), DIAG_DEADLOCK, "wait %d, model %d: %s", k, m, d.msg);
+			cr_assert_eq(r.nblocked, 1);
+			cr_assert_str_eq(r.blocked[0].on, k ? "bar (spinning on a failed try_wait/test_wait)" : "bar");
+			cr_assert_eq(r.blocked[0].arrived, 0);
+			cr_assert_eq(r.blocked[0].expected, 32);
+		}
+}
+
+/*
+ * PTX mbarrier.test_wait / try_wait on phase 0 of a barrier nobody arrives on: test_wait answers at
+ * once; try_wait returns false after the machine's time limit (traces/h100/forward_progress.csv).  By
+ * parity p the answer is whether the last phase of parity p completed: before any, parity 1 (the
+ * phase "before" phase 0) has, parity 0 has not.  The answer is observed through the branch it
+ * steers: 100 FMAs when it is false.
+ */
+#define POLL(call)                                                                                           \
+	"{\"kernel\": \"poll\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["                \
+	"{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"block_size\"}, " call ","                       \
+	"{\"op\": \"if\", \"cond\": \"!ok\", \"then\": [{\"op\": \"fma\", \"n\": 100}]}]}"
+Test(progress, test_wait_answers_at_once_and_try_wait_after_its_time_limit)
+{
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(run_text(POLL("{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\", \"token\": 0, \"var\": \"ok\"}"),
+			      2, RECONVERGE_CONVERGENCE_BARRIER),
+		     0, "%s", d.msg);
+	cr_assert_eq(r.compute_issues, 100, "phase 0 has not completed");
+	cr_assert_lt(r.cycles, (uint64_t)m.mbarrier_try_wait_limit, "test_wait does not suspend");
+	cr_assert_eq(run_text(POLL("{\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"token\": 0, \"var\": \"ok\"}"),
+			      2, RECONVERGE_CONVERGENCE_BARRIER),
+		     0, "%s", d.msg);
+	cr_assert_eq(r.compute_issues, 100, "the time limit passed first");
+	cr_assert_geq(r.cycles, (uint64_t)m.mbarrier_try_wait_limit, "try_wait suspended until its limit");
+	cr_assert_eq(run_text(POLL("{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\", \"parity\": 1, \"var\": \"ok\"}"),
+			      2, RECONVERGE_CONVERGENCE_BARRIER),
+		     0, "%s", d.msg);
+	cr_assert_eq(r.compute_issues, 0, "the phase of parity 1 before phase 0 counts as completed");
+	cr_assert_eq(run_text(POLL("{\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"parity\": 0, \"var\": \"ok\"}"),
+			      2, RECONVERGE_CONVERGENCE_BARRIER),
+		     0, "%s", d.msg);
+	cr_assert_eq(r.compute_issues, 100);
+	/* a token no arrive returned is a program error */
+	cr_assert_eq(run_text(POLL("{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\", \"token\": 5, \"var\": \"ok\"}"),
+			      2, RECONVERGE_CONVERGENCE_BARRIER),
+		     DIAG_INPUT);
+	cr_assert(strstr(d.msg, "which no arrive returned"), "%s", d.msg);
+}
+
+/* A try_wait that finds the phase complete before its limit wakes with it (both threads here arrive). */
+Test(progress, try_wait_wakes_when_the_phase_completes)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 2}]},"
+			   "{\"op\": \"syncthreads\"},"
+			   "{\"op\": \"if\", \"cond\": \"tid == 1\", \"then\": [{\"op\": \"fma\", \"n\": 200}]},"
+			   "{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"},"
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": ["
+			   " {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"token\": \"t\", \"var\": \"ok\"},"
+			   " {\"op\": \"if\", \"cond\": \"!ok\", \"then\": [{\"op\": \"fma\", \"n\": 100}]}]}]}";
+	struct machine m;
+	machine_defaults(&m);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(run_text(text, 2, every_model[k]), 0, "%s", d.msg);
+		cr_assert_eq(r.compute_issues, 200, "model %d: only thread 1's FMAs: thread 0's try_wait saw the phase", k);
+		cr_assert_lt(r.cycles, (uint64_t)m.mbarrier_try_wait_limit);
+	}
+}
+
+/* __nanosleep: the path sleeps (PTX: between 0 and 2 x ns, here the next power of two of ns) while the warp's others issue. */
+Test(progress, a_sleeping_path_lets_the_other_issue)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"lane == 0\", \"then\": [{\"op\": \"nanosleep\", \"ns\": 4000}],"
+			   " \"else\": [{\"op\": \"fma\", \"n\": 2000}]}]}";
+	struct machine m;
+	machine_defaults(&m);
+	uint64_t ns_cycles = (uint64_t)(4000 * m.clock_ghz);
+	cr_assert_eq(run_text(text, 32, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	uint64_t overlapped = r.cycles;
+	cr_assert_eq(run_text(text, 32, RECONVERGE_SIMT_STACK), 0, "%s", d.msg);
+	uint64_t serial = r.cycles;
+	cr_assert_geq(r.stalls[STALL_SLEEP], ns_cycles, "asleep at least the ns asked for");
+	cr_assert_leq(r.stalls[STALL_SLEEP], 2 * ns_cycles, "and at most twice that");
+	cr_assert_gt(serial, overlapped + 2000 * 3, "the stack runs the FMAs after the sleep, the H100's model during it");
+}
+
+/*
+ * A second make_pipeline on a shared state is legal once every thread of the pipeline made before has
+ * quit (pipeline_memcpy_async_producer_consumer.pass.cpp:102-116); the library misbehaves when a thread
+ * is still in the old one, so that is a program error naming it.
+ */
+#define REMAKE(quit_cond, sync)                                                                              \
+	"{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": \"block_size\"}},"         \
+	"\"global\": {\"g\": {\"elems\": \"block_size\"}}, \"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": 1}}," \
+	"\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"p\"},"                                         \
+	"{\"op\": \"producer_acquire\", \"pipeline\": \"p\"}, {\"op\": \"memcpy_async\", \"group\": \"block\","   \
+	" \"dst\": \"s[0]\", \"src\": \"g[0]\", \"bytes\": \"4 * block_size\", \"pipeline\": \"p\"},"           \
+	"{\"op\": \"producer_commit\", \"pipeline\": \"p\"}, {\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"   \
+	"{\"op\": \"consumer_release\", \"pipeline\": \"p\"},"                                                 \
+	"{\"op\": \"if\", \"cond\": \"" quit_cond "\", \"then\": [{\"op\": \"quit\", \"pipeline\": \"p\"}]}," sync \
+	"{\"op\": \"make_pipeline\", \"pipeline\": \"p\"},"                                                    \
+	"{\"op\": \"producer_acquire\", \"pipeline\": \"p\"}, {\"op\": \"memcpy_async\", \"group\": \"block\","   \
+	" \"dst\": \"s[0]\", \"src\": \"g[0]\", \"bytes\": \"4 * block_size\", \"pipeline\": \"p\"},"           \
+	"{\"op\": \"producer_commit\", \"pipeline\": \"p\"}, {\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"   \
+	"{\"op\": \"consumer_release\", \"pipeline\": \"p\"}, {\"op\": \"quit\", \"pipeline\": \"p\"}]}"
+Test(progress, a_second_pipeline_on_a_shared_state_once_the_first_quit)
+{
+	cr_assert_eq(run_text(REMAKE("1", "{\"op\": \"syncthreads\"},"), 64, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s",
+		     d.msg);
+	cr_assert_eq(r.batches, 2);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(run_text(REMAKE("0", "{\"op\": \"syncthreads\"},"), 64, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 0 makes pipeline \"p\" while it is still in the one it made before"), "%s", d.msg);
+	/*
+	 * Warp 0 quits, warp 1 does not: whichever reaches the new make_pipeline first, the error names
+	 * thread 32, which is still in the old pipeline.
+	 */
+	cr_assert_eq(run_text(REMAKE("warp == 0", ""), 64, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 32") && strstr(d.msg, "still in the one"), "%s", d.msg);
+}
+
+Test(progress, polls_need_exactly_one_of_token_and_parity)
+{
+	const char *both = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			   "{\"op\": \"barrier_test_wait\", \"barrier\": \"bar\", \"token\": 0, \"parity\": 0, \"var\": \"ok\"}]}";
+	cr_assert_eq(run_text(both, 32, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "exactly one of \"token\"") && strstr(d.msg, "$.body[0]"), "%s", d.msg);
+	const char *neither = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			      "{\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"var\": \"ok\"}]}";
+	cr_assert_eq(run_text(neither, 32, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "exactly one of"), "%s", d.msg);
+	const char *negative = "{\"kernel\": \"t\", \"source\": \"test\", \"body\": [{\"op\": \"nanosleep\", \"ns\": \"tid - 4\"}]}";
+	cr_assert_eq(run_text(negative, 32, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "nanosleep with ns = -4"), "%s", d.msg);
+}
