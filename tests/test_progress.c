@@ -16,32 +16,15 @@
 #include <string.h>
 
 #include "sim/cli/experiment.h"
+#include "support/run_experiment.h"
 #include "support/run_kernel.h"
 
 static struct sim_report r;
 static struct diag d;
 
-/* Runs configs/experiments/NAME.json with NAME=VALUE settings ("stages=1", "machine.reconverge=simt_stack"). */
 static int run_exp(const char *name, const char *const *sets, int nsets)
 {
-	char file[256];
-	snprintf(file, sizeof file, "configs/experiments/%s.json", name);
-	struct setting st[16];
-	char buf[16][64];
-	cr_assert_leq(nsets, 16);
-	for (int i = 0; i < nsets; i++) {
-		snprintf(buf[i], sizeof buf[i], "%s", sets[i]);
-		char *eq = strchr(buf[i], '=');
-		*eq = '\0';
-		st[i] = (struct setting){buf[i], eq + 1};
-	}
-	struct experiment *e = calloc(1, sizeof *e);
-	int rc = experiment_load(file, st, nsets, e, &d);
-	if (rc == 0)
-		rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d);
-	experiment_free(e);
-	free(e);
-	return rc;
+	return run_experiment(name, sets, nsets, &r, &d);
 }
 
 #define RUN(name, ...)                                                                                  \
