@@ -171,7 +171,7 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 		if (s->error || w->done)
 			return false;
 		struct simt_entry *e = simt_cur(w);
-		/* post_dominator: the top of the stack; independent: the group that issued last, until its op ends */
+		/* independent: the group that issued last, until its op ends; the others: simt_pick's choice */
 		bool stay = s->m->reconverge == RECONVERGE_INDEPENDENT && w->cur < w->depth && e->mask && !e->blocked;
 		if (!stay && !simt_pick(s, w))
 			return false;
