@@ -100,6 +100,7 @@ struct warp {
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
 	uint8_t op_cause;  /* what waits inside the current op are charged to when no class says better */
+	int8_t op_entry;   /* the group whose op the per-op state below (ext_ready, res, ...) belongs to */
 	/*
 	 * The next instruction of the op the warp is in, as issue_one planned it
 	 * after the last: its class, what it waits for and until when (its
