@@ -80,6 +80,12 @@ Test(progress, two_threads_of_a_warp_synchronise_from_different_branches)
 		assert_needs_its();
 		cr_assert_geq(r.nblocked, 1);
 	}
+	/* a busy spin on test_wait (no backoff) yields to the path it waits for, under each model that has one */
+	cr_assert_eq(RUN("barrier_two_agents", "variant=2", "backoff_ns=0"), 0, "%s", d.msg);
+	cr_assert_eq(r.stalls[STALL_SLEEP], 0);
+	cr_assert_eq(RUN("barrier_two_agents", "variant=2", "backoff_ns=0", "machine.reconverge=independent"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("barrier_two_agents", "variant=2", "backoff_ns=0", "machine.reconverge=simt_stack"), DIAG_DEADLOCK);
+	assert_needs_its();
 	/* arrive_and_wait: the blocked thread waits on b phase 0 with 1 of 2 arrived; its partner never ran */
 	cr_assert_eq(RUN("barrier_two_agents", "variant=0", "machine.reconverge=simt_stack"), DIAG_DEADLOCK);
 	cr_assert_str_eq(r.blocked[0].op, "barrier_arrive_and_wait");

@@ -160,6 +160,20 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 	}
 }
 
+/*
+ * A group goes on with an op it was parked in (a wait's anchor) after
+ * another group of the warp issued ops: what it had issued of this op is
+ * long done, and its inputs were ready, so nothing before the anchor holds
+ * it up; the op's cause is its own again.
+ */
+static void op_resume(struct warp *w, const struct insn *in, const struct simt_entry *e)
+{
+	w->ext_ready = 0;
+	w->op_cause = (uint8_t)op_cause(in->op);
+	for (int j = 0; j < e->li && j < 32; j++)
+		w->res[j] = 0;
+}
+
 /* Runs an op that issues no instruction: it takes effect at once. */
 static enum anchor_status run_empty(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
@@ -186,7 +200,7 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 		if (s->error || w->done)
 			return false;
 		struct simt_entry *e = simt_cur(w);
-		/* post_dominator: the top of the stack; independent: the group that issued last, until its op ends */
+		/* independent: the group that issued last, until its op ends; the others: simt_pick's choice */
 		bool stay = s->m->reconverge == RECONVERGE_INDEPENDENT && w->cur < w->depth && e->mask && !e->blocked;
 		if (!stay && !simt_pick(s, w))
 			return false;
@@ -198,6 +212,9 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 		const struct insn *in = &s->k->code[e->pc];
 		if (e->li == 0 && e->op_step == 0)
 			op_begin(s, w, in, e);
+		else if (w->op_entry != w->cur)
+			op_resume(w, in, e);
+		w->op_entry = (int8_t)w->cur;
 		const struct lform *f = form_at(s, w, in, e);
 		bool empty = f ? f->n == 0 : in->op == OP_FMA && w->op_count == 0;
 		if (in->op == OP_SHFL && w->op_count == 0)

@@ -99,6 +99,7 @@ static int setup(struct sim *s)
 							  .wait_start = NEVER, .next_waiter = NONE, .blocked_obj = -1,
 							  .poll = -1};
 			w->depth = 1;
+			w->stack[0].order = w->order_next = w->order_low = SIMT_ORDER_MID;
 			simt_mark(w, 0);
 			w->cur = 0;
 			w->cause = STALL_NOT_SELECTED;

@@ -32,6 +32,7 @@
 #define NONE UINT32_MAX
 #define SIMT_MAX_DEPTH 64
 #define FULL_WARP 0xffffffffu /* a group mask with all 32 lanes */
+#define SIMT_ORDER_MID 0x80000000u /* a warp's first group's order: splits count up from it, yields down */
 
 /* Event kinds. */
 enum ev_kind {
@@ -61,7 +62,7 @@ struct simt_entry {
 	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
 	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
 	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
-	uint32_t order;       /* convergence_barrier: when it was split off; the newest runnable path issues first */
+	uint32_t order;       /* convergence_barrier: the newest runnable path issues first: split off later = higher; a spin yields below all (SIMT_ORDER_MID) */
 	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
 	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
 	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
@@ -91,7 +92,8 @@ struct warp {
 	uint32_t sp;       /* sub-partition */
 	uint32_t live;     /* threads that have not exited */
 	int depth;         /* entries in use (convergence_barrier, independent: slots, some may be dead) */
-	uint32_t order_next; /* convergence_barrier: the next path's order */
+	uint32_t order_next; /* convergence_barrier: the last split's order (counts up from SIMT_ORDER_MID) */
+	uint32_t order_low;  /* ... and the last yield's (counts down from it) */
 	int cur;           /* the entry issuing now */
 	uint32_t rleaf;
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
@@ -99,6 +101,7 @@ struct warp {
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
 	uint8_t op_cause;  /* what waits inside the current op are charged to when no class says better */
+	int8_t op_entry;   /* the group whose op the per-op state below (ext_ready, res, ...) belongs to */
 	/*
 	 * The next instruction of the op the warp is in, as issue_one planned it
 	 * after the last: its class, what it waits for and until when (its
@@ -347,6 +350,11 @@ static inline void simt_mark(struct warp *w, int i)
 bool simt_pick_group(struct warp *w);
 /* convergence_barrier, a diverged warp: the path to issue (simt.c). */
 bool simt_pick_path(struct warp *w);
+/*
+ * convergence_barrier: the issuing group's poll failed; it goes below the
+ * warp's other paths, so a spin cannot starve the path it waits for.
+ */
+void simt_yield(const struct sim *s, struct warp *w);
 /* Chooses the group to issue; false when none can. */
 static inline bool simt_pick(const struct sim *s, struct warp *w)
 {

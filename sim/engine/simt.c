@@ -14,8 +14,10 @@
  * blocked may issue: the newest split (the one the stack would run, its
  * fall-through side first) goes first and keeps its op until the op ends,
  * and when it blocks (a barrier or mbarrier wait, an acquire, a sleep, a
- * try_wait) or waits at the barrier, the next newest issues — the
- * starvation-freedom Volta's independent thread scheduling guarantees.
+ * try_wait) or waits at the barrier, the next newest issues; a path whose
+ * poll (test_wait, try_wait) failed yields below every other, so a spin
+ * loop does not starve the path it waits for — the starvation-freedom
+ * Volta's independent thread scheduling guarantees.
  * Entries live in stable slots (waiter lists name them), linked by parent.
  *
  * simt_stack (pre-Volta): the entries form the classic SIMT stack.  A
@@ -346,6 +348,12 @@ bool simt_pick_path(struct warp *w)
 	}
 	w->cur = best;
 	return true;
+}
+
+void simt_yield(const struct sim *s, struct warp *w)
+{
+	if (paths_mode(s) && w->depth > 1)
+		simt_cur(w)->order = --w->order_low;
 }
 
 uint32_t simt_held_back(const struct warp *w)
