@@ -55,6 +55,10 @@ chmod +x "$tmp/ssh"
 mkdir -p "$tmp/home/.parallel"
 touch "$tmp/home/.parallel/will-cite"
 export HOME=$tmp/home
+# parallel quotes the command it sends to a remote host for the shell $SHELL names; with SHELL unset
+# (a CI runner's or cron's bare environment) it quoted for none and every remote shard printed
+# nothing, though parallel exited 0.
+export SHELL=${SHELL:-/bin/sh}
 
 files_merge() { # sweep, shards
 	local sweep=$1 n=$2 dir=$tmp/files-$(basename "$1" .json)-$2

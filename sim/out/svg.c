@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ORDER STALL: a colour per cause (Tableau 10 and its lighter tones, exited pale). */
+/* A colour per cause (Tableau 10 and its lighter tones, exited pale), by cause so none is left out. */
 static const char *const cause_colour[STALL_COUNT] = {
-	"#4e79a7", "#bab0ac", "#59a14f", "#a0cbe8", "#8cd17d", "#76b7b2", "#9c755f",
-	"#e15759", "#f28e2b", "#b07aa1", "#edc948", "#ff9da7", "#d4a6c8", "#f4f4f4",
+	[STALL_ISSUE] = "#4e79a7",	   [STALL_NOT_SELECTED] = "#bab0ac", [STALL_ALU] = "#59a14f",
+	[STALL_BRANCH] = "#86bcb6",	   [STALL_PIPE_BUSY] = "#a0cbe8",    [STALL_MIO_THROTTLE] = "#8cd17d",
+	[STALL_SMEM] = "#76b7b2",	   [STALL_MEMORY] = "#9c755f",	     [STALL_CONSUMER_WAIT] = "#e15759",
+	[STALL_PRODUCER_ACQUIRE] = "#f28e2b", [STALL_BARRIER] = "#b07aa1",   [STALL_SYNCTHREADS] = "#edc948",
+	[STALL_SYNCWARP] = "#ff9da7",	   [STALL_SLEEP] = "#d4a6c8",	     [STALL_EXITED] = "#f4f4f4",
 };
+_Static_assert(STALL_COUNT == 15, "a new stall cause needs its colour in cause_colour");
 
 static const char *const series_colour[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
 					    "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac"};
