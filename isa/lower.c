@@ -90,8 +90,8 @@ struct val {
 
 /* One node of an expression's tree, rebuilt from its postfix words. */
 struct node {
-	enum opc op;
-	int a, b;        /* children (-1: none) */
+	enum opc op;      /* OPC_JZ: c ? a : b (and && ||), a SEL on three children */
+	int a, b, c;     /* children (-1: none) */
 	int64_t value;   /* PUSH: the immediate; LOAD: the slot */
 	uint32_t w0, w1; /* its subtree's words [w0, w1) in the pool */
 	uint64_t slots;  /* variables its subtree reads */
@@ -223,22 +223,38 @@ static bool is_variable(const struct kernel *k, int64_t slot)
 static bool build_tree(const struct kernel *k, const struct expr *e, struct tree *t)
 {
 	int st[TREE_MAX], sp = 0;
+	/* c ? x : y (&& and || compile to it): [c] JZ [x] JMP [y]; open ones, innermost last */
+	struct open_sel {
+		int cond, then_value;
+		uint32_t w0;
+		const int64_t *end; /* where y ends: the JMP's target */
+	} open[16];
+	int nopen = 0;
 	t->count = 0;
 	const int64_t *base = k->pool.words, *w = base + e->at, *end = w + e->len;
 	while (w < end) {
 		uint32_t w0 = (uint32_t)(w - base);
 		enum opc op = (enum opc)*w++;
-		if (op == OPC_JZ || op == OPC_JMP) {
-			/* && || ?: : the branches' values meet in a SEL; the popped condition is folded into it */
+		if (op == OPC_JZ) {
+			if (sp < 1 || nopen == 16)
+				return false;
 			w++;
-			if (op == OPC_JZ && sp > 0)
-				sp--;
+			sp--;
+			open[nopen++] = (struct open_sel){.cond = st[sp], .then_value = -1, .w0 = t->n[st[sp]].w0, .end = NULL};
+			continue;
+		}
+		if (op == OPC_JMP) {
+			int64_t off = *w++;
+			if (sp < 1 || nopen == 0)
+				return false;
+			open[nopen - 1].then_value = st[--sp];
+			open[nopen - 1].end = w + off;
 			continue;
 		}
 		if (t->count >= TREE_MAX || sp >= TREE_MAX)
 			return false;
 		struct node *n = &t->n[t->count];
-		*n = (struct node){.op = op, .a = -1, .b = -1, .w0 = w0};
+		*n = (struct node){.op = op, .a = -1, .b = -1, .c = -1, .w0 = w0};
 		if (op == OPC_PUSH || op == OPC_LOAD) {
 			n->value = *w++;
 			n->konst = op == OPC_PUSH;
@@ -262,7 +278,23 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 		n->w1 = (uint32_t)(w - base);
 		n->invariant = n->slots == 0;
 		st[sp++] = t->count++;
+		/* the end of an else part: c, x and y meet in one SEL (or PLOP3) */
+		while (nopen > 0 && open[nopen - 1].end == w) {
+			if (t->count >= TREE_MAX || sp < 1)
+				return false;
+			nopen--;
+			struct node *sel = &t->n[t->count];
+			int c = open[nopen].cond, x = open[nopen].then_value, y = st[--sp];
+			*sel = (struct node){.op = OPC_JZ, .a = x, .b = y, .c = c, .w0 = open[nopen].w0,
+					     .w1 = (uint32_t)(w - base)};
+			sel->slots = t->n[c].slots | t->n[x].slots | t->n[y].slots;
+			sel->konst = t->n[c].konst && t->n[x].konst && t->n[y].konst;
+			sel->invariant = sel->slots == 0;
+			st[sp++] = t->count++;
+		}
 	}
+	if (nopen > 0)
+		return false;
 	if (sp < 1)
 		return false;
 	t->root = st[sp - 1];
@@ -360,6 +392,12 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 		return (struct val){.at = -1, .pc = -1};
 	if (n->op == OPC_LOAD) /* a variable as it is: its register */
 		return (struct val){.at = -1, .pc = -1, .input = true};
+	if (n->op == OPC_BOOL && n->a >= 0) {
+		/* !!x of a compare is the compare's predicate itself (ISETP ... .AND folds && into it) */
+		enum opc inner = t->n[n->a].op;
+		if ((inner >= OPC_LT && inner <= OPC_NE) || inner == OPC_LNOT || inner == OPC_BOOL)
+			return lower_node(c, t, n->a, wide);
+	}
 	int where = placement(c, n->slots);
 	if (where == -2)
 		return (struct val){.at = -1, .pc = -1};
@@ -370,9 +408,11 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 		return (struct val){.at = had->pc == s.pc ? had->at : -1, .pc = had->pc};
 	struct val a = lower_node(c, t, n->a, wide);
 	struct val b = n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
-	uint64_t d = (a.pc == s.pc ? dep_bit(a.at) : 0) | (b.pc == s.pc ? dep_bit(b.at) : 0);
+	struct val cv = n->c >= 0 ? lower_node(c, t, n->c, wide) : (struct val){.at = -1, .pc = -1};
+	uint64_t d = (a.pc == s.pc ? dep_bit(a.at) : 0) | (b.pc == s.pc ? dep_bit(b.at) : 0) |
+		     (cv.pc == s.pc ? dep_bit(cv.at) : 0);
 	/* a variable read directly: in the op it waits for the statements that wrote it; a preheader reads it as its own input */
-	bool in = a.input || b.input;
+	bool in = a.input || b.input || cv.input;
 	bool bconst = n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
 	int at = lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
 	if (s.pc != c->pc)
@@ -388,7 +428,7 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
  * memory index, whose last add of a constant is the address's immediate
  * offset.
  */
-static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, bool address)
+static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, bool address, bool condition)
 {
 	if (e->is_const || e->len == 0)
 		return -1;
@@ -399,6 +439,22 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	const struct node *r = &t.n[root];
 	if (address && (r->op == OPC_ADD || r->op == OPC_SUB) && r->b >= 0 && t.n[r->b].konst)
 		root = r->a;
+	if (condition && r->op == OPC_JZ) {
+		/*
+		 * A branch on && or ||: the compares combine into the predicate
+		 * (ISETP ... .AND/.OR P, or a BRA on two predicates), no SEL makes a value.
+		 */
+		struct val x = lower_node(c, &t, r->a, wide), y = lower_node(c, &t, r->b, wide);
+		struct val k = lower_node(c, &t, r->c, wide);
+		int at = -1;
+		if (k.pc == c->pc)
+			at = k.at;
+		if (x.pc == c->pc && x.at > at)
+			at = x.at;
+		if (y.pc == c->pc && y.at > at)
+			at = y.at;
+		return at;
+	}
 	struct val v = lower_node(c, &t, root, wide);
 	if (v.pc == c->pc)
 		return v.at;
@@ -418,7 +474,7 @@ static int lower_index(struct lower_ctx *c, const struct memref *ref)
 {
 	if (ref->buf < 0 || ref->index.is_const)
 		return -1;
-	return lower_expr_at(c, &ref->index, wide_expr(c->k, &ref->index), true);
+	return lower_expr_at(c, &ref->index, wide_expr(c->k, &ref->index), true, false);
 }
 
 /*
@@ -646,7 +702,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break; /* a back-edge takes no slot; an fma chain is issued FMA by FMA by the core */
 	case OP_LET:
 	case OP_SET: {
-		int at = lower_expr_at(c, &in->e[0], !in->narrow, false);
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, false);
 		if (at < 0)
 			at = emit(q, IC_ALU, 0, false); /* MOV of an immediate, an invariant or a value computed before */
 		q->code[at].flags |= LI_RESULT;
@@ -654,7 +710,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break;
 	}
 	case OP_BRZ: {
-		int at = lower_expr_at(c, &in->e[0], !in->narrow, false);
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, true);
 		enum branch_kind kind = branch_kind(k, in);
 		if (kind == BRANCH_PREDICATED) {
 			/* the body issues under a predicate: only the condition's compare remains */
@@ -690,7 +746,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 	case OP_EXIT: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break;
 	case OP_NANOSLEEP: {
 		/* the duration's arithmetic, then NANOSLEEP (a control instruction) */
-		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false);
 		*anchor = (int8_t)emit(q, IC_BRA, dep_bit(at), false);
 		break;
 	}
@@ -700,7 +756,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 * The token's or parity's arithmetic, SYNCS.PHASECHK.TRANS64[.TRYWAIT] P, [bar], R (the anchor,
 		 * as in the waits' forms), then the SEL that turns its predicate into the variable.
 		 */
-		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false);
 		*anchor = (int8_t)emit(q, IC_SYNCS, dep_bit(at), false);
 		int sel = emit(q, IC_ALU, dep_bit(*anchor), false);
 		if (sel >= 0 && sel < SEQ_MAX)
@@ -718,7 +774,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			bool count = i == 0 && (in->op == OP_COMPUTE || in->op == OP_SHFL);
 			if (in->e[i].is_const || in->e[i].len == 0 || count)
 				continue;
-			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false));
+			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false, false));
 		}
 		/*
 		 * The form's set-up: in registers where the form ran earlier in the

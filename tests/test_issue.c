@@ -281,3 +281,24 @@ Test(issue, a_local_array_read_is_a_load_on_the_path)
 	cr_assert_geq(l132, l32 + 8 * 90, "8 loads, each 100 cycles slower: %llu vs %llu", (unsigned long long)l132,
 		      (unsigned long long)l32);
 }
+
+/* && || ?: compile to both sides' arithmetic and a SEL (PLOP3) that joins them: nothing of either side is lost. */
+Test(issue, a_conditional_lowers_both_sides_and_their_join)
+{
+	struct machine m = plain();
+	const char *fmt = "\"body\": [{\"op\": \"let\", \"var\": \"v\", \"type\": \"int\", \"value\": \"lane * 3\"},"
+			  "{\"op\": \"let\", \"var\": \"w\", \"type\": \"int\", \"value\": \"lane * 5\"},"
+			  "{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"%s\"}]";
+	char one[512], both[512], cond[512];
+	snprintf(one, sizeof one, fmt, "w < 20");
+	snprintf(both, sizeof both, fmt, "v < 10 && w < 20");
+	snprintf(cond, sizeof cond, fmt, "v < 10 ? w + 1 : w - 1");
+	run_text(one, 32, 1, &m);
+	uint64_t i_one = r.warp_insts;
+	run_text(both, 32, 1, &m);
+	cr_assert_eq(r.warp_insts, i_one + 2, "the other compare and the join: %llu vs %llu", (unsigned long long)r.warp_insts,
+		     (unsigned long long)i_one);
+	run_text(cond, 32, 1, &m);
+	cr_assert_eq(r.warp_insts, i_one + 3, "the compare, both arms and the SEL, less the one compare: %llu vs %llu",
+		     (unsigned long long)r.warp_insts, (unsigned long long)i_one);
+}

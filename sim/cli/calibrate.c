@@ -296,6 +296,14 @@ static void derive_classes(struct calib *c)
 	CLASS(uniform, "UIADD3", true, false, "dep"); /* uniform registers: no independent form was timed */
 	CLASS(s2r, "S2R+S2UR", true, false, "indep");
 	CLASS(branch, "BRA", true, false, "indep");
+	{
+		/* the branch row's step is three instructions (sub, setp, bra): the other two take their issue slots */
+		int rb;
+		double step = cell(c, "iclass.csv", "cycles_per_instruction", &rb, "class=branch", "sass=BRA", "mode=indep",
+				   "warps_per_scheduler=8", NULL) / 8.0;
+		m->iclass_branch_interval = iround(step - 2.0) < 1 ? 1 : iround(step - 2.0);
+		cite(c, "iclass_branch_interval", "iclass.csv row %d: a step of sub, setp and bra (7 in 8 not taken) every %.2f cycles per scheduler at 8 warps per scheduler, less the sub's and setp's issue slots", rb, step);
+	}
 	CLASS(lds, "LDS", false, true, "indep");
 	CLASS(sts, "STS", false, true, "indep");
 	CLASS(ldg, "LDG(L1)", false, true, "indep"); /* the issue path; L2 and DRAM are the memory model's */
