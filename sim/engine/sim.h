@@ -95,6 +95,16 @@ struct sim_report {
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
 	uint64_t dram_bytes;
 
+	/* For the binding limit (sim/out/limit.h): the figures Nsight Compute's rule reads. */
+	double dram_peak_bytes_per_cycle; /* the machine's dram_bytes_per_cycle */
+	uint32_t subpartitions;
+	uint64_t sp_active_cycles;  /* sum over sub-partitions: cycles from launch until its last warp exited */
+	uint64_t mio_busy_cycles;   /* the MIO path: sum over issued instructions of their class's MIO cycles */
+	uint64_t mio_pipe_cycles;   /* the busiest memory pipe: max over classes of issued x MIO cycles */
+	char mio_pipe[16];          /* its instruction class (isa/lower.h), "" when no memory instruction issued */
+	uint64_t tensor_busy_cycles; /* sum over issued MMAs of the mma pipe's interval */
+	uint64_t unloaded_copy_latency; /* one copy's latency on an idle SM (dram_latency or l2 path), cycles */
+
 	uint64_t warp_insts, events;
 	double host_seconds;
 

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "limit.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -66,6 +68,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(bounds, "memory_cycles", (double)r->memory_bound);
 	cJSON_AddNumberToObject(bounds, "lower_bound", (double)r->lower_bound);
 	cJSON_AddNumberToObject(bounds, "efficiency", round6(r->efficiency));
+
+	struct limit lim;
+	limit_of(r, status, &lim);
+	cJSON_AddItemToObject(o, "binding_limit", limit_json(&lim));
 
 	cJSON *cpa = cJSON_AddObjectToObject(o, "cp_async");
 	cJSON_AddNumberToObject(cpa, "actual_batches", (double)r->cp_async_batches);
@@ -155,6 +161,27 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 	fprintf(out, "lower bound     %12llu   (compute %llu, memory %llu)  efficiency %.1f%%\n",
 		(unsigned long long)r->lower_bound, (unsigned long long)r->compute_bound,
 		(unsigned long long)r->memory_bound, 100 * r->efficiency);
+
+	struct limit lim;
+	limit_of(r, status, &lim);
+	fprintf(out, "binding limit   %s — %s\n", limit_name(&lim), lim.consequence);
+	fprintf(out,
+		"  evidence: DRAM %.1f%% of peak, memory pipes %.1f%% busy (%s; MIO path %.1f%%), %.2f warps issued "
+		"per scheduler per cycle\n",
+		lim.dram_pct, lim.mio_busy_pct, lim.mio_pipe, lim.mio_path_pct, lim.issue_per_scheduler);
+	fprintf(out, "  warp state, stalled-warp cycles per issued instruction (ncu WarpStateStats):");
+	bool done[WS_COUNT] = {false};
+	for (int n = 0; n < WS_COUNT; n++) {
+		int best = -1;
+		for (int i = 0; i < WS_COUNT; i++)
+			if (!done[i] && lim.per_issue[i] >= 0.005 && (best < 0 || lim.per_issue[i] > lim.per_issue[best]))
+				best = i;
+		if (best < 0)
+			break;
+		done[best] = true;
+		fprintf(out, "%s %s %.2f", n ? "," : "", warpstate_key[best], lim.per_issue[best]);
+	}
+	fputc('\n', out);
 
 	fprintf(out, "\nlatency hiding\n");
 	fprintf(out, "  batches consumed        %12llu\n", (unsigned long long)r->batches);

@@ -72,6 +72,36 @@ void stats_finish(struct sim *s)
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
 	r->efficiency = r->cycles ? (double)r->lower_bound / (double)r->cycles : 0.0;
 	r->events = s->q.popped + s->sm_ticks;
+
+	/* The binding limit's figures: each scheduler is active until its last warp exits (ncu's cycles_active). */
+	r->dram_peak_bytes_per_cycle = s->m->dram_bytes_per_cycle;
+	r->subpartitions = (uint32_t)s->m->subpartitions;
+	r->sp_active_cycles = 0;
+	for (int64_t p = 0; p < s->m->subpartitions; p++) {
+		uint64_t last = 0;
+		for (uint32_t i = 0; i < s->nwarps; i++) {
+			const struct warp *w = &s->warps[i];
+			uint64_t at = w->done ? w->done_at : end;
+			if (w->sp == (uint32_t)p && at > last)
+				last = at;
+		}
+		r->sp_active_cycles += last;
+	}
+	/*
+	 * ncu's "Mem Pipes Busy" is the busiest of the SM's memory units, each against its own peak;
+	 * the model's one MIO path takes every class's cost in turn, so each class stands for its unit.
+	 */
+	r->mio_busy_cycles = r->mio_pipe_cycles = 0;
+	r->mio_pipe[0] = '\0';
+	for (int c = 0; c < IC_COUNT; c++) {
+		uint64_t busy = s->cls_issued[c] * s->cls_mio[c];
+		r->mio_busy_cycles += busy;
+		if (busy > r->mio_pipe_cycles) {
+			r->mio_pipe_cycles = busy;
+			snprintf(r->mio_pipe, sizeof r->mio_pipe, "%s", iclass_name[c]);
+		}
+	}
+	r->tensor_busy_cycles = s->cls_issued[IC_MMA] * s->cls_ivl[IC_MMA];
 	if (s->trace)
 		s->trace->end = end;
 }
