@@ -9,6 +9,7 @@
 
 #include "../../isa/jdoc.h"
 #include "cli.h"
+#include "limit.h"
 #include "commands.h"
 #include "outfile.h"
 #include "report.h"
@@ -114,7 +115,7 @@ static double pct(const struct sim_report *r, int cause)
 
 static void print_table(FILE *out, const struct run_spec *specs, const struct run_result *res, int n)
 {
-	const int w = 16;
+	const int w = 19; /* "instruction-latency" */
 	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
 		fprintf(out, " %*.*s", w, w, specs[i].label);
@@ -140,6 +141,15 @@ static void print_table(FILE *out, const struct run_spec *specs, const struct ru
 	ROW("efficiency", ".3f", r->efficiency);
 	ROW("over-wait (cycles)", "llu", (unsigned long long)r->overwait_cycles);
 	ROW("hazards", "llu", (unsigned long long)r->hazards);
+	struct limit lim[MAX_RUNS];
+	for (int i = 0; i < n; i++)
+		limit_of(&res[i].r, res[i].status, &lim[i]);
+	ROW("binding limit", "s", limit_name(&lim[i]));
+	ROW("  utilization", ".2f", lim[i].utilization);
+	ROW("  DRAM % of peak", ".1f", lim[i].dram_pct);
+	ROW("  memory pipes % busy", ".1f", lim[i].mio_busy_pct);
+	ROW("  issued / scheduler", ".2f", lim[i].issue_per_scheduler);
+	ROW("  top stall (ncu)", "s", warpstate_key[lim[i].top]);
 	fprintf(out, "\nwarp cycles by cause (%%)");
 	for (int c = 0; c < STALL_COUNT; c++) {
 		char name[40];

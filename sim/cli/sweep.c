@@ -30,6 +30,7 @@
 #include "../../isa/suggest.h"
 #include "cli.h"
 #include "commands.h"
+#include "limit.h"
 #include "machine.h"
 #include "outfile.h"
 #include "runner.h"
@@ -60,7 +61,13 @@
 	X(hazards, "dataflow hazards (count)", (double)r->hazards)                                        \
 	X(provenance_mismatches, "provenance mismatches (count)", (double)r->provenance_mismatches)      \
 	X(dram_bytes, "DRAM traffic (bytes)", (double)r->dram_bytes)                                      \
-	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)
+	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)                   \
+	X(binding_limit, "binding limit (0 dram, 1 tensor, 2 mio, 3 issue, 4 memory-latency, "             \
+	  "5 instruction-latency)", (double)lim.resource)                                                \
+	X(limit_utilization, "binding limit's utilization (0 to 1 of its peak)", lim.utilization)        \
+	X(dram_pct, "DRAM throughput (% of peak)", lim.dram_pct)                                          \
+	X(mio_busy_pct, "busiest memory pipe (% of cycles)", lim.mio_busy_pct)                          \
+	X(issued_per_scheduler, "warps issued per scheduler per cycle", lim.issue_per_scheduler)
 
 enum {
 #define METRIC_ENUM(name, label, expr) M_##name,
@@ -291,9 +298,13 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 		res->status = runner_run(sw->experiment, sets, n, false, e, r, &d);
 		if (res->status == 2)
 			snprintf(res->error, sizeof res->error, "%.255s", d.msg);
+		struct limit lim;
+		limit_of(r, res->status, &lim);
 #define METRIC_SET(name, label, expr) res->m[M_##name] = (expr);
 		METRICS(METRIC_SET)
 #undef METRIC_SET
+		if (res->status == 2)
+			res->m[M_binding_limit] = -1; /* did not run: no limit */
 		for (int c = 0; c < STALL_COUNT; c++)
 			res->m[M_STALLS + c] = (double)r->stalls[c];
 	}
@@ -476,7 +487,9 @@ static void write_row(FILE *out, const struct sweep *sw, int run, const struct r
 	fprintf(out, "%s", r->status >= 0 && r->status <= 4 ? st[r->status] : "?");
 	for (int m = 0; m < NMETRICS; m++) {
 		double v = r->m[m];
-		if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
+		if (m == M_binding_limit)
+			fprintf(out, ",%s", v >= 0 && v < 6 ? limit_resource_name[(int)v] : "none");
+		else if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
 			fprintf(out, ",%lld", (long long)v);
 		else
 			fprintf(out, ",%.6f", v);
