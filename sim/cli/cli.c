@@ -203,10 +203,14 @@ const struct cli_command cli_commands[] = {
 			 "against predicted cycles per batch (the SM's span per batch where a row has it), the mean "
 			 "absolute error per family (kernel x blocks per SM) and overall, and the pairs of designs "
 			 "ordered differently from the hardware (same occupancy, block size, k and input; measured "
-			 "differences under 5% ignored).  Exit status 1 when a bound set by --max-error, "
-			 "--max-family-error or --require-ranking is not met.",
+			 "differences under 5% ignored).  A CSV with a class column (default traces/h100/ncu_limits.csv: "
+			 "Nsight Compute's reading of what binds, on the H100) is read as binding-limit rows: each "
+			 "configuration is simulated and smsim's binding limit set beside ncu's class, with the "
+			 "agreement.  Exit status 1 when a bound set by --max-error, --max-family-error, "
+			 "--require-ranking or --min-limit-agreement is not met.",
 		.examples = "smsim validate\n"
-			    "smsim validate traces/h100/pipelines.csv traces/h100/validation.csv --max-error 12.5",
+			    "smsim validate traces/h100/pipelines.csv traces/h100/validation.csv --max-error 12.5\n"
+			    "smsim validate traces/h100/ncu_limits.csv --min-limit-agreement 90",
 		.operands = "csv",
 		.run = cmd_validate,
 		.options = {
@@ -217,6 +221,10 @@ const struct cli_command cli_commands[] = {
 			{"--require-ranking", NULL,
 			 "Fail (exit 1) when two designs are ranked differently from the hardware (differences under 5% "
 			 "ignored).",
+			 NULL},
+			{"--min-limit-agreement", "PERCENT",
+			 "Fail (exit 1) when fewer than PERCENT of the binding-limit rows name ncu's class (or the "
+			 "neighbouring class it accepts near a threshold).",
 			 NULL},
 			OPT_SET,
 			OPT_CONFIGS,
