@@ -139,7 +139,8 @@ int cmd_run(int argc, char **argv, const char *self)
 	struct diag d = {0};
 	rc = e && r ? runner_run(a->file, a->sets, a->nsets, a->trace_file || a->svg_file, e, r, &d)
 		    : diag_set(&d, DIAG_LIMIT, "out of memory");
-	if (rc && rc != DIAG_DEADLOCK) {
+	/* A deadlock, or a limit hit while running (warps were set up), still reports what ran: partial. */
+	if (rc && rc != DIAG_DEADLOCK && !(rc == DIAG_LIMIT && r && r->warps && r->cycles)) {
 		fprintf(stderr, "smsim: %s\n", d.msg);
 		goto out;
 	}

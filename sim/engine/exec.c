@@ -142,9 +142,37 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 
 static enum anchor_status done_if(bool done) { return done ? ANCHOR_DONE : ANCHOR_BLOCKED; }
 
+/* Work (copies, compute, memory) and pipeline calls, for the exposure of a wait (warp.calls_from). */
+static void note_work(struct warp *w, enum op op, uint64_t now)
+{
+	switch (op) {
+	case OP_PRODUCER_ACQUIRE:
+	case OP_PRODUCER_COMMIT:
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_RELEASE:
+	case OP_CONSUMER_WAIT_PRIOR:
+	case OP_PIPELINE_WAIT_PRIOR:
+	case OP_PIPELINE_COMMIT:
+		if (!w->calls_from)
+			w->calls_from = now + 1;
+		break;
+	case OP_MEMCPY_ASYNC:
+	case OP_PIPELINE_MEMCPY_ASYNC:
+	case OP_COMPUTE:
+	case OP_FMA:
+	case OP_SHFL:
+	case OP_SHARED_LOAD:
+	case OP_SHARED_STORE:
+	case OP_GLOBAL_LOAD:
+	case OP_GLOBAL_STORE: w->calls_from = 0; break;
+	default: break;
+	}
+}
+
 enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
+	note_work(w, in->op, now);
 	switch (in->op) {
 	case OP_JMP: simt_jump(s, w, in->target); return ANCHOR_MOVED;
 	case OP_LET:

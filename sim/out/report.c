@@ -13,6 +13,11 @@ static double mean_latency(const struct sim_report *r)
 	return r->copies ? (double)r->copy_latency_sum / (double)r->copies : 0.0;
 }
 
+static double mean_unloaded(const struct sim_report *r)
+{
+	return r->copies ? (double)r->copy_unloaded_sum / (double)r->copies : 0.0;
+}
+
 static const char *status_name(int status)
 {
 	switch (status) {
@@ -31,6 +36,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddStringToObject(o, "kernel", r->kernel);
 	cJSON_AddStringToObject(o, "machine", r->machine);
 	cJSON_AddStringToObject(o, "status", status_name(status));
+	/* A run that stopped early (deadlock, a limit): every figure is over the cycles that ran. */
+	cJSON_AddBoolToObject(o, "partial", status != 0);
 	cJSON *params = cJSON_AddObjectToObject(o, "params");
 	for (int i = 0; i < e->kernel.nparams; i++)
 		cJSON_AddNumberToObject(params, e->kernel.params[i].name, (double)e->kernel.params[i].value);
@@ -51,6 +58,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(copies, "bytes", (double)r->copy_bytes);
 	cJSON_AddNumberToObject(copies, "mean_latency", round6(mean_latency(r)));
 	cJSON_AddNumberToObject(copies, "max_latency", (double)r->copy_latency_max);
+	cJSON_AddNumberToObject(copies, "unloaded_latency", round6(mean_unloaded(r)));
+	cJSON_AddNumberToObject(copies, "queueing", round6(mean_latency(r) - mean_unloaded(r)));
 	cJSON_AddNumberToObject(copies, "sync_fallback", (double)r->sync_copies);
 	cJSON_AddNumberToObject(copies, "bulk", (double)r->bulk_copies);
 	cJSON_AddNumberToObject(copies, "bulk_bytes", (double)r->bulk_bytes);
@@ -59,6 +68,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(lh, "batches", (double)r->batches);
 	cJSON_AddNumberToObject(lh, "copy_latency_cycles", (double)r->batch_latency);
 	cJSON_AddNumberToObject(lh, "exposed_cycles", (double)r->exposed);
+	cJSON_AddNumberToObject(lh, "unloaded_latency_cycles", (double)r->unloaded_budget);
+	cJSON_AddNumberToObject(lh, "exposed_unloaded_cycles", (double)r->exposed_unloaded);
 	cJSON_AddNumberToObject(lh, "hidden_fraction", round6(r->hidden_fraction));
 	cJSON_AddNumberToObject(lh, "compute_overlap_fraction",
 				round6(r->compute_issues ? (double)r->compute_overlapped / (double)r->compute_issues : 0));
@@ -154,7 +165,8 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 	fprintf(out, "  model: reconverge=%s, quit=%s, dataflow checks %s\n", r->reconverge, r->quit_model,
 		r->checks ? "on" : "off");
 	if (status)
-		fprintf(out, "  status: %s\n", status_name(status));
+		fprintf(out, "  status: %s — the figures below are partial: over the %llu cycles that ran\n",
+			status_name(status), (unsigned long long)r->cycles);
 
 	fprintf(out, "\ncycles          %12llu   (%.3f us at %.2f GHz)\n", (unsigned long long)r->cycles,
 		(double)r->cycles / (r->clock_ghz * 1e3), r->clock_ghz);
@@ -189,13 +201,17 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		(unsigned long long)r->batch_latency);
 	fprintf(out, "  exposed (sum)           %12llu cycles   consumers blocked waiting for them\n",
 		(unsigned long long)r->exposed);
-	fprintf(out, "  hidden fraction         %12.3f          1 - exposed / latency\n", r->hidden_fraction);
+	fprintf(out, "  hidden fraction         %12.3f          of each batch's unloaded copy latency, the part consumers did not wait\n",
+		r->hidden_fraction);
 	fprintf(out, "  compute during copies   %11.1f%%          of FMA issue slots\n",
 		r->compute_issues ? 100.0 * (double)r->compute_overlapped / (double)r->compute_issues : 0.0);
 
 	fprintf(out, "\nasync copies     %llu chunks, %llu bytes, latency mean %.1f max %llu cycles",
 		(unsigned long long)r->copies, (unsigned long long)r->copy_bytes, mean_latency(r),
 		(unsigned long long)r->copy_latency_max);
+	if (r->copies)
+		fprintf(out, "\n  unloaded %.1f cycles (an idle SM), queueing %.1f cycles (the rest, mean)", mean_unloaded(r),
+			mean_latency(r) - mean_unloaded(r));
 	if (r->sync_copies)
 		fprintf(out, "\n  WARNING: %llu chunk(s) fell back to synchronous copies (alignment < 4 bytes)",
 			(unsigned long long)r->sync_copies);

@@ -156,7 +156,9 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
 		s->rep->bulk_copies++;
 		s->rep->bulk_bytes += (uint64_t)bytes;
-		stats_copy(s, 1, (uint32_t)bytes, now, land);
+		stats_copy(s, 1, (uint32_t)bytes, now, land,
+			   gmem_unloaded_bulk(s, (src->base + sbyte) / 32, nsec) + (uint64_t)s->m->bulk_extra_latency +
+				   (uint64_t)bytes / 128);
 		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
 			  s->mbars[id].phase);
 	}
@@ -238,7 +240,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint64_t land = gmem_fill(s, arrive, bytes) + (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		stats_copy(s, nl, (uint32_t)c, now, land);
+		stats_copy(s, nl, (uint32_t)c, now, land,
+			   gmem_unloaded(s, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
+				   (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles);
 		if (c < 4) {
 			/*
 			 * Under 4-byte alignment libcudacxx gives up on cp.async: the
