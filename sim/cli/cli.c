@@ -82,7 +82,10 @@ const struct cli_command cli_commands[] = {
 		.run = cmd_compare,
 		.options = {
 			{"--vary", "NAME=V1,V2,...",
-			 "Run the first experiment once per value of NAME (any name --set takes).", NULL},
+			 "Run the first experiment once per value of NAME (any name --set takes); several --vary "
+			 "run every combination, labelled \"stages=2 k=64\" (the last varying fastest); a name "
+			 "given twice is an error.",
+			 NULL},
 			OPT_SET,
 			{"--json", NULL, "Print every run's full report, with its label and speedup, as JSON.", NULL},
 			OPT_NO_TIMING,

@@ -296,7 +296,7 @@ static int unused_param(const struct experiment *e, const struct param_override 
  * error, in d).
  */
 static int assemble(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
-		    struct experiment *e, struct diag *d, struct diag_list *errs)
+		    struct experiment *e, struct diag *d, struct diag_list *errs, const char *machine_file)
 {
 	*e = (struct experiment){0};
 	e->limits = sim_default_limits();
@@ -309,6 +309,11 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	} else {
 		/* A kernel alone: one block of the documented examples' 256 threads. */
 		e->launch.block_size = EXP_DEFAULT_BLOCK_SIZE;
+		if (machine_file) {
+			if ((rc = machine_load(machine_file, &e->machine, d)))
+				return rc;
+			snprintf(e->machine_file, sizeof e->machine_file, "%s", machine_file);
+		}
 	}
 	if (kernel_file)
 		snprintf(e->kernel_file, sizeof e->kernel_file, "%s", kernel_file);
@@ -358,7 +363,59 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 
 int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
 {
-	return assemble(file, NULL, sets, nsets, e, d, NULL);
+	return assemble(file, NULL, sets, nsets, e, d, NULL, NULL);
+}
+
+/* What a JSON file that is not an experiment or a kernel is, for the message; NULL: one of those. */
+static const char *other_kind(const cJSON *root)
+{
+	if (!cJSON_IsObject(root) || cJSON_GetObjectItemCaseSensitive(root, "experiment") || cJSON_GetObjectItemCaseSensitive(root, "body"))
+		return NULL;
+	if (cJSON_GetObjectItemCaseSensitive(root, "comparison"))
+		return "a comparison file (smsim compare runs it)";
+	if (cJSON_GetObjectItemCaseSensitive(root, "sweep"))
+		return "a sweep file (smsim sweep runs it)";
+	if (cJSON_GetObjectItemCaseSensitive(root, "fields") && cJSON_GetObjectItemCaseSensitive(root, "machine"))
+		return "a machine config (an experiment names it in \"machine\")";
+	return NULL; /* neither: let the experiment loader say what is wrong with it */
+}
+
+int experiment_open(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
+{
+	struct jdoc doc;
+	int rc = jdoc_load(file, &doc, d);
+	if (rc)
+		return rc;
+	const char *other = other_kind(doc.root);
+	bool kernel = cJSON_IsObject(doc.root) && !cJSON_GetObjectItemCaseSensitive(doc.root, "experiment") &&
+		      cJSON_GetObjectItemCaseSensitive(doc.root, "body");
+	jdoc_free(&doc);
+	if (other) {
+		*e = (struct experiment){0};
+		return diag_set(d, DIAG_INPUT,
+				"%s is %s; this command takes an experiment (configs/experiments/*.json) or a kernel "
+				"file (kernels/*.json)",
+				file, other);
+	}
+	if (!kernel)
+		return experiment_load(file, sets, nsets, e, d);
+	/* The checkout's machine beside the kernels (kernels/ and configs/ are siblings), else the built-in one. */
+	char machine[1200];
+	const char *slash = strrchr(file, '/');
+	snprintf(machine, sizeof machine, "%.*s%s../" EXP_DEFAULT_MACHINE, slash ? (int)(slash - file) : 0, file,
+		 slash ? "/" : "");
+	FILE *probe = fopen(machine, "r");
+	if (probe)
+		fclose(probe);
+	rc = assemble(NULL, file, sets, nsets, e, d, NULL, probe ? machine : NULL);
+	e->kernel_alone = true;
+	const char *base = slash ? slash + 1 : file;
+	size_t len = strlen(base);
+	if (len > 5 && !strcmp(base + len - 5, ".json"))
+		len -= 5;
+	snprintf(e->name, sizeof e->name, "%.*s", (int)(len < 63 ? len : 63), base);
+	snprintf(e->file, sizeof e->file, "%s", file);
+	return rc;
 }
 
 int experiment_check(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
@@ -366,7 +423,7 @@ int experiment_check(const char *file, const char *kernel_file, const struct set
 {
 	struct diag d = {0};
 	int before = errs->n + errs->more;
-	int rc = assemble(file, kernel_file, sets, nsets, e, &d, errs);
+	int rc = assemble(file, kernel_file, sets, nsets, e, &d, errs, NULL);
 	if (rc && errs->n + errs->more == before)
 		diag_list_add(errs, &d); /* what stopped it and was not recorded yet */
 	return rc ? rc : errs->n + errs->more > before ? DIAG_INPUT : 0;

@@ -33,6 +33,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "experiment", e->name);
+	if (e->kernel_alone)
+		cJSON_AddStringToObject(o, "defaults",
+					"a kernel file run alone: the default machine, the kernel's own params, one block "
+					"per SM and a grid of one block");
 	cJSON_AddStringToObject(o, "kernel", r->kernel);
 	cJSON_AddStringToObject(o, "machine", r->machine);
 	cJSON_AddStringToObject(o, "status", status_name(status));
@@ -157,6 +161,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 void report_text(FILE *out, const struct experiment *e, const struct sim_report *r, int status, bool timing)
 {
 	fprintf(out, "smsim: %s — kernel %s on %s\n", e->name, r->kernel, r->machine);
+	if (e->kernel_alone)
+		fprintf(out, "  defaults: a kernel file run alone — machine %s, the kernel's own params, a launch of "
+			"one block of %lld threads (an experiment file sets these; --set changes them)\n",
+			e->machine_file[0] ? e->machine_file : "built-in default", (long long)e->launch.block_size);
 	fprintf(out, "  params:");
 	for (int i = 0; i < e->kernel.nparams; i++)
 		fprintf(out, " %s=%lld", e->kernel.params[i].name, (long long)e->kernel.params[i].value);
