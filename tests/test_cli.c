@@ -318,3 +318,39 @@ Test(cli, a_kernel_file_runs_alone)
 	cr_assert(strstr(c.err, "is a machine config"), "%s", c.err);
 	cli_free(&c);
 }
+
+/* Errors that say what to change: the --set, the range, the expression with its values, the buffer and line. */
+Test(cli, errors_name_the_set_the_expression_and_the_buffer)
+{
+	struct cli c = run_cli("run " STAGED " --set stages=0");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "smsim: --set stages=0: stages must be 1..64 (the range "), "%s", c.err);
+	cr_assert(strstr(c.err, "kernels/with_staging_unified.json declares at 6:"), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("check " STAGED " --set stages=65");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "--set stages=65: stages must be 1..64"), "%s", c.err);
+	cr_assert(!strstr(c.err, "shared.elems"), "nothing sized from a bad parameter is checked: %s", c.err);
+	cli_free(&c);
+	/* a size derived from a parameter without a range: the expression and the values that made it */
+	c = run_cli("run configs/experiments/producer_consumer_pattern.json --set buffer_len=0");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "at $.shared.buffer.elems: shared.buffer.elems = stages * buffer_len = 2 * 0 = 0, outside "
+				"1..17179869184"),
+		  "%s", c.err);
+	cli_free(&c);
+	/* a launch error caused by --set names the --set */
+	c = run_cli("run " STAGED " --set blocks=40");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "smsim: --set blocks=40: launch: 40 resident blocks"), "%s", c.err);
+	cli_free(&c);
+	/* a copy out of bounds: buffer, size, index expression with values, line:column, thread */
+	c = run_cli("run tests/bad/k_oob_copy.json");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "k_oob_copy.kernel.json:32:3: at $.body[2] (memcpy_async, block 0 warp 0, cycle "), "%s",
+		  c.err);
+	cr_assert(strstr(c.err, "thread 0 copies 4 bytes from gin[0] + 256 to smem[64] + 256, outside smem (128 elements "
+				"of 4 bytes): dst \"smem[block_size]\" = smem[64]"),
+		  "%s", c.err);
+	cli_free(&c);
+}

@@ -33,11 +33,13 @@ static int parse_int(const char *text, int64_t *out)
 	return 0;
 }
 
-static int set_param(struct experiment *e, const char *name, int64_t value)
+/* from: where the value comes from for messages ("--set stages=0"), "" for the experiment's params. */
+static int set_param(struct experiment *e, const char *name, int64_t value, const char *from)
 {
 	for (int i = 0; i < e->nparams; i++)
 		if (strcmp(e->params[i].name, name) == 0) {
 			e->params[i].value = value;
+			snprintf(e->params[i].from, sizeof e->params[i].from, "%s", from);
 			return 0;
 		}
 	if (e->nparams >= EXP_MAX_PARAMS || strlen(name) >= sizeof e->params[0].name)
@@ -46,6 +48,7 @@ static int set_param(struct experiment *e, const char *name, int64_t value)
 	snprintf(p->name, sizeof p->name, "%s", name);
 	p->value = value;
 	p->used = false;
+	snprintf(p->from, sizeof p->from, "%s", from);
 	return 0;
 }
 
@@ -183,7 +186,7 @@ static int load_file(const char *file, struct experiment *e, struct diag *d)
 				rc = jdoc_error(&doc, &at, d, "expected an integer");
 				goto out;
 			}
-			if (set_param(e, f->string, (int64_t)f->valuedouble)) {
+			if (set_param(e, f->string, (int64_t)f->valuedouble, "")) {
 				rc = jdoc_error(&doc, &at, d, "too many parameters or name too long");
 				goto out;
 			}
@@ -238,9 +241,12 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 		if (v < 1)
 			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer", st->name, st->value);
 		*lf = v;
+		snprintf(e->launch_from, sizeof e->launch_from, "--set %.40s=%.40s", st->name, st->value);
 		return 0;
 	}
-	if (set_param(e, name, v))
+	char from[96];
+	snprintf(from, sizeof from, "--set %.40s=%.40s", st->name, st->value);
+	if (set_param(e, name, v, from))
 		return diag_set(d, DIAG_INPUT, "--set %s: too many parameters or name too long", st->name);
 	return 0;
 }
@@ -257,9 +263,11 @@ static int found(struct diag_list *errs, const struct diag *d, int rc)
 	return 0;
 }
 
-/* The launch check's message, pointed at the experiment's launch where the numbers came from (or at --set). */
-static int launch_error(const char *file, const struct diag *ld, struct diag *d)
+/* The launch check's message, pointed at the --set that changed the launch, else at the experiment's launch. */
+static int launch_error(const char *file, const char *launch_from, const struct diag *ld, struct diag *d)
 {
+	if (launch_from[0])
+		return diag_set(d, DIAG_INPUT, "%s: %s", launch_from, ld->msg);
 	struct jdoc doc;
 	struct jpath at;
 	jpath_root(&at);
@@ -331,7 +339,7 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 		e->launch.grid_blocks = e->launch.blocks;
 	if (e->launch.grid_blocks < e->launch.blocks) {
 		rc = diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
-			      file ? file : "--set", (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
+			      e->launch_from[0] ? e->launch_from : file ? file : "--set", (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
 		if ((rc = found(errs, d, rc)))
 			return rc;
 		e->launch.grid_blocks = e->launch.blocks;
@@ -353,7 +361,7 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	}
 	struct diag ld;
 	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
-	    (rc = found(errs, d, launch_error(file, &ld, d))))
+	    (rc = found(errs, d, launch_error(file, e->launch_from, &ld, d))))
 		return rc;
 	for (int i = 0; i < e->nparams; i++)
 		if (!e->params[i].used && (rc = found(errs, d, unused_param(e, &e->params[i], d))))

@@ -23,6 +23,7 @@ struct experiment {
 	int nparams;
 	struct kernel kernel; /* compiled for the final params and launch */
 	bool kernel_alone;    /* a kernel file run without an experiment (experiment_open) */
+	char launch_from[96]; /* the last --set of a launch field ("--set blocks=40"), "" when none */
 };
 
 /* One --set NAME=VALUE. */

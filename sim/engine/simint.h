@@ -400,6 +400,12 @@ uint32_t simt_arrived(const struct warp *w, int entry);
  */
 uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* The current op's field key ("dst", "src") as the kernel file writes it, for messages ("" if none). */
+void sim_op_text(const struct sim *s, const struct warp *w, const char *key, char *out, size_t n);
+/* text with the lane's variables, the params and the launch sizes replaced by their values, for messages. */
+void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n);
+/* One lane's variables as "name=value ...", for messages. */
+void simt_describe_lane(const struct sim *s, const struct warp *w, int lane, char *out, size_t n);
 /*
  * Evaluates in every lane of mask, whatever the uniformity tracking says, and reports nothing:
  * returns the lowest lane that faulted (its fault in *fault; out is 0 there) or -1.

@@ -215,10 +215,18 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
 		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
 		    sbyte + (uint64_t)c > src->elems * src->elem_bytes) {
+			bool dst_bad = di < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes;
+			const struct buffer *bad = dst_bad ? dst : src;
+			char text[256], vals[256], vars[512];
+			sim_op_text(s, w, dst_bad ? "dst" : "src", text, sizeof text);
+			simt_substitute(s, w, lane, text, vals, sizeof vals);
+			simt_describe_lane(s, w, lane, vars, sizeof vars);
 			sim_fail(s, DIAG_INPUT, w,
-				 "thread %u copies %lld bytes from %s[%lld] + %lld to %s[%lld] + %lld, outside the buffers",
-				 w->in_block * 32 + (unsigned)lane, (long long)c, src->name, (long long)si,
-				 (long long)off, dst->name, (long long)di, (long long)off);
+				 "thread %u copies %lld bytes from %s[%lld] + %lld to %s[%lld] + %lld, outside %s (%llu "
+				 "elements of %u bytes): %s \"%s\" = %s (%s)",
+				 w->in_block * 32 + (unsigned)lane, (long long)c, src->name, (long long)si, (long long)off,
+				 dst->name, (long long)di, (long long)off, bad->name, (unsigned long long)bad->elems,
+				 (unsigned)bad->elem_bytes, dst_bad ? "dst" : "src", text, vals, vars[0] ? vars : "no variables");
 			return true;
 		}
 		gaddr[lane] = src->base + sbyte;
