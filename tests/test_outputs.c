@@ -184,7 +184,7 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 	double last_end[64];
 	for (int i = 0; i < 64; i++)
 		last_end[i] = -1;
-	int copies = 0, counters = 0, spreads = 0;
+	int copies = 0, counters = 0, spreads = 0, memcpys = 0;
 	for (const cJSON *e = ev->child; e; e = e->next) {
 		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
 		if (strcmp(ph, "C") == 0)
@@ -211,6 +211,8 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 		const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
 		double parts = 0;
 		for (const cJSON *a = args ? args->child : e; a; a = args ? a->next : NULL) {
+			if (args && (!strcmp(a->string, "op") || !strcmp(a->string, "at") || !strcmp(a->string, "line")))
+				continue; /* where the op is, not cycles */
 			const char *cause = args ? a->string : name;
 			double cycles = args ? a->valuedouble : dur;
 			int k = 0;
@@ -226,9 +228,20 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 			spreads++;
 			cr_assert(strstr(name, "+issue"), "%s: a slice with args is a spread op", name);
 			cr_assert(cJSON_GetObjectItemCaseSensitive(args, "issue"), "%s has no issue slots", name);
+			/* every op span names its kind, JSON path and line, so a span leads back to the kernel line */
+			const cJSON *op = cJSON_GetObjectItemCaseSensitive(args, "op");
+			const cJSON *at = cJSON_GetObjectItemCaseSensitive(args, "at");
+			const cJSON *line = cJSON_GetObjectItemCaseSensitive(args, "line");
+			cr_assert(cJSON_IsString(op) && cJSON_IsString(at) && cJSON_IsNumber(line), "%s: no op, at or line", name);
+			cr_assert(!strncmp(name, op->valuestring, strlen(op->valuestring)), "%s is not named by its op", name);
+			cr_assert(!strncmp(at->valuestring, "$.body", 6) && line->valueint > 0, "%s at %s line %d", name,
+				  at->valuestring, line->valueint);
+			if (!strcmp(op->valuestring, "memcpy_async"))
+				memcpys++;
 		}
 	}
 	cr_assert_gt(spreads, 100, "statements, pipeline calls and copies are spread ops");
+	cr_assert_eq(memcpys, 8 * 16, "one memcpy_async span per warp and batch: %d", memcpys);
 	cr_assert_eq(copies, 16, "one copy span per batch");
 	cr_assert_gt(counters, 10, "bytes in flight, stages full, DRAM");
 	const cJSON *stalls = cJSON_GetObjectItemCaseSensitive(rep, "stalls");
