@@ -776,3 +776,57 @@ Test(outputs, sweep_plots_label_their_axes_with_units)
 	free(file);
 	free(svg);
 }
+
+/* sweep --svg --measured: the hardware's series beside smsim's, dashed, one per value of the series column. */
+Test(outputs, sweep_overlays_a_measured_series)
+{
+	char *svg = tmp_path("measured.svg"), cmd[512], *out;
+	snprintf(cmd, sizeof cmd,
+		 "%s sweep configs/sweeps/overwait_h100.json -j 2 --svg %s --measured traces/h100/diverged_commit_cycles.csv "
+		 "2>/dev/null",
+		 SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, &out), 0, "%s", out);
+	free(out);
+	check_svg(svg, "<polyline", 4);
+	char *text = jdoc_read_file(svg, NULL);
+	cr_assert(strstr(text, "data-name=\"H100 measured: per_group=0\"") &&
+		  strstr(text, "data-name=\"H100 measured: per_group=1\""));
+	cr_assert_eq(count(text, "stroke-dasharray=\"6 3\""), 2, "the measured series are dashed");
+	cr_assert(strstr(text, ">cycles (SM clock, whole run)<"), "the y axis says its unit");
+	free(text);
+	/* a measured file without the plot's y column, or --measured without --svg, is a usage error */
+	char *bad = tmp_path("measured.csv");
+	FILE *f = fopen(bad, "w");
+	fputs("# comment\ndivergence,cycles_per_batch\n1,700\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait_h100.json --svg %s --measured %s 2>&1 >/dev/null",
+		 SMSIM_BIN, svg, bad);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, ":2: expected the columns divergence (x) and cycles (y)"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait_h100.json --measured %s 2>&1 >/dev/null", SMSIM_BIN, bad);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, "give --svg FILE too"), "%s", out);
+	free(out);
+	remove(bad);
+	remove(svg);
+	free(bad);
+	free(svg);
+}
+
+/* A run's picture states its cycles, hidden fraction and binding limit in its title block. */
+Test(outputs, run_svg_title_block)
+{
+	char *svg = tmp_path("title.svg"), cmd[512], *out;
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_staging_unified.json --set batch_sz=8 --svg %s", SMSIM_BIN,
+		 svg);
+	cr_assert_eq(sh(cmd, &out), 0);
+	free(out);
+	char *text = jdoc_read_file(svg, NULL);
+	cr_assert(text);
+	cr_assert(strstr(text, " cycles, hidden fraction 0.") && strstr(text, ", binding limit "), "no title block");
+	cr_assert(strstr(text, ">SM cycles<"), "the cycle axis names its unit");
+	free(text);
+	remove(svg);
+	free(svg);
+}

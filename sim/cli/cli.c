@@ -123,6 +123,11 @@ const struct cli_command cli_commands[] = {
 			 "Plot the plot's y against its x, one line per value of the other parameters, the axes "
 			 "labelled with their units.  Not with --shard: merge the parts first.",
 			 "svg"},
+			{"--measured", "FILE",
+			 "With --svg: draw the series measured on the hardware beside the sweep's (a CSV with the "
+			 "plot's x and y columns; a column named as another varied parameter gives one series per "
+			 "value).",
+			 "csv"},
 			{"--shard", "I/N",
 			 "Run only shard I of N, counted from 0 (0 <= I < N): runs I, I+N, I+2N, ...  Writes them as a "
 			 "part for smsim merge: a header with a fingerprint of the smsim version and of the sweep, "

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "limit.h"
 #include "outfile.h"
 #include "report.h"
 #include "runner.h"
@@ -160,9 +161,13 @@ int cmd_run(int argc, char **argv, const char *self)
 		fprintf(stderr, "smsim: out of memory recording the trace\n");
 		rc = DIAG_LIMIT;
 	}
-	char title[256];
-	snprintf(title, sizeof title, "%s: %s on %s, %llu cycles", e->name, r->kernel, r->machine,
-		 (unsigned long long)r->cycles);
+	/* The picture's title block: what ran, its cycles, how much was hidden and what binds. */
+	char title[300];
+	struct limit lim;
+	limit_of(r, rc, &lim);
+	snprintf(title, sizeof title, "%.60s: %.60s on %.40s, %llu cycles%s, hidden fraction %.3f, binding limit %s (%.2f)",
+		 e->name, r->kernel, r->machine, (unsigned long long)r->cycles, rc ? " (partial)" : "",
+		 r->hidden_fraction, limit_name(&lim), lim.utilization);
 	struct picture p = {a, r, title};
 	struct diag wd;
 	if (a->trace_file && r->trace && (rc == 0 || rc == DIAG_DEADLOCK) &&

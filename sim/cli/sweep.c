@@ -728,18 +728,19 @@ int sweep_fill_text(FILE *out, void *text, struct diag *d)
 struct drawing {
 	const struct sweep *sw;
 	const char *table;
+	const char *measured; /* --measured FILE.csv, or NULL */
 };
 
 static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
 	const struct drawing *t = ctx;
-	return sweep_plot(out, t->sw, t->table, d);
+	return sweep_plot(out, t->sw, t->table, t->measured, d);
 }
 
 int cmd_sweep(int argc, char **argv, const char *self)
 {
 	(void)self;
-	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL, *shard_arg = NULL;
+	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL, *shard_arg = NULL, *measured = NULL;
 	bool list = false;
 	struct plan plan = {0};
 	for (int i = 0; i < argc; i++) {
@@ -751,6 +752,7 @@ int cmd_sweep(int argc, char **argv, const char *self)
 		} else if ((got = cli_value(argc, argv, &i, "sweep", "-j", &jarg)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--csv", &csv)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--svg", &svg)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--measured", &measured)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--shard", &shard_arg))) {
 			if (got < 0)
 				return 2;
@@ -781,6 +783,10 @@ int cmd_sweep(int argc, char **argv, const char *self)
 	if (shard_arg && svg) {
 		fprintf(stderr, "smsim sweep: --svg draws the whole sweep, and --shard runs only part of it: merge the "
 				"parts first (smsim merge PART.csv... --svg FILE, or smsim plot SWEEP.json MERGED.csv --svg FILE)\n");
+		return 2;
+	}
+	if (measured && !svg) {
+		fprintf(stderr, "smsim sweep: --measured adds a measured series to the picture; give --svg FILE too\n");
 		return 2;
 	}
 	if (csv && svg && outfile_is_stdout(csv) && outfile_is_stdout(svg)) {
@@ -844,7 +850,7 @@ int cmd_sweep(int argc, char **argv, const char *self)
 	else
 		fputs(text, stderr);
 	if (!rc && svg) {
-		struct drawing t = {sw, text};
+		struct drawing t = {sw, text, measured};
 		rc = outfile_write(svg, fill_plot, &t, &d);
 	}
 	if (rc)

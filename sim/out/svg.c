@@ -598,7 +598,8 @@ void svg_plot(FILE *out, const char *title, const char *xlabel, const char *ylab
 		const char *col = series_colour[s % 10];
 		fputs("<g class=\"series\" data-name=\"", out);
 		escaped(out, series[s].name);
-		fprintf(out, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+		fprintf(out, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col,
+			series[s].measured ? " stroke-dasharray=\"6 3\"" : "");
 		for (int i = 0; i < series[s].n; i++)
 			fprintf(out, "%.1f,%.1f ", PX(series[s].x[i]), PY(series[s].y[i]));
 		fputs("\"/>\n", out);
