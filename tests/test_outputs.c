@@ -824,7 +824,7 @@ Test(outputs, run_svg_title_block)
 	free(out);
 	char *text = jdoc_read_file(svg, NULL);
 	cr_assert(text);
-	cr_assert(strstr(text, " cycles, hidden fraction 0.") && strstr(text, ", binding limit "), "no title block");
+	cr_assert(strstr(text, " cycles · hidden fraction 0.") && strstr(text, " · binding limit "), "no title block");
 	cr_assert(strstr(text, ">SM cycles<"), "the cycle axis names its unit");
 	free(text);
 	remove(svg);

@@ -101,7 +101,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 struct picture {
 	const struct run_args *a;
 	const struct sim_report *r;
-	const char *title;
+	const char *title;     /* one line: the trace's */
+	const char *svg_title; /* the picture's title block: the run, then its figures on a second line */
 };
 
 static int fill_trace(FILE *f, void *ctx, struct diag *d)
@@ -115,7 +116,7 @@ static int fill_trace(FILE *f, void *ctx, struct diag *d)
 static int fill_svg(FILE *f, void *ctx, struct diag *d)
 {
 	const struct picture *p = ctx;
-	return svg_timeline(f, p->r->trace, p->title, &p->a->view, d);
+	return svg_timeline(f, p->r->trace, p->svg_title, &p->a->view, d);
 }
 
 int cmd_run(int argc, char **argv, const char *self)
@@ -162,13 +163,17 @@ int cmd_run(int argc, char **argv, const char *self)
 		rc = DIAG_LIMIT;
 	}
 	/* The picture's title block: what ran, its cycles, how much was hidden and what binds. */
-	char title[300];
+	char title[300], svg_title[300];
 	struct limit lim;
 	limit_of(r, rc, &lim);
 	snprintf(title, sizeof title, "%.60s: %.60s on %.40s, %llu cycles%s, hidden fraction %.3f, binding limit %s (%.2f)",
 		 e->name, r->kernel, r->machine, (unsigned long long)r->cycles, rc ? " (partial)" : "",
 		 r->hidden_fraction, limit_name(&lim), lim.utilization);
-	struct picture p = {a, r, title};
+	snprintf(svg_title, sizeof svg_title,
+		 "%.60s: %.60s on %.40s\n%llu cycles%s · hidden fraction %.3f · binding limit %s at %.2f",
+		 e->name, r->kernel, r->machine, (unsigned long long)r->cycles, rc ? " (partial)" : "", r->hidden_fraction,
+		 limit_name(&lim), lim.utilization);
+	struct picture p = {a, r, title, svg_title};
 	struct diag wd;
 	if (a->trace_file && r->trace && (rc == 0 || rc == DIAG_DEADLOCK) &&
 	    outfile_write(a->trace_file, fill_trace, &p, &wd)) {
