@@ -166,6 +166,8 @@ struct limit_row {
 	int nsets;
 	char ncu_class[24], also[64], ncu_top[32];
 	double ncu_issue, ncu_dram, ncu_pipes;
+	char stall[3][32]; /* ncu's three largest stalls (stall_1..3), per issued instruction; "" when absent */
+	double stall_per_issue[3];
 	struct limit lim;
 	int status;
 };
@@ -234,6 +236,15 @@ static int parse_limits(char *text, struct limit_row *rows, int max, struct diag
 			return -diag_set(d, DIAG_INPUT, "%s:%d: class \"%s\" is not a binding limit", file, line,
 					 r->ncu_class);
 		for (int i = 0; i < nf; i++) {
+			for (int j = 0; j < 3; j++) {
+				char name[24];
+				snprintf(name, sizeof name, "stall_%d", j + 1);
+				if (!strcmp(hdr[i], name))
+					snprintf(r->stall[j], sizeof r->stall[j], "%.31s", f[i]);
+				snprintf(name, sizeof name, "stall_%d_per_issue", j + 1);
+				if (!strcmp(hdr[i], name))
+					r->stall_per_issue[j] = atof(f[i]);
+			}
 			if (!limit_config_column(hdr[i]))
 				continue;
 			const char *name = !strcmp(hdr[i], "blocks_per_sm") ? "blocks"
@@ -339,6 +350,18 @@ static double limit_report(const char *configs, struct limit_row *rows, int n, c
 		       r->kernel, cfg[0], cfg[1], cfg[2], cfg[3], r->ncu_class, limit_name(&r->lim), r->ncu_issue,
 		       r->lim.issue_per_scheduler, r->ncu_dram, r->lim.dram_pct, r->ncu_pipes, r->lim.mio_busy_pct,
 		       r->ncu_top, warpstate_key[r->lim.top], m == 2 ? "yes" : m ? "accepted" : "NO");
+		/* ncu's largest stalls beside smsim's figure for the same reasons (stalled warps per issue) */
+		if (r->stall[0][0]) {
+			printf("  warp state per issue, ncu / smsim:");
+			for (int j = 0; j < 3 && r->stall[j][0]; j++) {
+				double mine = 0;
+				for (int w = 0; w < WS_COUNT; w++)
+					if (!strcmp(warpstate_key[w], r->stall[j]))
+						mine = r->lim.per_issue[w];
+				printf("%s %s %.2f / %.2f", j ? "," : "", r->stall[j], r->stall_per_issue[j], mine);
+			}
+			printf("\n");
+		}
 	}
 	double pct = n ? 100.0 * accepted / n : 100.0;
 	printf("binding limit agreement: %d of %d rows name ncu's class; %d of %d (%.0f%%) counting the neighbouring "
