@@ -108,6 +108,8 @@ Test(binding, warp_states_cover_every_stall_but_issue_and_exited)
 	cr_assert_float_eq(sum, expect, 1e-6);
 	cr_assert_eq(limit_stall_state[STALL_MEMORY], WS_LONG_SCOREBOARD);
 	cr_assert_eq(limit_stall_state[STALL_CONSUMER_WAIT], WS_LONG_SCOREBOARD);
+	cr_assert_eq(limit_stall_state[STALL_PRODUCER_ACQUIRE], WS_LONG_SCOREBOARD, "an mbarrier try_wait");
+	cr_assert_eq(limit_stall_state[STALL_SYNCTHREADS], WS_BARRIER);
 	cr_assert_eq(limit_stall_state[STALL_ALU], WS_WAIT);
 	cr_assert_eq(limit_stall_state[STALL_NOT_SELECTED], WS_NOT_SELECTED);
 	cr_assert_eq(limit_stall_state[STALL_SMEM], WS_SHORT_SCOREBOARD);
