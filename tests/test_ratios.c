@@ -134,6 +134,20 @@ Test(ratios, unfinished_runs_are_partial_and_bounded, .timeout = 300)
 	run_and_check("configs/experiments/with_staging_unified.json --set limit.cycles=3000", "limit");
 	run_and_check("configs/experiments/with_staging_unified.json --set blocks=8 --set limit.events=2000", "limit");
 	char *out;
+	/* compare keeps a run cut short by a limit, marked, and exits 4 */
+	int rc = sh(SMSIM_BIN " compare configs/experiments/with_staging_unified.json --vary limit.cycles=3000,1000000000 "
+			      "--json --no-timing 2>/dev/null",
+		    &out);
+	cr_assert_eq(rc, 4);
+	cJSON *o = cJSON_Parse(out);
+	cr_assert(o, "%s", out);
+	const cJSON *runs = cJSON_GetObjectItem(o, "runs");
+	cr_assert_eq(cJSON_GetArraySize(runs), 2);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(runs, 0), "partial")));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(runs, 1), "partial")));
+	cr_assert_eq(check(cJSON_GetArrayItem(runs, 0), "$", "compare") > 20, true);
+	cJSON_Delete(o);
+	free(out);
 	sh(SMSIM_BIN " run configs/experiments/with_staging_unified.json --set limit.cycles=3000 2>&1", &out);
 	cr_assert(strstr(out, "status: limit — the figures below are partial: over the 3001 cycles that ran"), "%s",
 		  out);

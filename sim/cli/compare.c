@@ -370,7 +370,9 @@ int cmd_compare(int argc, char **argv, const char *self)
 		for (int k = 0; k < ncommon; k++)
 			all[n++] = common[k];
 		res[i].status = runner_run(specs[i].file, all, n, svg != NULL, &res[i].e, &res[i].r, &d);
-		if (res[i].status == 2 || res[i].status == 4) {
+		/* a limit hit while running still has a partial report (its warps ran); one hit before is an error */
+		bool ran = res[i].status == 4 && res[i].r.warps && res[i].r.cycles;
+		if (res[i].status == 2 || (res[i].status == 4 && !ran)) {
 			fprintf(stderr, "smsim: %s: %s\n", specs[i].label, d.msg);
 			for (int k = 0; k <= i; k++) {
 				trace_free(res[k].r.trace);
@@ -378,6 +380,8 @@ int cmd_compare(int argc, char **argv, const char *self)
 			}
 			return res[i].status;
 		}
+		if (ran)
+			fprintf(stderr, "smsim: %s: %s (its figures are partial)\n", specs[i].label, d.msg);
 		if (res[i].status > worst)
 			worst = res[i].status;
 	}
