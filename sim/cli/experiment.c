@@ -347,6 +347,12 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	/* Before the kernel compiles: a runaway grid_size would otherwise surface as a buffer size error. */
 	if ((rc = sim_check_threads(&e->launch, &e->limits, d)))
 		return found(errs, d, rc) ? rc : DIAG_INPUT;
+	/* The launch against the machine first (block size, resident blocks, warps): the kernel's sizes come after. */
+	struct kernel none = {0};
+	struct diag ld;
+	bool launch_bad = sim_check_launch(&none, &e->machine, &e->launch, &ld) != 0;
+	if (launch_bad && (rc = found(errs, d, launch_error(file, e->launch_from, &ld, d))))
+		return rc;
 	if (!e->kernel_file[0])
 		return errs ? DIAG_INPUT : diag_set(d, DIAG_INPUT, "%s: no kernel to load", file ? file : "");
 	if (errs) {
@@ -359,8 +365,7 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	} else if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d))) {
 		return rc;
 	}
-	struct diag ld;
-	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
+	if (!launch_bad && sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
 	    (rc = found(errs, d, launch_error(file, e->launch_from, &ld, d))))
 		return rc;
 	for (int i = 0; i < e->nparams; i++)
