@@ -36,12 +36,16 @@ const struct cli_command cli_commands[] = {
 		.synopsis = "EXPERIMENT.json [OPTION]...",
 		.summary = "run an experiment and report where the cycles went",
 		.about = "Simulates an experiment (configs/experiments/NAME.json: a machine, a kernel, its "
-			 "parameters and launch) and prints the report: cycles, the lower bound and efficiency, how "
-			 "much of the copy latency was hidden behind compute, and every warp's cycles by cause.",
+			 "parameters and launch) and prints the report: cycles, the lower bound and efficiency, the "
+			 "binding limit as Nsight Compute names it (with its evidence and warp-state breakdown), how "
+			 "much of the copy latency was hidden behind compute, and every warp's cycles by cause.  A "
+			 "kernel file (kernels/NAME.json) runs alone on the default machine with its own params and "
+			 "one block of 256 threads, the report's header saying so.",
 		.examples = "smsim run configs/experiments/with_staging_unified.json --set stages=4\n"
 			    "smsim run configs/experiments/with_staging_unified.json --json --no-timing\n"
 			    "smsim run configs/experiments/with_staging_unified.json --svg run.svg --batches 8:11\n"
-			    "smsim run configs/experiments/with_staging_unified.json --trace - | gzip > run.json.gz",
+			    "smsim run configs/experiments/with_staging_unified.json --trace - | gzip > run.json.gz\n"
+			    "smsim run kernels/with_staging_unified.json --set k=0",
 		.operands = "experiment",
 		.run = cmd_run,
 		.options = {
