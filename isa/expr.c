@@ -112,6 +112,7 @@ static enum expr_fault apply_unary(enum opc op, int64_t a, int64_t *r)
 	case OPC_NEG: return __builtin_sub_overflow((int64_t)0, a, r) ? EXPR_OVERFLOW : EXPR_OK;
 	case OPC_LNOT: *r = !a; return EXPR_OK;
 	case OPC_BNOT: *r = ~a; return EXPR_OK;
+	case OPC_LOCAL: *r = a; return EXPR_OK;
 	default: *r = a != 0; return EXPR_OK;
 	}
 }
@@ -275,7 +276,8 @@ static int parse_call(struct parser *p, const char *name, size_t at)
 			r = fail(&sub, "unexpected '%s'", sub.src + sub.pos);
 		p->nnodes = sub.nnodes;
 		p->failed = sub.failed;
-		return r;
+		/* an element of a local array: what the helper computes is where it was stored; a constant index folds */
+		return h->local_array && r >= 0 ? mk_unary(p, OPC_LOCAL, r) : r;
 	}
 	p->pos = at;
 	return fail_unknown(p, name, true);
@@ -627,6 +629,7 @@ __attribute__((flatten)) int64_t expr_eval_code(const struct expr_pool *pool, co
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
+		case OPC_LOCAL:
 		case OPC_BOOL: {
 			enum expr_fault f = apply_unary(op, st[sp - 1], &st[sp - 1]);
 			if (f) {
@@ -730,6 +733,7 @@ static bool binary_at(const int64_t *w, const int64_t *end)
 	case OPC_NEG:
 	case OPC_LNOT:
 	case OPC_BNOT:
+	case OPC_LOCAL:
 	case OPC_BOOL:
 	case OPC_JZ:
 	case OPC_JMP: return false;
@@ -832,6 +836,7 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 		case OPC_NEG:
 		case OPC_LNOT:
 		case OPC_BNOT:
+		case OPC_LOCAL:
 		case OPC_BOOL:
 			if (uni[sp - 1]) {
 				enum expr_fault f = apply_unary(op, one[sp - 1], &one[sp - 1]);

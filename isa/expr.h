@@ -42,6 +42,7 @@ enum opc {
 	OPC_MAX,
 	OPC_JZ,  /* operand: forward offset; pops the condition */
 	OPC_JMP, /* operand: forward offset */
+	OPC_LOCAL, /* unary: an element of a per-thread array in local memory (a helper with "local_array"); its value is the operand */
 };
 
 enum expr_fault { EXPR_OK = 0, EXPR_DIV_ZERO, EXPR_BAD_SHIFT, EXPR_OVERFLOW };
@@ -134,6 +135,7 @@ struct expr_helper {
 	const char *params[8];
 	int nparams;
 	const char *body;
+	bool local_array; /* the helper stands for a run-time indexed per-thread array: a call is a local-memory load */
 };
 
 /* How identifiers resolve: a constant value, or a per-thread register slot. */

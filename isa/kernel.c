@@ -998,12 +998,20 @@ static int load_helpers(struct compiler *c, const cJSON *root)
 	c->helpers = calloc((size_t)cJSON_GetArraySize(hs) + 1, sizeof *c->helpers);
 	for (const cJSON *h = hs->child; h && !rc; h = h->next) {
 		size_t o2 = jpath_key(&c->at, h->string);
-		static const char *const keys[] = {"args", "expr", "comment", NULL};
+		static const char *const keys[] = {"args", "expr", "local_array", "comment", NULL};
 		struct expr_helper *eh = &c->helpers[c->nhelpers];
 		*eh = (struct expr_helper){.name = h->string}; /* over what a helper that failed left */
 		if ((rc = jdoc_check_keys(c->doc, h, &c->at, keys, c->d)) ||
 		    (rc = jdoc_string(c->doc, h, &c->at, "expr", true, &eh->body, c->d)))
 			goto next;
+		const cJSON *local = cJSON_GetObjectItemCaseSensitive(h, "local_array");
+		if (local && !cJSON_IsBool(local)) {
+			size_t o3 = jpath_key(&c->at, "local_array");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected true or false");
+			jpath_pop(&c->at, o3);
+			goto next;
+		}
+		eh->local_array = cJSON_IsTrue(local);
 		const cJSON *args = cJSON_GetObjectItemCaseSensitive(h, "args");
 		if (args && (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > 8)) {
 			size_t o3 = jpath_key(&c->at, "args");

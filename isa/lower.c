@@ -20,7 +20,9 @@
 #include "lower.h"
 #include "ops.h"
 
-#define SEQ_MAX 32 /* a form's deps are a 32-bit mask */
+#define SEQ_MAX LOWER_SEQ_MAX
+#define TREE_MAX 64  /* nodes of one expression's tree */
+#define AVAIL_MAX 64 /* values one block (or one preheader) remembers */
 
 /* A sequence being built. */
 struct seq {
@@ -29,16 +31,81 @@ struct seq {
 	bool full; /* instructions were left out: the expression was longer than SEQ_MAX */
 };
 
-/* An operand on the lowering stack: the instruction that produced it, or none (-1: a register ready before the op, or an immediate). */
-struct val {
-	int at;
-	bool variant; /* depends on a variable: it must be computed here */
-	bool input;   /* reads a variable directly (LI_EXTERN) */
+/* A value some earlier code computed into a register: later code reads it instead of computing it again. */
+struct avail_value {
+	uint64_t key;   /* its expression's words and width */
+	uint64_t slots; /* the variables it read: a write to one of them ends it */
+	int pc;         /* the op whose sequence holds it */
+	int at;         /* its instruction there */
 };
 
-static uint32_t dep_bit(int at) { return at >= 0 ? 1u << at : 0; }
+struct avail {
+	struct avail_value v[AVAIL_MAX];
+	int n;
+};
 
-static int emit(struct seq *q, enum iclass cls, uint32_t deps, bool input)
+/*
+ * A loop of the compiled kernel: ops [head, back], back the JMP to head.
+ * pre is the op just before it that runs once per entry (a for's init),
+ * where nvcc's loop-invariant code motion puts what the body computes from
+ * values the loop does not change; -1 when there is none (a while).
+ */
+struct loop {
+	int head, back, pre;
+	uint64_t writes; /* variables some op of the loop assigns */
+};
+
+/* Where lowered instructions go: an op's own sequence, or the preheader of a loop they were hoisted out of. */
+struct sink {
+	struct seq *q;
+	struct avail *av;
+	int pc;
+};
+
+/* A loop preheader's sequence: its own code, then what was hoisted into it, and the values those hold. */
+struct preheader {
+	struct seq q;
+	struct avail av;
+};
+
+struct lower_ctx {
+	const struct kernel *k;
+	struct seq op;         /* the sequence of the op being lowered */
+	struct preheader **pre; /* per op: its sequence while it is a loop's preheader, else NULL */
+	struct avail block;   /* what the current straight-line block has computed */
+	uint64_t forms_seen;  /* forms lowered in this block: their set-up is in registers */
+	struct loop *loops;
+	int nloops;
+	uint64_t *hoisted_reads; /* per op: variables read by the arithmetic hoisted into it */
+	int pc;                  /* the op being lowered */
+};
+
+/* An operand: the instruction that produced it in sink pc, or none (-1: a register ready before the op, or an immediate). */
+struct val {
+	int at;
+	int pc;     /* the sink holding at */
+	bool input; /* reads a variable directly (LI_EXTERN) */
+};
+
+/* One node of an expression's tree, rebuilt from its postfix words. */
+struct node {
+	enum opc op;
+	int a, b;        /* children (-1: none) */
+	int64_t value;   /* PUSH: the immediate; LOAD: the slot */
+	uint32_t w0, w1; /* its subtree's words [w0, w1) in the pool */
+	uint64_t slots;  /* variables its subtree reads */
+	bool konst;      /* an immediate */
+	bool invariant;  /* reads no variable: computed once at kernel entry */
+};
+
+struct tree {
+	struct node n[TREE_MAX];
+	int count, root;
+};
+
+static uint64_t dep_bit(int at) { return at >= 0 ? 1ull << at : 0; }
+
+static int emit(struct seq *q, enum iclass cls, uint64_t deps, bool input)
 {
 	if (q->n >= SEQ_MAX) {
 		q->full = true;
@@ -49,7 +116,7 @@ static int emit(struct seq *q, enum iclass cls, uint32_t deps, bool input)
 }
 
 /* A chain of n dependent instructions of one class after deps; returns the last. */
-static int chain(struct seq *q, enum iclass cls, int n, uint32_t deps, bool input)
+static int chain(struct seq *q, enum iclass cls, int n, uint64_t deps, bool input)
 {
 	int at = -1;
 	for (int i = 0; i < n; i++) {
@@ -62,14 +129,19 @@ static int chain(struct seq *q, enum iclass cls, int n, uint32_t deps, bool inpu
 static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /*
- * One operator on operands a and b (b.at may be -1 for a unary one).
- * wide: 64-bit.  bconst: b is an immediate with value bval.
+ * One operator on operands with deps d (in: one reads a variable directly).
+ * wide: 64-bit.  bconst: the right operand is an immediate with value bval.
  */
-static int lower_op(struct seq *q, enum opc op, struct val a, struct val b, bool wide, bool bconst, int64_t bval)
+static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, bool bconst, int64_t bval)
 {
-	uint32_t d = dep_bit(a.at) | dep_bit(b.at);
-	bool in = a.input || b.input;
 	switch (op) {
+	case OPC_LOCAL: { /* LDL from the array's slot: the address (IMAD.SHL/LEA on the stack pointer), then the load */
+		int addr = emit(q, IC_ALU, d, in);
+		int at = emit(q, IC_LDG, dep_bit(addr), false);
+		if (at >= 0 && at < SEQ_MAX)
+			q->code[at].flags |= LI_LOCAL;
+		return at;
+	}
 	case OPC_ADD:
 	case OPC_SUB:
 	case OPC_NEG:
@@ -133,87 +205,205 @@ static int lower_op(struct seq *q, enum opc op, struct val a, struct val b, bool
 	}
 }
 
-static bool binary(enum opc op)
+static bool unary(enum opc op)
 {
-	switch (op) {
-	case OPC_PUSH:
-	case OPC_LOAD:
-	case OPC_NEG:
-	case OPC_LNOT:
-	case OPC_BNOT:
-	case OPC_BOOL:
-	case OPC_JZ:
-	case OPC_JMP: return false;
-	default: return true;
-	}
+	return op == OPC_NEG || op == OPC_LNOT || op == OPC_BNOT || op == OPC_BOOL || op == OPC_LOCAL;
 }
 
-/*
- * Appends the arithmetic of e; returns the instruction holding its value
- * (-1: it needs none here, an immediate or a register computed earlier).
- * wide: the statement computes in 64 bits.
- */
-static int lower_expr(struct seq *q, const struct kernel *k, const struct expr *e, bool wide)
+static uint64_t slot_bit(int64_t slot) { return 1ull << (slot < 63 ? slot : 63); }
+
+/* Whether slot is a variable of the compiled code (not a builtin, not an unrolled loop's immediate). */
+static bool is_variable(const struct kernel *k, int64_t slot)
 {
-	if (e->is_const || e->len == 0)
-		return -1;
-	struct val st[64];
-	int sp = 0;
-	const int64_t *w = k->pool.words + e->at, *end = w + e->len;
+	return slot >= SLOT_BUILTINS && !(slot < 63 && (k->unrolled_slots >> slot & 1));
+}
+
+/* Rebuilds e's tree from its postfix words; false when it has none or is too big. */
+static bool build_tree(const struct kernel *k, const struct expr *e, struct tree *t)
+{
+	int st[TREE_MAX], sp = 0;
+	t->count = 0;
+	const int64_t *base = k->pool.words, *w = base + e->at, *end = w + e->len;
 	while (w < end) {
+		uint32_t w0 = (uint32_t)(w - base);
 		enum opc op = (enum opc)*w++;
-		switch (op) {
-		case OPC_PUSH:
-		case OPC_LOAD: {
-			int64_t v = *w++;
-			bool var = op == OPC_LOAD && v >= SLOT_BUILTINS &&
-				   !(v < 63 && (k->unrolled_slots >> v & 1)); /* an unrolled loop's variable is an immediate */
-			if (sp < 64)
-				st[sp++] = (struct val){.at = -1, .variant = var, .input = var};
-			/* an immediate right operand: remember it for the operator that follows */
-			if (op == OPC_PUSH && w < end && binary((enum opc)*w) && sp >= 2) {
-				enum opc bop = (enum opc)*w++;
-				struct val b = st[--sp], a = st[--sp];
-				struct val r = {.at = -1, .variant = a.variant};
-				if (a.variant)
-					r.at = lower_op(q, bop, a, b, wide, true, v);
-				st[sp++] = r;
-			}
-			continue;
-		}
-		case OPC_JZ:
-		case OPC_JMP:
+		if (op == OPC_JZ || op == OPC_JMP) {
+			/* && || ?: : the branches' values meet in a SEL; the popped condition is folded into it */
 			w++;
 			if (op == OPC_JZ && sp > 0)
 				sp--;
 			continue;
-		case OPC_NEG:
-		case OPC_LNOT:
-		case OPC_BNOT:
-		case OPC_BOOL:
-			if (sp > 0 && st[sp - 1].variant) {
-				struct val none = {.at = -1};
-				st[sp - 1] = (struct val){.at = lower_op(q, op, st[sp - 1], none, wide, false, 0), .variant = true};
-			}
-			continue;
-		default:
-			if (sp < 2)
-				continue;
-			{
-				struct val b = st[--sp], a = st[--sp];
-				struct val r = {.at = -1, .variant = a.variant || b.variant};
-				if (r.variant)
-					r.at = lower_op(q, op, a, b, wide, false, 0);
-				st[sp++] = r;
-			}
 		}
+		if (t->count >= TREE_MAX || sp >= TREE_MAX)
+			return false;
+		struct node *n = &t->n[t->count];
+		*n = (struct node){.op = op, .a = -1, .b = -1, .w0 = w0};
+		if (op == OPC_PUSH || op == OPC_LOAD) {
+			n->value = *w++;
+			n->konst = op == OPC_PUSH;
+			n->slots = op == OPC_LOAD && is_variable(k, n->value) ? slot_bit(n->value) : 0;
+		} else if (unary(op)) {
+			if (sp < 1)
+				return false;
+			n->a = st[--sp];
+			n->w0 = t->n[n->a].w0;
+			n->slots = t->n[n->a].slots;
+			n->konst = t->n[n->a].konst;
+		} else {
+			if (sp < 2)
+				return false;
+			n->b = st[--sp];
+			n->a = st[--sp];
+			n->w0 = t->n[n->a].w0;
+			n->slots = t->n[n->a].slots | t->n[n->b].slots;
+			n->konst = t->n[n->a].konst && t->n[n->b].konst;
+		}
+		n->w1 = (uint32_t)(w - base);
+		n->invariant = n->slots == 0;
+		st[sp++] = t->count++;
 	}
-	if (sp == 0)
+	if (sp < 1)
+		return false;
+	t->root = st[sp - 1];
+	return true;
+}
+
+/* The key of a subtree: its words (not where they sit in the pool) and its width. */
+static uint64_t node_key(const struct kernel *k, const struct node *n, bool wide)
+{
+	uint64_t h = 1469598103934665603ull ^ (wide ? 0x9e3779b97f4a7c15ull : 0);
+	for (uint32_t i = n->w0; i < n->w1; i++) {
+		h ^= (uint64_t)k->pool.words[i];
+		h *= 1099511628211ull;
+	}
+	return h ^ (uint64_t)(n->w1 - n->w0) << 48;
+}
+
+static const struct avail_value *avail_find(const struct avail *av, uint64_t key)
+{
+	for (int i = 0; i < av->n; i++)
+		if (av->v[i].key == key)
+			return &av->v[i];
+	return NULL;
+}
+
+static void avail_add(struct avail *av, uint64_t key, uint64_t slots, int pc, int at)
+{
+	if (at < 0)
+		return;
+	if (av->n == AVAIL_MAX) /* the oldest value's register is the one the compiler would have reused */
+		memmove(av->v, av->v + 1, (AVAIL_MAX - 1) * sizeof av->v[0]), av->n--;
+	av->v[av->n++] = (struct avail_value){.key = key, .slots = slots, .pc = pc, .at = at};
+}
+
+/* A write of the variables in slots: the values computed from them are stale. */
+static void avail_kill(struct avail *av, uint64_t slots)
+{
+	int j = 0;
+	for (int i = 0; i < av->n; i++)
+		if (!(av->v[i].slots & slots))
+			av->v[j++] = av->v[i];
+	av->n = j;
+}
+
+/*
+ * Where a value reading the variables in slots is computed, seen from the
+ * op being lowered: in the op itself, in the preheader of the outermost
+ * loop around it whose body changes none of them (nvcc's loop-invariant
+ * code motion), or nowhere per execution when no loop around it changes
+ * them (-2: computed once, like what reads only constants and builtins).
+ */
+static int placement(const struct lower_ctx *c, uint64_t slots)
+{
+	int best = -1, inner = -1;
+	for (;;) { /* the loops around pc, innermost first */
+		int next = -1;
+		for (int i = 0; i < c->nloops; i++) {
+			const struct loop *l = &c->loops[i];
+			if (l->head > c->pc || l->back < c->pc)
+				continue;
+			if (inner >= 0 && (l->back - l->head <= c->loops[inner].back - c->loops[inner].head ||
+					   l->head > c->loops[inner].head || l->back < c->loops[inner].back))
+				continue;
+			if (next < 0 || l->back - l->head < c->loops[next].back - c->loops[next].head)
+				next = i;
+		}
+		if (next < 0)
+			return inner < 0 ? c->pc : best >= 0 ? best : -2;
+		if (c->loops[next].writes & slots)
+			return best >= 0 ? best : c->pc;
+		if (c->loops[next].pre >= 0)
+			best = c->loops[next].pre;
+		else if (best < 0)
+			return c->pc; /* no preheader to hoist into: a while's body computes it */
+		inner = next;
+	}
+}
+
+static struct sink sink_at(struct lower_ctx *c, int pc)
+{
+	if (pc == c->pc)
+		return (struct sink){c->pre[pc] ? &c->pre[pc]->q : &c->op, &c->block, pc};
+	return (struct sink){&c->pre[pc]->q, &c->pre[pc]->av, pc};
+}
+
+/*
+ * Lowers node i of t where it is computed (the op, a preheader, or at
+ * kernel entry); returns where its value is, as seen by sink s.
+ * wide: the statement computes in 64 bits.
+ */
+static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, bool wide)
+{
+	const struct node *n = &t->n[i];
+	if (n->konst || n->invariant)
+		return (struct val){.at = -1, .pc = -1};
+	if (n->op == OPC_LOAD) /* a variable as it is: its register */
+		return (struct val){.at = -1, .pc = -1, .input = true};
+	int where = placement(c, n->slots);
+	if (where == -2)
+		return (struct val){.at = -1, .pc = -1};
+	struct sink s = sink_at(c, where);
+	uint64_t key = node_key(c->k, n, wide);
+	const struct avail_value *had = avail_find(s.av, key);
+	if (had)
+		return (struct val){.at = had->pc == s.pc ? had->at : -1, .pc = had->pc};
+	struct val a = lower_node(c, t, n->a, wide);
+	struct val b = n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
+	uint64_t d = (a.pc == s.pc ? dep_bit(a.at) : 0) | (b.pc == s.pc ? dep_bit(b.at) : 0);
+	/* a variable read directly: in the op it waits for the statements that wrote it; a preheader reads it as its own input */
+	bool in = a.input || b.input;
+	bool bconst = n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
+	int at = lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
+	if (s.pc != c->pc)
+		c->hoisted_reads[s.pc] |= n->slots;
+	avail_add(s.av, key, n->slots, s.pc, at);
+	return (struct val){.at = at, .pc = s.pc};
+}
+
+/*
+ * Appends the arithmetic of e; returns the instruction of the op's own
+ * sequence holding its value (-1: it needs none here: an immediate, a
+ * register computed earlier, hoisted or once at entry).  address: e is a
+ * memory index, whose last add of a constant is the address's immediate
+ * offset.
+ */
+static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, bool address)
+{
+	if (e->is_const || e->len == 0)
 		return -1;
-	struct val top = st[sp - 1];
-	if (top.variant && top.at < 0) /* a variable as it is: a move */
-		return emit(q, IC_ALU, 0, true);
-	return top.at;
+	struct tree t;
+	if (!build_tree(c->k, e, &t))
+		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
+	int root = t.root;
+	const struct node *r = &t.n[root];
+	if (address && (r->op == OPC_ADD || r->op == OPC_SUB) && r->b >= 0 && t.n[r->b].konst)
+		root = r->a;
+	struct val v = lower_node(c, &t, root, wide);
+	if (v.pc == c->pc)
+		return v.at;
+	if (v.input && root == t.root && !address) /* a variable as it is, where a value is wanted: a move */
+		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
+	return -1;
 }
 
 /* Whether e reads a 64-bit variable (or is on a 64-bit statement). */
@@ -223,33 +413,81 @@ static bool wide_expr(const struct kernel *k, const struct expr *e) { return (e-
  * The index arithmetic of ref (the form's own SASS scales it and adds the
  * base: its address instructions read this result as their input).
  */
-static int lower_index(struct seq *q, const struct kernel *k, const struct memref *ref)
+static int lower_index(struct lower_ctx *c, const struct memref *ref)
 {
 	if (ref->buf < 0 || ref->index.is_const)
 		return -1;
-	return lower_expr(q, k, &ref->index, wide_expr(k, &ref->index));
+	return lower_expr_at(c, &ref->index, wide_expr(c->k, &ref->index), true);
 }
 
-/* Appends a static form after the prefix; its inputs wait for the prefix's results. */
-static void append_form(struct seq *q, const struct lform *f, uint32_t inputs, int8_t *anchor, int8_t *lb, int8_t *le)
+/*
+ * The instructions of form f that only set up registers every use of the
+ * form computes alike (the shared window's base: S2UR SR_CgaCtaId, UMOV,
+ * ULEA; constant loads) and ptxas's @!PT padding before a run of LDGSTS:
+ * where the same form ran before in the block, nvcc emits them once.
+ * Instructions of a multi-round form's loop are kept.
+ */
+static uint64_t setup_of(const struct lform *f)
 {
+	uint64_t setup = 0;
+	for (int i = 0; i < f->n && i < SEQ_MAX; i++) {
+		const struct linst *li = &f->code[i];
+		bool in_loop = f->loop_begin >= 0 && i >= f->loop_begin && i < f->loop_end;
+		bool plain = li->cls == IC_UNI || li->cls == IC_S2R || li->cls == IC_ALU || li->cls == IC_IMAD;
+		if ((li->flags & LI_PAD) && !in_loop) {
+			setup |= 1ull << i;
+			continue;
+		}
+		if (in_loop || i == f->anchor || !plain || (li->flags & (LI_EXTERN | LI_RESULT | LI_TAKEN)) ||
+		    (li->deps & ~setup))
+			continue;
+		setup |= 1ull << i;
+	}
+	return setup;
+}
+
+/*
+ * Appends a static form after the prefix; its inputs wait for the prefix's
+ * results.  shared_setup: the form ran earlier in the block, its set-up is
+ * in registers.
+ */
+static void append_form(struct seq *q, const struct lform *f, uint64_t inputs, bool shared_setup, int8_t *anchor,
+			int8_t *lb, int8_t *le)
+{
+	uint64_t drop = shared_setup ? setup_of(f) : 0;
+	int map[SEQ_MAX];
 	int base = q->n;
-	for (int i = 0; i < f->n; i++) {
-		struct linst li = f->code[i];
-		li.deps <<= base;
-		if (li.flags & LI_EXTERN)
-			li.deps |= inputs;
+	*anchor = *lb = *le = -1;
+	for (int i = 0; i < f->n && i < SEQ_MAX; i++) {
+		map[i] = -1;
+		if (drop >> i & 1)
+			continue;
 		if (q->n >= SEQ_MAX) {
 			q->full = true;
 			break;
 		}
+		struct linst li = f->code[i];
+		uint64_t deps = 0;
+		for (uint64_t d = li.deps & ~drop; d; d &= d - 1) {
+			int j = __builtin_ctzll(d);
+			if (map[j] >= 0)
+				deps |= 1ull << map[j];
+		}
+		li.deps = deps;
+		if (li.flags & LI_EXTERN)
+			li.deps |= inputs;
+		map[i] = q->n;
+		if (i == f->anchor)
+			*anchor = (int8_t)q->n;
+		if (i == f->loop_begin)
+			*lb = (int8_t)q->n;
 		q->code[q->n++] = li;
 	}
-	*anchor = f->anchor >= 0 && base + f->anchor < q->n ? (int8_t)(base + f->anchor) : -1;
-	*lb = f->loop_begin >= 0 && base + f->loop_begin < q->n ? (int8_t)(base + f->loop_begin) : -1;
-	*le = f->loop_end >= 0 && base + f->loop_end <= q->n ? (int8_t)(base + f->loop_end) : -1;
+	if (f->loop_end >= 0 && f->loop_end <= f->n && *lb >= 0)
+		*le = f->loop_end == f->n ? (int8_t)q->n : map[f->loop_end] >= 0 ? (int8_t)map[f->loop_end] : -1;
 	if (*lb < 0 || *le < 0)
 		*lb = *le = -1;
+	(void)base;
 }
 
 /*
@@ -331,32 +569,47 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	}
 }
 
-/* The sequence of one op, into *out (its code allocated); -1 when out of memory. */
-static int lower_insn(const struct kernel *k, const struct insn *in, struct lform *out)
+/* The variable an op assigns (a statement, an arrive's token, a poll's result); 0 when none. */
+static uint64_t writes_of(const struct kernel *k, const struct insn *in)
 {
-	struct seq q = {.n = 0};
-	int8_t anchor = -1, lb = -1, le = -1;
+	switch (in->op) {
+	case OP_LET:
+	case OP_SET:
+	case OP_BARRIER_ARRIVE:
+	case OP_BARRIER_TRY_WAIT:
+	case OP_BARRIER_TEST_WAIT: return is_variable(k, in->slot) ? slot_bit(in->slot) : 0;
+	default: return 0;
+	}
+}
+
+/* The op's own sequence into c->seqs[c->pc]; its anchor and form loop into *anchor, *lb, *le. */
+static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3])
+{
+	int8_t *anchor = &mark[0], *lb = &mark[1], *le = &mark[2];
+	const struct kernel *k = c->k;
+	struct seq *q = sink_at(c, c->pc).q;
+	*anchor = *lb = *le = -1;
 	switch (in->unrolled ? OP_JMP : in->op) {
 	case OP_JMP:
 	case OP_FMA:
 		break; /* a back-edge takes no slot; an fma chain is issued FMA by FMA by the core */
 	case OP_LET:
 	case OP_SET: {
-		int at = lower_expr(&q, k, &in->e[0], !in->narrow);
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false);
 		if (at < 0)
-			at = emit(&q, IC_ALU, 0, false); /* MOV of an immediate or an invariant */
-		q.code[at].flags |= LI_RESULT;
-		anchor = (int8_t)at;
+			at = emit(q, IC_ALU, 0, false); /* MOV of an immediate, an invariant or a value computed before */
+		q->code[at].flags |= LI_RESULT;
+		*anchor = (int8_t)at;
 		break;
 	}
 	case OP_BRZ: {
-		int at = lower_expr(&q, k, &in->e[0], !in->narrow);
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false);
 		enum branch_kind kind = branch_kind(k, in);
 		if (kind == BRANCH_PREDICATED) {
 			/* the body issues under a predicate: only the condition's compare remains */
 			if (at < 0)
-				at = emit(&q, IC_ALU, 0, !in->e[0].is_const);
-			anchor = (int8_t)at;
+				at = emit(q, IC_ALU, 0, !in->e[0].is_const);
+			*anchor = (int8_t)at;
 			break;
 		}
 		if (kind == BRANCH_REGION) {
@@ -366,18 +619,28 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 			 * (traces/h100/forms.sass, diverge; the BSYNC issues here, on the
 			 * path that reaches it).
 			 */
-			emit(&q, IC_BRA, 0, false);
-			emit(&q, IC_BRA, 0, false);
+			emit(q, IC_BRA, 0, false);
+			emit(q, IC_BRA, 0, false);
 		}
-		anchor = (int8_t)emit(&q, IC_BRA, dep_bit(at), at < 0 && !in->e[0].is_const);
-		q.code[anchor].flags |= LI_RESULT; /* LI_RESULT: the lanes that take it fetch its target (issue.c) */
+		/*
+		 * nvcc computes a loop's test early in the trip, so its bottom branch
+		 * finds the predicate ready; an if's branch reads the compare just made.
+		 */
+		*anchor = (int8_t)emit(q, IC_BRA, kind == BRANCH_LOOP ? 0 : dep_bit(at), at < 0 && !in->e[0].is_const);
+		/*
+		 * LI_RESULT: the lanes that take it fetch its target (issue.c).  A loop's
+		 * test is, compiled, the bottom BRA back to its top: leaving the loop
+		 * falls through, and each trip pays the back-edge (exec.c, OP_JMP).
+		 */
+		if (kind != BRANCH_LOOP)
+			q->code[*anchor].flags |= LI_RESULT;
 		break;
 	}
-	case OP_EXIT: anchor = (int8_t)emit(&q, IC_BRA, 0, false); break;
+	case OP_EXIT: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break;
 	case OP_NANOSLEEP: {
 		/* the duration's arithmetic, then NANOSLEEP (a control instruction) */
-		int at = lower_expr(&q, k, &in->e[0], wide_expr(k, &in->e[0]));
-		anchor = (int8_t)emit(&q, IC_BRA, dep_bit(at), false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false);
+		*anchor = (int8_t)emit(q, IC_BRA, dep_bit(at), false);
 		break;
 	}
 	case OP_BARRIER_TRY_WAIT:
@@ -386,57 +649,129 @@ static int lower_insn(const struct kernel *k, const struct insn *in, struct lfor
 		 * The token's or parity's arithmetic, SYNCS.PHASECHK.TRANS64[.TRYWAIT] P, [bar], R (the anchor,
 		 * as in the waits' forms), then the SEL that turns its predicate into the variable.
 		 */
-		int at = lower_expr(&q, k, &in->e[0], wide_expr(k, &in->e[0]));
-		anchor = (int8_t)emit(&q, IC_SYNCS, dep_bit(at), false);
-		int sel = emit(&q, IC_ALU, dep_bit(anchor), false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false);
+		*anchor = (int8_t)emit(q, IC_SYNCS, dep_bit(at), false);
+		int sel = emit(q, IC_ALU, dep_bit(*anchor), false);
 		if (sel >= 0 && sel < SEQ_MAX)
-			q.code[sel].flags |= LI_RESULT;
+			q->code[sel].flags |= LI_RESULT;
 		break;
 	}
 	default: {
 		enum lform_id id = form_of(k, in);
 		if (id == LF_COUNT)
 			break;
-		uint32_t inputs = 0;
-		int a = lower_index(&q, k, &in->src), b = lower_index(&q, k, &in->dst);
-		inputs = dep_bit(a) | dep_bit(b);
+		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
+		uint64_t inputs = dep_bit(a) | dep_bit(b);
 		for (int i = 0; i < 2; i++) {
 			/* a count (compute's k, shfl's steps) is a loop bound, not an input of the op's own code */
 			bool count = i == 0 && (in->op == OP_COMPUTE || in->op == OP_SHFL);
 			if (in->e[i].is_const || in->e[i].len == 0 || count)
 				continue;
-			inputs |= dep_bit(lower_expr(&q, k, &in->e[i], wide_expr(k, &in->e[i])));
+			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false));
 		}
-		append_form(&q, &lform_table[id], inputs, &anchor, &lb, &le);
+		append_form(q, &lform_table[id], inputs, c->forms_seen >> id & 1, anchor, lb, le);
+		c->forms_seen |= 1ull << id;
 		break;
 	}
 	}
+}
+
+/* The loops of the compiled code (an unrolled one is straight code, not a loop); -1 when out of memory. */
+static int find_loops(struct lower_ctx *c)
+{
+	const struct kernel *k = c->k;
+	int n = 0;
+	for (int pc = 0; pc < k->ncode; pc++)
+		n += k->code[pc].op == OP_JMP && k->code[pc].target <= pc && !k->code[pc].unrolled;
+	c->loops = calloc((size_t)(n > 0 ? n : 1), sizeof *c->loops);
+	if (!c->loops)
+		return -1;
+	for (int pc = 0; pc < k->ncode; pc++) {
+		const struct insn *in = &k->code[pc];
+		if (in->op != OP_JMP || in->target > pc || in->unrolled)
+			continue;
+		struct loop l = {.head = in->target, .back = pc, .pre = -1};
+		const struct insn *head = &k->code[l.head];
+		if (l.head > 0 && k->code[l.head - 1].op == OP_LET && !k->code[l.head - 1].unrolled && head->op == OP_BRZ &&
+		    head->target == pc + 1)
+			l.pre = l.head - 1; /* a for: its init runs once per entry */
+		for (int i = l.head; i <= l.back; i++)
+			l.writes |= writes_of(k, &k->code[i]);
+		c->loops[c->nloops++] = l;
+	}
+	return 0;
+}
+
+_Static_assert(LF_COUNT <= 64, "forms_seen is a 64-bit set of forms");
+
+/* The lowered form of op pc from its sequence; -1 when out of memory. */
+static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t mark[3])
+{
 	struct linst *code = NULL;
-	if (q.n > 0) {
-		code = malloc((size_t)q.n * sizeof *code);
+	if (q->n > 0) {
+		code = malloc((size_t)q->n * sizeof *code);
 		if (!code)
 			return -1;
-		memcpy(code, q.code, (size_t)q.n * sizeof *code);
+		memcpy(code, q->code, (size_t)q->n * sizeof *code);
 	}
-	*out = (struct lform){.name = op_table[in->op].name, .source = "lowered", .code = code, .n = (uint8_t)q.n,
-			      .anchor = anchor, .loop_begin = lb, .loop_end = le};
+	k->lowered[pc] = (struct lform){.name = op_table[k->code[pc].op].name, .source = "lowered", .code = code,
+					.n = (uint8_t)q->n, .anchor = mark[0], .loop_begin = mark[1], .loop_end = mark[2]};
 	return 0;
 }
 
 int lower_kernel(struct kernel *k)
 {
-	k->lowered = calloc((size_t)(k->ncode > 0 ? k->ncode : 1), sizeof *k->lowered);
-	if (!k->lowered)
-		return -1;
+	int rc = -1;
+	struct lower_ctx c = {.k = k};
+	int n = k->ncode > 0 ? k->ncode : 1;
+	int8_t(*marks)[3] = calloc((size_t)n, sizeof *marks);
+	bool *target = calloc((size_t)n + 1, sizeof *target);
+	c.pre = calloc((size_t)n, sizeof *c.pre);
+	c.hoisted_reads = calloc((size_t)n, sizeof *c.hoisted_reads);
+	k->lowered = calloc((size_t)n, sizeof *k->lowered);
+	if (!marks || !target || !c.pre || !c.hoisted_reads || !k->lowered || find_loops(&c))
+		goto out;
+	for (int i = 0; i < c.nloops; i++)
+		if (c.loops[i].pre >= 0 && !c.pre[c.loops[i].pre] &&
+		    !(c.pre[c.loops[i].pre] = calloc(1, sizeof *c.pre[c.loops[i].pre])))
+			goto out;
+	for (int pc = 0; pc < k->ncode; pc++)
+		if ((k->code[pc].op == OP_BRZ || k->code[pc].op == OP_JMP) && k->code[pc].target >= 0 &&
+		    k->code[pc].target <= k->ncode)
+			target[k->code[pc].target] = true;
 	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1;
 	for (int pc = 0; pc < k->ncode; pc++) {
 		struct insn *in = &k->code[pc];
 		in->reads = (in->e[0].slots | in->e[1].slots | in->dst.index.slots | in->src.index.slots |
 			     in->bar_index.slots) & ~builtins & ~k->unrolled_slots & ~(1ull << 63);
-		if (lower_insn(k, in, &k->lowered[pc]))
-			return -1;
+		if (target[pc]) { /* paths meet here: what one of them computed is not known on the other */
+			c.block.n = 0;
+			c.forms_seen = 0;
+		}
+		c.pc = pc;
+		c.op.n = 0;
+		c.op.full = false;
+		lower_insn(&c, in, marks[pc]);
+		avail_kill(&c.block, writes_of(k, in));
+		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))
+			goto out;
 	}
-	return 0;
+	/* a preheader's sequence is complete once the loops after it are lowered */
+	for (int pc = 0; pc < k->ncode; pc++) {
+		k->code[pc].reads |= c.hoisted_reads[pc] & ~(1ull << 63);
+		if (c.pre[pc] && finish(k, pc, &c.pre[pc]->q, marks[pc]))
+			goto out;
+	}
+	rc = 0;
+out:
+	for (int pc = 0; c.pre && pc < k->ncode; pc++)
+		free(c.pre[pc]);
+	free(c.pre);
+	free(marks);
+	free(target);
+	free(c.hoisted_reads);
+	free(c.loops);
+	return rc;
 }
 
 void lower_free(struct kernel *k)

@@ -54,13 +54,18 @@ enum {
 	LI_EXTERN = 2, /* reads a register the op's inputs set (waits for the statements that wrote them) */
 	LI_RESULT = 4, /* writes the op's result (a statement's variable); a kernel branch: its taking lanes fetch */
 	LI_TAKEN = 8,  /* a branch the path takes: the warp fetches its target before it issues again */
+	LI_PAD = 16,   /* never executes (@!PT): ptxas's padding before a run of LDGSTS, an issue slot only */
+	LI_LOCAL = 32, /* LDL: a load of a per-thread local array, an L1 hit (machine local_load_latency) */
 };
+
+/* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
+#define LOWER_SEQ_MAX 64
 
 /* One instruction of a form. */
 struct linst {
 	uint8_t cls;   /* enum iclass */
 	uint8_t flags; /* LI_* */
-	uint32_t deps; /* bit j: reads the result of instruction j (< this one) of the same form */
+	uint64_t deps; /* bit j: reads the result of instruction j (< this one) of the same form */
 };
 
 /*

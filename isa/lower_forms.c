@@ -123,9 +123,9 @@ static const struct linst form_prim_copy[] = {
 	{IC_UNI, 0, 0x0u}, /* 1  01b0: UMOV UR6, 0x400 */
 	{IC_UNI, 0, 0x3u}, /* 2  01c0: ULEA UR6, UR7, UR6, 0x18 */
 	{IC_ALU, LI_EXTERN, 0x4u}, /* 3  01d0: LEA R9, R9, UR6, 0x2 */
-	{IC_BRA, 0, 0x0u}, /* 4  01e0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 5  01f0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 6  0200: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 4  01e0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 5  01f0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 6  0200: @!PT LDS RZ, [RZ] */
 	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 0x8u}, /* 7  0210: LDGSTS.E [R9], desc[UR12][R6.64] */
 };
 
@@ -138,9 +138,9 @@ static const struct linst form_copy_thread[] = {
 	{IC_UNI, 0, 0x3u}, /* 4  05c0: ULEA UR4, UR8, UR4, 0x18 */
 	{IC_ALU, 0, 0x14u}, /* 5  05d0: LEA R25, R25, UR4, 0x2 */
 	{IC_IMAD, LI_EXTERN, 0x8u}, /* 6  05e0: IMAD.WIDE.U32 R18, R19, 0x4, R14 */
-	{IC_BRA, 0, 0x0u}, /* 7  05f0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 8  0600: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 9  0610: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 7  05f0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 8  0600: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 9  0610: @!PT LDS RZ, [RZ] */
 	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 0x60u}, /* 10  0620: LDGSTS.E [R25], desc[UR10][R18.64] */
 };
 
@@ -162,9 +162,9 @@ static const struct linst form_copy_group[] = {
 	{IC_ALU, 0, 0x980u}, /* 13  0870: LEA.HI.X.SX32 R11, R12.reuse, R19, 0x1, P0 */
 	{IC_ALU, 0, 0x80u}, /* 14  0880: ISETP.GE.AND P0, PT, R12.reuse, RZ, PT */
 	{IC_ALU, LI_EXTERN, 0x80u}, /* 15  0890: VIADD R12, R12, UR12 */
-	{IC_BRA, 0, 0x0u}, /* 16  08a0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 17  08b0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 18  08c0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 16  08a0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 17  08b0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 18  08c0: @!PT LDS RZ, [RZ] */
 	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 0x3800u}, /* 19  08d0: LDGSTS.E [R13], desc[UR10][R10.64] */
 	{IC_BRA, 0, 0x4000u}, /* 20  08e0: @!P0 BRA 0x850 */
 	{IC_BRA, 0, 0x0u}, /* 21  08f0: BSYNC B0 */
@@ -184,9 +184,9 @@ static const struct linst form_copy_barrier[] = {
 	{IC_ALU, 0, 0xd0u}, /* 9  04a0: LEA.HI.X.SX32 R9, R10.reuse, R17, 0x1, P1 */
 	{IC_ALU, 0, 0x10u}, /* 10  04b0: ISETP.GE.AND P1, PT, R10.reuse, RZ, PT */
 	{IC_ALU, LI_EXTERN, 0x10u}, /* 11  04c0: VIADD R10, R10, UR6 */
-	{IC_BRA, 0, 0x0u}, /* 12  04d0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 13  04e0: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 14  04f0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 12  04d0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 13  04e0: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 14  04f0: @!PT LDS RZ, [RZ] */
 	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 0x380u}, /* 15  0500: LDGSTS.E [R13], desc[UR14][R8.64] */
 	{IC_BRA, 0, 0x400u}, /* 16  0510: @!P1 BRA 0x480 */
 	{IC_BRA, 0, 0x0u}, /* 17  0520: BSYNC B0 */
@@ -276,10 +276,10 @@ static const struct linst form_quit[] = {
 	{IC_BRA, 0, 0x4000u}, /* 15  1430: @P0 BRA 0x1520 */
 	{IC_CONV, 0, 0x800u}, /* 16  1440: POPC R2, R2 */
 	{IC_IMAD, 0, 0x10000u}, /* 17  1450: IMAD.MOV R3, RZ, RZ, -R2 */
-	{IC_BRA, 0, 0x0u}, /* 18  1460: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 19  1470: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 20  1480: @!PT LDS RZ, [RZ] */
-	{IC_BRA, 0, 0x0u}, /* 21  1490: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 18  1460: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 19  1470: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 20  1480: @!PT LDS RZ, [RZ] */
+	{IC_BRA, LI_PAD, 0x0u}, /* 21  1490: @!PT LDS RZ, [RZ] */
 	{IC_SYNCS, 0, 0x0u}, /* 22  14a0: MEMBAR.SC.CTA */
 	{IC_LDG, LI_ANCHOR|LI_EXTERN, 0x200c0u}, /* 23  14b0: ATOM.E.ADD.STRONG.SM PT, R5, desc[UR10][R4.64+0x20], R3 */
 	{IC_BRA, 0, 0x0u}, /* 24  14c0: NOP */

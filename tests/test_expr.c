@@ -59,19 +59,20 @@ static size_t list(void *ctx, const char **out, size_t max)
 }
 
 static const struct expr_helper helpers[] = {
-	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b"},
-	{"twice", {"v"}, 1, "v * 2"},
-	{"bb2", {"b"}, 1, "twice(block_batch(b))"}, /* a helper calling helpers */
-	{"pair", {"a", "b"}, 2, "a - b"},
-	{"shadow", {"x"}, 1, "x * 10"}, /* the parameter hides the slot x */
-	{"uses_slot", {0}, 0, "tid + 1"},
-	{"dbl", {"v"}, 1, "v + v"},
-	{"h", {"x"}, 1, "h(x)+1"}, /* recursive */
-	{"ping", {"a"}, 1, "pong(a)"},
-	{"pong", {"a"}, 1, "ping(a) + 1"},
-	{"bad_body", {0}, 0, "1 +"},
-	{"undef_body", {0}, 0, "nowhere * 2"},
-	{"typo_body", {"value"}, 1, "valeu + 1"},
+	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b", false},
+	{"twice", {"v"}, 1, "v * 2", false},
+	{"bb2", {"b"}, 1, "twice(block_batch(b))", false}, /* a helper calling helpers */
+	{"pair", {"a", "b"}, 2, "a - b", false},
+	{"shadow", {"x"}, 1, "x * 10", false}, /* the parameter hides the slot x */
+	{"uses_slot", {0}, 0, "tid + 1", false},
+	{"dbl", {"v"}, 1, "v + v", false},
+	{"h", {"x"}, 1, "h(x)+1", false}, /* recursive */
+	{"ping", {"a"}, 1, "pong(a)", false},
+	{"pong", {"a"}, 1, "ping(a) + 1", false},
+	{"bad_body", {0}, 0, "1 +", false},
+	{"undef_body", {0}, 0, "nowhere * 2", false},
+	{"typo_body", {"value"}, 1, "valeu + 1", false},
+	{"slot_of", {"s"}, 1, "s * 64", true}, /* a run-time indexed local array: a call is a load */
 };
 
 static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list};

@@ -136,7 +136,7 @@ Test(issue, every_form_is_well_formed)
 	for (int i = 0; i < LF_COUNT; i++) {
 		const struct lform *f = &lform_table[i];
 		cr_assert(f->name && f->source, "form %d has a name and a source", i);
-		cr_assert_leq(f->n, 32, "%s: at most 32 instructions", f->name);
+		cr_assert_leq(f->n, LOWER_SEQ_MAX, "%s: at most LOWER_SEQ_MAX instructions", f->name);
 		cr_assert(f->anchor < (int)f->n, "%s: anchor inside", f->name);
 		cr_assert((f->loop_begin < 0) == (f->loop_end < 0), "%s: a loop has both ends", f->name);
 		if (f->loop_begin >= 0)
@@ -175,4 +175,109 @@ Test(issue, an_unrolled_loop_issues_only_its_body)
 		 "{\"op\": \"for\", \"var\": \"j\", \"from\": 0, \"to\": \"n\", \"unroll\": true, \"body\": []}]}");
 	cr_assert_eq(run_kernel_text(bad, 32, 1, &m, &r, &d), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "constant trip count") && strstr(d.msg, "$.body[1]"), "%s", d.msg);
+}
+
+/*
+ * nvcc's loop-invariant code motion and common subexpressions: an index the inner loop does not change is
+ * computed once per trip of the loop around it (in the inner loop's preheader), and a value an earlier op of
+ * the block computed is read, not computed again (primitive_copies' sixteen copies share one address).
+ */
+Test(issue, arithmetic_is_hoisted_out_of_loops_and_shared_across_ops)
+{
+	struct machine m = plain();
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 4, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"g\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"shared_store\", \"addr\": \"s[(%s %% 3) * 512 + lane]\"},"
+			  "{\"op\": \"shared_store\", \"addr\": \"s[(%s %% 3) * 512 + 32 + lane]\"}]}]}]";
+	char outer[1024], inner[1024];
+	snprintf(outer, sizeof outer, fmt, "b", "b");
+	snprintf(inner, sizeof inner, fmt, "(b + g)", "(b + g)");
+	run_text(outer, 32, 1, &m);
+	uint64_t hoisted = r.warp_insts;
+	run_text(inner, 32, 1, &m);
+	uint64_t in_place = r.warp_insts;
+	/* per inner trip the in-place index costs its %, * and + (the second store reuses them): 3+ instructions */
+	cr_assert_geq(in_place, hoisted + 4 * 8 * 3, "hoisted %llu, computed in the inner loop %llu",
+		      (unsigned long long)hoisted, (unsigned long long)in_place);
+	cr_assert_eq(r.smem_accesses, 4 * 8 * 2, "the same stores either way");
+
+	/* one block, two stores of one index: the second issues its form's own instructions only */
+	const char *pair = "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			   "{\"op\": \"let\", \"var\": \"v\", \"type\": \"int\", \"value\": \"lane * 7\"},"
+			   "{\"op\": \"shared_store\", \"addr\": \"s[(v %% 5) * 64 + lane]\"}%s]";
+	char one[1024], two[1024];
+	snprintf(one, sizeof one, pair, "");
+	snprintf(two, sizeof two, pair, ", {\"op\": \"shared_store\", \"addr\": \"s[(v % 5) * 64 + lane + 32]\"}");
+	run_text(one, 32, 1, &m);
+	uint64_t i_one = r.warp_insts;
+	run_text(two, 32, 1, &m);
+	cr_assert_leq(r.warp_insts - i_one, lform_table[LF_SHARED_STORE].n,
+		      "the second store adds at most its form (%u): %llu", lform_table[LF_SHARED_STORE].n,
+		      (unsigned long long)(r.warp_insts - i_one));
+}
+
+/* compute's compiled loop: every trip of chain_unroll FMAs adds chain_trip_cycles to the chain (chain.csv). */
+Test(issue, each_trip_of_computes_chain_adds_its_cost)
+{
+	struct machine m = plain();
+	m.chain_unroll = 32;
+	const char *k = "\"shared\": {\"s\": {\"elems\": 32}}, \"global\": {\"o\": {\"elems\": 32}}, \"body\": ["
+			"{\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"s[0]\", \"k\": 512}]";
+	m.chain_trip_cycles = 0;
+	uint64_t base = run_text(k, 32, 1, &m);
+	m.chain_trip_cycles = 17;
+	uint64_t paid = run_text(k, 32, 1, &m);
+	cr_assert_eq(paid - base, 15 * 17, "16 trips, 15 trip boundaries of 17 cycles: %llu", (unsigned long long)(paid - base));
+}
+
+/*
+ * Branches (iclass.csv, chain.csv): a loop's back-edge redirects the fetch every trip and its exit falls
+ * through; an if's branch waits for the compare's predicate.
+ */
+Test(issue, back_edges_redirect_and_branches_wait_for_their_predicate)
+{
+	struct machine m = plain();
+	const char *loop = "\"body\": [{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": 64, "
+			   "\"body\": [{\"op\": \"fma\", \"n\": 1}]}]";
+	m.backedge_redirect = 0;
+	uint64_t free_back = run_text(loop, 32, 1, &m);
+	m.backedge_redirect = 20;
+	uint64_t paid_back = run_text(loop, 32, 1, &m);
+	cr_assert_geq(paid_back, free_back + 64 * 10, "64 back-edges: %llu vs %llu", (unsigned long long)paid_back,
+		      (unsigned long long)free_back);
+	cr_assert_leq(paid_back, free_back + 64 * 20 + 8, "at most the redirect each: %llu vs %llu",
+		      (unsigned long long)paid_back, (unsigned long long)free_back);
+
+	/* a divergent if around a warp-level op is a real branch on a compare made just before */
+	const char *branchy = "\"body\": [{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": 16, "
+			      "\"body\": [{\"op\": \"if\", \"cond\": \"(lane + j) % 2 == 0\", \"then\": [{\"op\": \"pipeline_commit\"}]}]}]";
+	m.backedge_redirect = 0;
+	m.branch_predicate_latency = m.iclass_alu_latency;
+	uint64_t quick = run_text(branchy, 32, 1, &m);
+	m.branch_predicate_latency = m.iclass_alu_latency + 15;
+	uint64_t late = run_text(branchy, 32, 1, &m);
+	cr_assert_geq(late, quick + 16 * 15, "16 ifs, each 15 cycles later on its predicate: %llu vs %llu",
+		      (unsigned long long)late, (unsigned long long)quick);
+}
+
+/* A helper with "local_array" is a run-time indexed per-thread array: each call is an LDL on the path. */
+Test(issue, a_local_array_read_is_a_load_on_the_path)
+{
+	struct machine m = plain();
+	const char *fmt = "\"helpers\": {\"off\": {\"args\": [\"i\"], \"expr\": \"i * 64\", \"local_array\": %s}}, "
+			  "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"shared_store\", \"addr\": \"s[off(b % 4) + lane]\"}]}]";
+	char local[1024], plainarr[1024];
+	snprintf(local, sizeof local, fmt, "true");
+	snprintf(plainarr, sizeof plainarr, fmt, "false");
+	m.local_load_latency = 32;
+	uint64_t reg = run_text(plainarr, 32, 1, &m);
+	uint64_t l32 = run_text(local, 32, 1, &m);
+	m.local_load_latency = 132;
+	uint64_t l132 = run_text(local, 32, 1, &m);
+	cr_assert_gt(l32, reg, "an LDL on the address path: %llu vs %llu", (unsigned long long)l32, (unsigned long long)reg);
+	cr_assert_geq(l132, l32 + 8 * 90, "8 loads, each 100 cycles slower: %llu vs %llu", (unsigned long long)l132,
+		      (unsigned long long)l32);
 }

@@ -346,6 +346,10 @@ static void derive_memory(struct calib *c)
 	m->cp_async_extra_latency = iround(((cp_l2 - ldg_l2) + (cp_dram - ldg_dram)) / 2.0 - lds);
 	cite(c, "cp_async_extra_latency", "roundtrip.csv rows %d, %d against %d, %d: a cp.async with wait_group over a load, less the LDS that reads it, mean of L2 and DRAM", r4, r5, r2, r3);
 
+	double l1 = cell(c, "global_latency.csv", "cycles_per_load_median", &r, "level=L1", NULL);
+	m->local_load_latency = iround(l1);
+	cite(c, "local_load_latency", "global_latency.csv row %d: a dependent load chase hitting in L1, %.2f cycles (LDL of a local array goes the same way)", r, l1);
+
 	double rd = cell(c, "dram_bandwidth.csv", "bytes_per_cycle_per_sm", &r, "kernel=read", NULL);
 	m->dram_bytes_per_cycle = round(rd * 10.0) / 10.0;
 	cite(c, "dram_bytes_per_cycle", "dram_bandwidth.csv row %d: streaming read, all SMs, %.2f B/cycle/SM", r, rd);
@@ -388,6 +392,42 @@ static void derive_progress(struct calib *c)
 	double limit = cell(c, "forward_progress.csv", "cycles_median", &r, "primitive=try_wait_parity", "ns=0", NULL);
 	c->m.mbarrier_try_wait_limit = iround(limit);
 	cite(c, "mbarrier_try_wait_limit", "forward_progress.csv row %d: mbarrier.try_wait.parity returns false after %.0f cycles (a suspend-time hint does not lengthen it)", r, limit);
+}
+
+/*
+ * Loops: chain.csv (tests/hw/chain.cu), compute's chain alone, k = 512 and 4096, one warp per scheduler.
+ * With the constants in registers a compiled trip of chain_unroll dependent FFMAs costs its chain plus the
+ * taken back-edge: the trip's first FFMA issues backedge_redirect cycles after the BRA, which issues one
+ * cycle after the trip's last FFMA.  As compute() compiles it (examples.cuh) the trip also rematerialises
+ * its constant (HFMA2.MMA) at the loop top: chain_trip_cycles is all a trip adds to the chain.
+ */
+static void derive_loops(struct calib *c)
+{
+	struct machine *m = &c->m;
+	int r, r2;
+	double unroll = (double)m->chain_unroll, lat = (double)m->iclass_fma_latency;
+	double ex = cell(c, "chain.csv", "cycles_per_fma", &r, "variant=examples", "warps_per_scheduler=1", NULL);
+	double reg = cell(c, "chain.csv", "cycles_per_fma", &r2, "variant=registers", "warps_per_scheduler=1", NULL);
+	m->chain_trip_cycles = iround(ex * unroll - unroll * lat);
+	cite(c, "chain_trip_cycles", "chain.csv row %d: compute's chain as examples.cuh compiles it, %.3f cycles per FMA, times chain_unroll, less chain_unroll FFMAs at iclass_fma_latency", r, ex);
+	m->backedge_redirect = iround(reg * unroll - (unroll - 1.0) * lat - 1.0);
+
+	/*
+	 * iclass.csv's branch loops, one warp per scheduler: a step is sub (IADD3), setp (ISETP on its result),
+	 * @p bra (on the predicate).  All taken (dep): alu + predicate + one slot + redirect per step; 7 not
+	 * taken and 1 taken per 8 steps (indep): 8 (alu + predicate + one slot) + redirect.  Two equations,
+	 * the compare-to-branch latency and the taken branch's redirect.
+	 */
+	int r3, r4;
+	double taken = cell(c, "iclass.csv", "cycles_per_instruction", &r3, "class=branch", "sass=BRA", "mode=dep", "warps_per_scheduler=1", NULL);
+	double mixed = cell(c, "iclass.csv", "cycles_per_instruction", &r4, "class=branch", "sass=BRA", "mode=indep", "warps_per_scheduler=1", NULL);
+	double alu = (double)m->iclass_alu_latency;
+	double pred = (8.0 * mixed - taken - 7.0 * (alu + 1.0)) / 7.0;
+	m->branch_predicate_latency = iround(pred);
+	cite(c, "branch_predicate_latency", "iclass.csv rows %d and %d: branch loops of sub, setp, @p bra, all taken %.2f and 1 in 8 taken %.2f cycles per step: (8 x %.2f - %.2f) / 7 - iclass_alu_latency - 1", r3, r4, taken, mixed, mixed, taken);
+	m->branch_redirect = iround(taken - alu - pred - 1.0);
+	cite(c, "branch_redirect", "iclass.csv row %d: a taken step, %.2f cycles, less its sub (iclass_alu_latency), the compare-to-branch latency and the branch's slot", r3, taken);
+	cite(c, "backedge_redirect", "chain.csv row %d: the chain with its constants in registers, %.3f cycles per FMA: a trip of chain_unroll FFMAs less its chain (chain_unroll - 1 FFMA latencies) and the BRA's slot", r2, reg);
 }
 
 /* What no benchmark measures: the model's choices, each saying so. */
@@ -488,6 +528,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_memory(c);
 	derive_progress(c);
 	derive_choices(c);
+	derive_loops(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -17,7 +17,8 @@
 	 "Override a kernel parameter (stages=4), the launch (block_size=128, blocks=2, grid_blocks=132; the " \
 	 "launch. prefix is optional), a machine field (machine.dram_latency=600, machine.scheduler=lrr), a "   \
 	 "limit (limit.cycles, limit.events, limit.loop_iterations, limit.threads, limit.memory) or "           \
-	 "check.dataflow=0.  Repeatable; applied in order, after the experiment's own values.",                 \
+	 "check.dataflow=0; machine_set=none runs on the machine file as it is, without the experiment's "      \
+	 "machine_set.  Repeatable; applied in order, after the experiment's own values.",                      \
 	 "set"}
 #define OPT_NO_TIMING                                                                                     \
 	{"--no-timing", NULL, "Leave the host timings out of the report, so that reruns are byte-identical.", \

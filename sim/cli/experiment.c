@@ -85,7 +85,12 @@ static bool limit_value(double x, uint64_t *out)
 	return true;
 }
 
-static int load_file(const char *file, struct experiment *e, struct diag *d)
+/*
+ * without_machine_set: the experiment runs on its machine as the machine
+ * file has it (--set machine_set=none; validate, whose rows are that
+ * machine's measurements), its "machine_set" what-ifs left out.
+ */
+static int load_file(const char *file, bool without_machine_set, struct experiment *e, struct diag *d)
 {
 	struct jdoc doc;
 	int rc = jdoc_load(file, &doc, d);
@@ -109,7 +114,7 @@ static int load_file(const char *file, struct experiment *e, struct diag *d)
 		goto out;
 
 	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc.root, "machine_set");
-	if (ms) {
+	if (ms && !without_machine_set) {
 		size_t old = jpath_key(&at, "machine_set");
 		if (!cJSON_IsObject(ms)) {
 			rc = jdoc_error(&doc, &at, d, "expected an object of machine fields and values");
@@ -226,6 +231,13 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 					st->value);
 		return 0;
 	}
+	if (strcmp(name, "machine_set") == 0)
+		return strcmp(st->value, "none") == 0
+			       ? 0
+			       : diag_set(d, DIAG_INPUT,
+					  "--set machine_set=%s: expected none (run on the machine file as it is, without "
+					  "the experiment's machine_set)",
+					  st->value);
 	if (strcmp(name, "check.dataflow") == 0) {
 		if (strcmp(st->value, "0") && strcmp(st->value, "1"))
 			return diag_set(d, DIAG_INPUT, "--set check.dataflow=%s: expected 0 or 1", st->value);
@@ -312,7 +324,10 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	int rc = 0;
 	if (file) {
 		snprintf(e->file, sizeof e->file, "%s", file);
-		if ((rc = found(errs, d, load_file(file, e, d))))
+		bool without_machine_set = false;
+		for (int i = 0; i < nsets; i++)
+			without_machine_set |= strcmp(sets[i].name, "machine_set") == 0 && strcmp(sets[i].value, "none") == 0;
+		if ((rc = found(errs, d, load_file(file, without_machine_set, e, d))))
 			return rc;
 	} else {
 		/* A kernel alone: one block of the documented examples' 256 threads. */

@@ -377,12 +377,17 @@ static void simulate(const char *configs, struct row *r, const struct setting *e
 	snprintf(bs, sizeof bs, "%d", r->block_size);
 	snprintf(blocks, sizeof blocks, "%d", r->blocks);
 	/* The microbenchmarks warm the input into L2 for the L2 rows and flush L2 before the DRAM rows. */
-	struct setting sets[MAX_SETS + 3 + MAX_EXTRA_SETS] = {
+	/*
+	 * The rows are the machine's measurements: the experiment runs on the machine file as calibrated, its
+	 * machine_set what-ifs (diverged_commit's independent scheduling) left out.
+	 */
+	struct setting sets[MAX_SETS + 4 + MAX_EXTRA_SETS] = {
+		{"machine_set", "none"},
 		{"block_size", bs},
 		{"blocks", blocks},
 		{"machine.l2_hit_fraction", strcmp(r->source, "L2") == 0 ? "1" : "0"},
 	};
-	int n = 3;
+	int n = 4;
 	for (int i = 0; i < r->nsets; i++)
 		sets[n++] = (struct setting){r->names[i], r->values[i]};
 	for (int i = 0; i < nextra; i++)

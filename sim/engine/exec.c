@@ -220,7 +220,19 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	uint32_t mask = simt_mask(w);
 	note_work(w, in->op, now);
 	switch (in->op) {
-	case OP_JMP: simt_jump(s, w, in->target); return ANCHOR_MOVED;
+	case OP_JMP: {
+		/*
+		 * A loop's back-edge is the compiled loop's taken BRA at its bottom: the
+		 * warp fetches the loop's top before it issues again (chain.csv; an
+		 * unrolled loop has no branch).  Its exit falls through.
+		 */
+		bool back = in->target <= (int32_t)(in - s->k->code) && !in->unrolled;
+		simt_jump(s, w, in->target);
+		struct simt_entry *e = simt_cur(w);
+		if (back && now + s->m->backedge_redirect > e->redirect)
+			e->redirect = now + s->m->backedge_redirect;
+		return ANCHOR_MOVED;
+	}
 	case OP_LET:
 	case OP_SET: simt_assign(s, w, in->slot, &in->e[0], mask); return ANCHOR_DONE;
 	case OP_BRZ: simt_branch(s, w, in); return ANCHOR_MOVED;

@@ -170,7 +170,7 @@ static void op_resume(struct warp *w, const struct insn *in, const struct simt_e
 {
 	w->ext_ready = 0;
 	w->op_cause = (uint8_t)op_cause(in->op);
-	for (int j = 0; j < e->li && j < 32; j++)
+	for (int j = 0; j < e->li && j < LOWER_SEQ_MAX; j++)
 		w->res[j] = 0;
 }
 
@@ -231,8 +231,12 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 }
 
 /* The class and the ready-by cycle of the cursor's instruction (its results and inputs; not its pipe). */
-static enum iclass next_inst(const struct warp *w, const struct cursor *c, uint64_t *deps_at, enum stall *cause)
+static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
+			    enum stall *cause)
 {
+	uint64_t pred_extra = (uint64_t)s->m->branch_predicate_latency > s->cls_lat[IC_ALU]
+				      ? (uint64_t)s->m->branch_predicate_latency - s->cls_lat[IC_ALU]
+				      : 0;
 	const struct simt_entry *e = c->e;
 	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
 		*deps_at = w->chain_ready[c->in->op == OP_FMA ? e->op_step % c->in->chains : 0];
@@ -242,10 +246,14 @@ static enum iclass next_inst(const struct warp *w, const struct cursor *c, uint6
 	const struct linst *li = &c->f->code[e->li];
 	uint64_t at = 0;
 	enum stall why = STALL_ALU;
-	for (uint32_t d = li->deps; d; d &= d - 1) {
-		int j = __builtin_ctz(d);
-		if (w->res[j] > at) {
-			at = w->res[j];
+	for (uint64_t d = li->deps; d; d &= d - 1) {
+		int j = __builtin_ctzll(d);
+		uint64_t ready = w->res[j];
+		/* a branch reads a compare's predicate later than an ALU reads its register (iclass.csv, BRA) */
+		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready)
+			ready += pred_extra;
+		if (ready > at) {
+			at = ready;
 			why = c->f->code[j].cls == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[c->f->code[j].cls];
 		}
 	}
@@ -266,11 +274,11 @@ static enum iclass next_inst(const struct warp *w, const struct cursor *c, uint6
 }
 
 /* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
-static void plan(struct warp *w, const struct cursor *c)
+static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 {
 	uint64_t at;
 	enum stall why;
-	w->next_cls = (uint8_t)next_inst(w, c, &at, &why);
+	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
 	w->next_known = true;
@@ -282,7 +290,7 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
 		struct cursor c;
 		if (!cursor_at(s, w, now, &c))
 			return NEVER;
-		plan(w, &c);
+		plan(s, w, &c);
 	}
 	return issue_when_planned(s, w, now, cause);
 }
@@ -340,7 +348,7 @@ static void plan_here(const struct sim *s, struct warp *w)
 	c.in = &s->k->code[c.e->pc];
 	c.f = form_at(s, w, c.in, c.e);
 	if (!c.f || c.e->li < c.f->n)
-		plan(w, &c);
+		plan(s, w, &c);
 }
 
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
@@ -354,7 +362,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	} else if (!cursor_at(s, w, now, &c)) {
 		return;
 	} else {
-		plan(w, &c);
+		plan(s, w, &c);
 	}
 	w->next_known = false;
 	struct simt_entry *e = c.e;
@@ -382,6 +390,13 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			}
 			return;
 		}
+		/*
+		 * A trip of compute's compiled loop ends after chain_unroll FMAs: its
+		 * back-edge and the constant it rematerialises hold the next FMA back.
+		 */
+		uint64_t done_fmas = e->op_step - 1;
+		if (done_fmas % (uint64_t)s->m->chain_unroll == 0 && (int64_t)done_fmas < w->op_count)
+			w->chain_ready[0] += (uint64_t)s->m->chain_trip_cycles;
 		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
 		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
 		if (trip_n > 0 && (e->op_step - 2) % (uint64_t)s->m->chain_unroll == 0)
@@ -406,6 +421,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		return;
 	}
 
+	if (f->code[e->li].flags & LI_LOCAL)
+		lat = (uint64_t)s->m->local_load_latency;
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
@@ -420,7 +437,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			 */
 			for (int i = 0; i < w->depth; i++)
 				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target)
-					w->stack[i].redirect = start + lat;
+					w->stack[i].redirect = start + (uint64_t)s->m->branch_redirect;
 		if (st == ANCHOR_MOVED)
 			next_group(s, w);
 		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
@@ -434,7 +451,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	w->res[e->li] = result;
 	if (f->code[e->li].flags & LI_TAKEN)
 		/* a branch the compiled path takes (a try_wait's ready case jumps over its retry loop) */
-		e->redirect = now + s->cls_lat[IC_BRA];
+		e->redirect = now + (uint64_t)s->m->branch_redirect;
 	e->li++;
 	/* a form with rounds: back to its loop (or its anchor) while the anchor wants another round */
 	if (e->again) {

@@ -57,6 +57,11 @@
 	X(smem_bytes, I, 233472, 1024, 1048576, "bytes of shared memory per SM")        \
 	X(smem_block_bytes, I, 232448, 1024, 1048576, "bytes of shared memory per block") \
 	X(chain_unroll, I, 8, 1, 4096, "FMAs per trip of compute's compiled chain loop (tests/hw/pipelines.cu unrolls 8)") \
+	X(chain_trip_cycles, I, 0, 0, 10000, "cycles a trip of compute's compiled chain loop adds to the chain (its taken back-edge and the constant rematerialised at the loop top)") \
+	X(backedge_redirect, I, 0, 0, 10000, "cycles from a loop's taken back-edge branch to the warp's next issue") \
+	X(branch_predicate_latency, I, 4, 0, 10000, "cycles from a compare (ISETP) to a branch reading its predicate") \
+	X(branch_redirect, I, 29, 0, 10000, "cycles from a taken forward branch to the warp's next issue") \
+	X(local_load_latency, I, 32, 1, 10000, "cycles, a local-memory load (LDL) hitting in L1 to its data") \
 	ICLASS_FIELDS(X)                                                                 \
 	X(mio_queue_cycles, I, 16, 0, 100000, "cycles of MIO work queued before a warp stalls (mio_throttle)") \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \

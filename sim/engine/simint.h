@@ -131,7 +131,7 @@ struct warp {
 	int64_t op_count;     /* the current op's count: compute's k, fma's n, shfl's steps */
 	uint64_t op_wait;     /* a value the op loaded, which what follows uses, is back then */
 	uint64_t *slot_ready; /* per register slot: when the statement that last wrote it has its result */
-	uint64_t res[32];     /* per instruction of the current op's sequence: when its result is ready */
+	uint64_t res[LOWER_SEQ_MAX]; /* per instruction of the current op's sequence: when its result is ready */
 	struct cpa_warp cpa;
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 };

@@ -434,6 +434,8 @@ def build(kernels, f):
             flags.append("LI_EXTERN")
         if (id(kern), p) in TAKEN:
             flags.append("LI_TAKEN")
+        if ins.guard == "!PT":
+            flags.append("LI_PAD")
         insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
     # results (forms that produce a value): the last writer on the walked path of an R register
     # read after the region
@@ -522,7 +524,7 @@ def emit_check(forms):
         for n in fm["notes"]:
             out.append("     note: " + n)
         for i, x in enumerate(fm["insts"]):
-            deps = ",".join(str(j) for j in range(32) if x["deps"] >> j & 1)
+            deps = ",".join(str(j) for j in range(64) if x["deps"] >> j & 1)
             out.append("  %2d %-6s %-28s deps=%-10s %04x %s" % (i, x["cls"], "|".join(f[3:] for f in x["flags"]), deps,
                                                                 x["ins"].addr, x["ins"].text))
     return "\n".join(out) + "\n"
