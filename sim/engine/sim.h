@@ -99,7 +99,7 @@ struct sim_report {
 	uint64_t dram_bytes;
 
 	/* For the binding limit (sim/out/limit.h): the figures Nsight Compute's rule reads. */
-	double dram_peak_bytes_per_cycle; /* the machine's dram_bytes_per_cycle */
+	double dram_peak_bytes_per_cycle; /* the machine's dram_peak_bytes_per_cycle: ncu's DRAM peak, this SM's share */
 	uint32_t subpartitions;
 	uint64_t sp_active_cycles;  /* sum over sub-partitions: cycles from launch until its last warp exited */
 	uint64_t mio_busy_cycles;   /* the MIO path: sum over issued instructions of their class's MIO cycles */

@@ -55,7 +55,7 @@ extern const char *const limit_resource_name[6];
 struct limit {
 	enum limit_resource resource;
 	double utilization;       /* 0..1 of the resource's peak (latency classes: of the issue slots) */
-	double dram_pct;          /* DRAM bytes over cycles x the machine's dram_bytes_per_cycle, % */
+	double dram_pct;          /* DRAM bytes over cycles x the machine's dram_peak_bytes_per_cycle, % */
 	double mio_busy_pct;      /* the busiest memory pipe (one instruction class's MIO cost), % of cycles */
 	double mio_path_pct;      /* the SM's whole MIO path (every class's cost), % of cycles */
 	const char *mio_pipe;     /* the busiest memory pipe's instruction class */

@@ -89,7 +89,7 @@ void stats_finish(struct sim *s)
 	r->events = s->q.popped + s->sm_ticks;
 
 	/* The binding limit's figures: each scheduler is active until its last warp exits (ncu's cycles_active). */
-	r->dram_peak_bytes_per_cycle = s->m->dram_bytes_per_cycle;
+	r->dram_peak_bytes_per_cycle = s->m->dram_peak_bytes_per_cycle;
 	r->subpartitions = (uint32_t)s->m->subpartitions;
 	r->sp_active_cycles = 0;
 	for (int64_t p = 0; p < s->m->subpartitions; p++) {
