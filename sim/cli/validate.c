@@ -274,10 +274,12 @@ static void simulate_limit(const char *configs, struct limit_row *r, const struc
 {
 	char file[1200];
 	snprintf(file, sizeof file, "%.1000s/experiments/%.63s.json", configs, r->kernel);
-	struct setting sets[MAX_SETS + 1 + MAX_EXTRA_SETS] = {
+	/* as the cycle rows: the machine as calibrated, the experiment's machine_set what-ifs left out */
+	struct setting sets[MAX_SETS + 2 + MAX_EXTRA_SETS] = {
+		{"machine_set", "none"},
 		{"machine.l2_hit_fraction", strcmp(r->source, "L2") == 0 ? "1" : "0"},
 	};
-	int n = 1;
+	int n = 2;
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *rep = calloc(1, sizeof *rep);
 	struct diag d;
