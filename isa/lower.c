@@ -66,6 +66,7 @@ struct sink {
 struct preheader {
 	struct seq q;
 	struct avail av;
+	uint64_t forms; /* forms whose set-up was hoisted into it */
 };
 
 struct lower_ctx {
@@ -446,15 +447,19 @@ static uint64_t setup_of(const struct lform *f)
 	return setup;
 }
 
-/*
- * Appends a static form after the prefix; its inputs wait for the prefix's
- * results.  shared_setup: the form ran earlier in the block, its set-up is
- * in registers.
- */
-static void append_form(struct seq *q, const struct lform *f, uint64_t inputs, bool shared_setup, int8_t *anchor,
+static uint64_t pads_of(const struct lform *f)
+{
+	uint64_t pads = 0;
+	for (int i = 0; i < f->n && i < SEQ_MAX; i++)
+		if (f->code[i].flags & LI_PAD)
+			pads |= 1ull << i;
+	return pads;
+}
+
+/* Appends a static form after the prefix, leaving out the instructions in drop; its inputs wait for the prefix's results. */
+static void append_form(struct seq *q, const struct lform *f, uint64_t inputs, uint64_t drop, int8_t *anchor,
 			int8_t *lb, int8_t *le)
 {
-	uint64_t drop = shared_setup ? setup_of(f) : 0;
 	int map[SEQ_MAX];
 	int base = q->n;
 	*anchor = *lb = *le = -1;
@@ -569,6 +574,52 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	}
 }
 
+/* Whether a form branches (a try_wait's retry loop, a group copy's chunk loop, a region's BSSY). */
+static bool form_branches(const struct lform *f)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->code[i].cls == IC_BRA && !(f->code[i].flags & LI_PAD))
+			return true;
+	return false;
+}
+
+/*
+ * The preheader of the innermost loop around the op being lowered when that
+ * loop's body is one basic block (no branch but its own test, no op whose
+ * compiled form branches): there ptxas hoists a form's set-up (the shared
+ * window's base, constant loads) out of the loop; in a body with control
+ * flow it recomputes them where they are used (traces/h100/callforms.sass:
+ * k_copy_thread hoists them, k_copy_group and the block pipeline's calls do
+ * not).  -1: none.
+ */
+static bool straight_loop(const struct kernel *k, const struct loop *l)
+{
+	for (int pc = l->head + 1; pc < l->back; pc++) {
+		const struct insn *op = &k->code[pc];
+		if (op->unrolled)
+			continue;
+		if (op->op == OP_BRZ || op->op == OP_JMP)
+			return false;
+		enum lform_id id = form_of(k, op);
+		if (id != LF_COUNT && form_branches(&lform_table[id]))
+			return false;
+	}
+	return true;
+}
+
+static int straight_preheader(const struct lower_ctx *c)
+{
+	const struct loop *in = NULL;
+	for (int i = 0; i < c->nloops; i++) {
+		const struct loop *l = &c->loops[i];
+		if (l->head <= c->pc && c->pc <= l->back && (!in || l->back - l->head < in->back - in->head))
+			in = l;
+	}
+	if (!in || in->pre < 0 || !straight_loop(c->k, in))
+		return -1;
+	return in->pre;
+}
+
 /* The variable an op assigns (a statement, an arrive's token, a poll's result); 0 when none. */
 static uint64_t writes_of(const struct kernel *k, const struct insn *in)
 {
@@ -669,7 +720,27 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				continue;
 			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false));
 		}
-		append_form(q, &lform_table[id], inputs, c->forms_seen >> id & 1, anchor, lb, le);
+		/*
+		 * The form's set-up: in registers where the form ran earlier in the
+		 * block; inside a loop, hoisted to the outermost preheader once per
+		 * form (ptxas's padding stays: it precedes each block's first LDGSTS).
+		 */
+		const struct lform *f = &lform_table[id];
+		uint64_t setup = setup_of(f), pads = pads_of(f), drop = 0;
+		if (c->forms_seen >> id & 1) {
+			drop = setup;
+		} else {
+			int where = straight_preheader(c);
+			if (where >= 0 && c->pre[where]) {
+				drop = setup & ~pads;
+				if (!(c->pre[where]->forms >> id & 1)) {
+					int8_t none[3];
+					append_form(&c->pre[where]->q, f, 0, ~drop, &none[0], &none[1], &none[2]);
+					c->pre[where]->forms |= 1ull << id;
+				}
+			}
+		}
+		append_form(q, f, inputs, drop, anchor, lb, le);
 		c->forms_seen |= 1ull << id;
 		break;
 	}

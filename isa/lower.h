@@ -56,6 +56,8 @@ enum {
 	LI_TAKEN = 8,  /* a branch the path takes: the warp fetches its target before it issues again */
 	LI_PAD = 16,   /* never executes (@!PT): ptxas's padding before a run of LDGSTS, an issue slot only */
 	LI_LOCAL = 32, /* LDL: a load of a per-thread local array, an L1 hit (machine local_load_latency) */
+	LI_LDC = 64,   /* LDC: a constant into a vector register (machine ldc_latency; ULDC is the uniform path's) */
+	LI_ARRIVE = 128, /* SYNCS.ARRIVE: its token is back after mbarrier_arrive_latency (iclass_syncs_latency is PHASECHK's) */
 };
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */

@@ -30,11 +30,11 @@ static const struct linst form_acquire_block[] = {
 /* COMMIT_BLOCK: traces/h100/forms.sass forms_pipe_block 0x0910-0x09e0 */
 static const struct linst form_commit_block[] = {
 	{IC_BRA, 0, 0x0u}, /* 0  0910: NOP */
-	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 0x0u}, /* 1  0920: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR8], RZ */
+	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 0x0u}, /* 1  0920: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR8], RZ */
 	{IC_SYNCS, LI_EXTERN, 0x0u}, /* 2  0930: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR8] */
 	{IC_BRA, 0, 0x0u}, /* 3  0940: NOP */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 4  0950: VIADD R2, R2, 0x1 */
-	{IC_SYNCS, LI_EXTERN, 0x0u}, /* 5  0960: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR8], RZ */
+	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 0x0u}, /* 5  0960: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR8], RZ */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 6  0970: LOP3.LUT P1, RZ, R0.reuse, 0x1, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 7  0980: LOP3.LUT R11, R0, 0xfffe, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 0x10u}, /* 8  0990: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
@@ -94,7 +94,7 @@ static const struct linst form_wait_thread[] = {
 /* RELEASE_BLOCK: traces/h100/forms.sass forms_pipe_block 0x1220-0x12b0 */
 static const struct linst form_release_block[] = {
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 0  1220: VIADD R4, R4, 0x1 */
-	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 0x0u}, /* 1  1230: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R12+URZ+0x8], RZ */
+	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 0x0u}, /* 1  1230: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R12+URZ+0x8], RZ */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 2  1240: LOP3.LUT P1, RZ, R0.reuse, 0x2, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 3  1250: LOP3.LUT R11, R0, 0xfffd, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 0x1u}, /* 4  1260: LOP3.LUT R10, R4, 0xff, RZ, 0xc0, !PT */
@@ -134,7 +134,7 @@ static const struct linst form_copy_thread[] = {
 	{IC_UNI, 0, 0x0u}, /* 0  0580: S2UR UR8, SR_CgaCtaId */
 	{IC_UNI, 0, 0x0u}, /* 1  0590: UMOV UR4, 0x400 */
 	{IC_IMAD, LI_EXTERN, 0x0u}, /* 2  05a0: IMAD.IADD R25, R25, 0x1, R2 */
-	{IC_UNI, 0, 0x0u}, /* 3  05b0: LDC.64 R14, c[0x0][0x218] */
+	{IC_UNI, LI_LDC, 0x0u}, /* 3  05b0: LDC.64 R14, c[0x0][0x218] */
 	{IC_UNI, 0, 0x3u}, /* 4  05c0: ULEA UR4, UR8, UR4, 0x18 */
 	{IC_ALU, 0, 0x14u}, /* 5  05d0: LEA R25, R25, UR4, 0x2 */
 	{IC_IMAD, LI_EXTERN, 0x8u}, /* 6  05e0: IMAD.WIDE.U32 R18, R19, 0x4, R14 */
@@ -194,7 +194,7 @@ static const struct linst form_copy_barrier[] = {
 	{IC_UNI, 0, 0x0u}, /* 19  0540: UMOV UR5, 0x400 */
 	{IC_UNI, 0, 0xc0000u}, /* 20  0550: ULEA UR5, UR9, UR5, 0x18 */
 	{IC_BRA, 0, 0x0u}, /* 21  0560: NOP */
-	{IC_SYNCS, 0, 0x100000u}, /* 22  0570: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR5], RZ */
+	{IC_SYNCS, LI_ARRIVE, 0x100000u}, /* 22  0570: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR5], RZ */
 	{IC_SYNCS, 0, 0x100000u}, /* 23  0580: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR5] */
 	{IC_BRA, 0, 0x0u}, /* 24  0590: NOP */
 };
@@ -218,7 +218,7 @@ static const struct linst form_copy_bulk[] = {
 	{IC_ALU, 0, 0x800u}, /* 13  04b0: @P3 PLOP3.LUT P0, PT, P3, PT, PT, 0x8, 0x0 */
 	{IC_BRA, 0, 0x2000u}, /* 14  04d0: @P0 BRA.U.ANY 0x490 */
 	{IC_IMAD, LI_EXTERN, 0x0u}, /* 15  04e0: IMAD.U32 R2, RZ, RZ, UR9 */
-	{IC_SYNCS, 0, 0x8400u}, /* 16  04f0: SYNCS.ARRIVE.TRANS64.RED.A0TR RZ, [UR11], R2 */
+	{IC_SYNCS, LI_ARRIVE, 0x8400u}, /* 16  04f0: SYNCS.ARRIVE.TRANS64.RED.A0TR RZ, [UR11], R2 */
 	{IC_BRA, 0, 0x0u}, /* 17  0500: BSYNC B0 */
 };
 
@@ -306,7 +306,7 @@ static const struct linst form_barrier_init[] = {
 
 /* BARRIER_ARRIVE: traces/h100/forms.sass forms_barrier 0x01c0-0x01c0 */
 static const struct linst form_barrier_arrive[] = {
-	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_RESULT, 0x0u}, /* 0  01c0: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
+	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE|LI_RESULT, 0x0u}, /* 0  01c0: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
 };
 
 /* BARRIER_WAIT: traces/h100/forms.sass forms_barrier 0x01e0-0x0370 */
@@ -318,7 +318,7 @@ static const struct linst form_barrier_wait[] = {
 
 /* BARRIER_ARRIVE_WAIT: traces/h100/forms.sass forms_barrier 0x0390-0x0530 */
 static const struct linst form_barrier_arrive_wait[] = {
-	{IC_SYNCS, LI_EXTERN, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
+	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
 	{IC_S2R, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 0x1u}, /* 2  03b0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
@@ -330,7 +330,7 @@ static const struct linst form_barrier_arrive_drop[] = {
 	{IC_UNI, 0, 0x0u}, /* 0  05b0: S2UR UR5, SR_CgaCtaId */
 	{IC_UNI, 0, 0x0u}, /* 1  05c0: UMOV UR4, 0x400 */
 	{IC_UNI, 0, 0x3u}, /* 2  05d0: ULEA UR4, UR5, UR4, 0x18 */
-	{IC_SYNCS, LI_ANCHOR, 0x4u}, /* 3  05e0: SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0 RZ, [UR4], RZ */
+	{IC_SYNCS, LI_ANCHOR|LI_ARRIVE, 0x4u}, /* 3  05e0: SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0 RZ, [UR4], RZ */
 };
 
 /* SYNCTHREADS: traces/h100/forms.sass forms_sync 0x0270-0x0270 */
@@ -356,7 +356,7 @@ static const struct linst form_grid_sync[] = {
 	{IC_BAR, 0, 0x0u}, /* 5  03f0: BAR.SYNC.DEFER_BLOCKING 0x0 */
 	{IC_BRA, 0, 0x0u}, /* 6  0400: BSSY B0, 0x6c0 */
 	{IC_BRA, 0, 0x8u}, /* 7  0410: @P0 BRA 0x6b0 */
-	{IC_UNI, 0, 0x0u}, /* 8  0420: LDC R13, c[0x0][0x14] */
+	{IC_UNI, LI_LDC, 0x0u}, /* 8  0420: LDC R13, c[0x0][0x14] */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 9  0430: IADD3 R17, RZ, -UR18, RZ */
 	{IC_IMAD, LI_EXTERN, 0x0u}, /* 10  0440: IMAD.IADD R15, R16, 0x1, R15 */
 	{IC_SHFL, 0, 0x0u}, /* 11  0450: VOTE.ANY R18, PT, PT */
@@ -457,7 +457,7 @@ static const struct linst form_branch[] = {
 
 /* DIVERGE: traces/h100/forms.sass forms_control 0x00a0-0x04d0 */
 static const struct linst form_diverge[] = {
-	{IC_UNI, 0, 0x0u}, /* 0  00a0: LDC R3, c[0x0][0x220] */
+	{IC_UNI, LI_LDC, 0x0u}, /* 0  00a0: LDC R3, c[0x0][0x220] */
 	{IC_ALU, LI_EXTERN, 0x0u}, /* 1  00b0: LOP3.LUT R2, R5, 0x1, RZ, 0xc0, !PT */
 	{IC_BRA, 0, 0x0u}, /* 2  00c0: BSSY B0, 0x4e0 */
 	{IC_ALU, 0, 0x1u}, /* 3  00d0: ISETP.GE.AND P0, PT, R3, 0x1, PT */

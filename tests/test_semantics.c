@@ -144,8 +144,13 @@ Test(semantics, over_wait_matches_the_h100)
 	cr_assert_lt(converged, 0.15 * hw_jump);
 	double hw_trip = (hw_cycles("direct", 32) - hw_cycles("direct", 1)) / 31.0;
 	double trip = (model_cycles(0, 32) - model_cycles(0, 1)) / 31.0;
-	/* The instruction-level model is a third under the H100 here (README, "What is still off"): a bound that catches a regression. */
-	cr_assert(trip > 0.6 * hw_trip && trip < 1.25 * hw_trip, "divergent loop trip %.1f cycles, H100 %.1f", trip,
+	/*
+	 * Each trip of smsim's loop pays the measured compare-to-branch latency and back-edge (chain.csv's one
+	 * FFMA per trip: 29 cycles), where ptxas unrolls this loop four and sixteen times with a remainder
+	 * cascade (traces/h100/diverged_commit.sass) that smsim does not model: about twice the H100's 12.4
+	 * cycles (README, "What is still off").  A bound that catches a regression either way.
+	 */
+	cr_assert(trip > 0.6 * hw_trip && trip < 2.3 * hw_trip, "divergent loop trip %.1f cycles, H100 %.1f", trip,
 		  hw_trip);
 }
 

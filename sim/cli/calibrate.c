@@ -307,8 +307,18 @@ static void derive_classes(struct calib *c)
 	CLASS(bar, "BAR.SYNC", false, false, "indep");
 	CLASS(shfl, "SHFL", true, true, "indep");
 	CLASS(mma, "HMMA", true, false, "indep");
+	int r_bar;
 #undef CLASS
 #undef CLASS_IN
+	/*
+	 * BAR.SYNC at 8 warps per scheduler is the barrier of 32 warps, not a pipe busy 76 cycles: its
+	 * time is syncthreads_base_latency + 32 syncthreads_warp_latency (barrier.csv), which the
+	 * barrier unit charges; the instruction takes its issue slot.
+	 */
+	double bar8 = cell(c, "iclass.csv", "cycles_per_instruction", &r_bar, "class=bar", "sass=BAR.SYNC", "mode=indep",
+			   "warps_per_scheduler=8", NULL);
+	m->iclass_bar_interval = 1;
+	cite(c, "iclass_bar_interval", "iclass.csv row %d: BAR.SYNC at 8 warps per scheduler, %.2f cycles, is one 32-warp barrier (syncthreads_base_latency and syncthreads_warp_latency, barrier.csv): the instruction itself takes one issue slot", r_bar, bar8);
 	int r;
 	double q = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=lds", "sass=LDS", "mode=indep",
 			"warps_per_scheduler=8", NULL);
@@ -345,6 +355,11 @@ static void derive_memory(struct calib *c)
 	double cp_dram = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r5, "mode=cp_async", "block_size=128", "source=DRAM", NULL);
 	m->cp_async_extra_latency = iround(((cp_l2 - ldg_l2) + (cp_dram - ldg_dram)) / 2.0 - lds);
 	cite(c, "cp_async_extra_latency", "roundtrip.csv rows %d, %d against %d, %d: a cp.async with wait_group over a load, less the LDS that reads it, mean of L2 and DRAM", r4, r5, r2, r3);
+
+	double ldc = cell(c, "special_latency.csv", "cycles_per_trip", &r, "kind=LDC", NULL);
+	/* the chase's trip: the LDC and the three address instructions before the next (SHL, LOP3, IADD) */
+	m->ldc_latency = iround(ldc - 3.0 * (double)m->iclass_alu_latency);
+	cite(c, "ldc_latency", "special_latency.csv row %d: a dependent chase through a __constant__ table, %.2f cycles a trip, less its three address instructions at iclass_alu_latency", r, ldc);
 
 	double l1 = cell(c, "global_latency.csv", "cycles_per_load_median", &r, "level=L1", NULL);
 	m->local_load_latency = iround(l1);

@@ -229,8 +229,10 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 		bool back = in->target <= (int32_t)(in - s->k->code) && !in->unrolled;
 		simt_jump(s, w, in->target);
 		struct simt_entry *e = simt_cur(w);
-		if (back && now + s->m->backedge_redirect > e->redirect)
-			e->redirect = now + s->m->backedge_redirect;
+		/* the bottom branch issues once its predicate is there (a short trip waits for it), then redirects */
+		uint64_t bra = e->loop_pred > now ? e->loop_pred : now;
+		if (back && bra + s->m->backedge_redirect > e->redirect)
+			e->redirect = bra + s->m->backedge_redirect;
 		return ANCHOR_MOVED;
 	}
 	case OP_LET:

@@ -423,11 +423,18 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 
 	if (f->code[e->li].flags & LI_LOCAL)
 		lat = (uint64_t)s->m->local_load_latency;
+	else if (f->code[e->li].flags & LI_LDC)
+		lat = (uint64_t)s->m->ldc_latency;
+	else if (f->code[e->li].flags & LI_ARRIVE)
+		lat = (uint64_t)s->m->mbarrier_arrive_latency;
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
 		uint32_t branching = e->mask;
 		bool fetches = in->op == OP_BRZ && (f->code[e->li].flags & LI_RESULT);
+		if (in->op == OP_BRZ && f->code[e->li].cls == IC_BRA && !fetches)
+			/* a loop's test: the compiled bottom branch reads this compare's predicate (exec.c, OP_JMP) */
+			e->loop_pred = now - 1 + (uint64_t)s->m->branch_predicate_latency;
 		enum anchor_status st = exec_anchor(s, w, in, start);
 		if (fetches)
 			/*

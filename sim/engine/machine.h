@@ -62,6 +62,7 @@
 	X(branch_predicate_latency, I, 4, 0, 10000, "cycles from a compare (ISETP) to a branch reading its predicate") \
 	X(branch_redirect, I, 29, 0, 10000, "cycles from a taken forward branch to the warp's next issue") \
 	X(local_load_latency, I, 32, 1, 10000, "cycles, a local-memory load (LDL) hitting in L1 to its data") \
+	X(ldc_latency, I, 4, 1, 10000, "cycles, a constant loaded into a vector register (LDC) to its use") \
 	ICLASS_FIELDS(X)                                                                 \
 	X(mio_queue_cycles, I, 16, 0, 100000, "cycles of MIO work queued before a warp stalls (mio_throttle)") \
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \

@@ -72,6 +72,7 @@ struct simt_entry {
 	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
 	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
 	uint64_t redirect;    /* a branch of the kernel's control flow issued: the group fetches from its target until then */
+	uint64_t loop_pred;   /* when the predicate of its current loop trip's bottom branch is ready (its compare + branch_predicate_latency) */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */

@@ -276,6 +276,13 @@ static void put_entry(struct warp *w, int i, int32_t pc, int32_t reconv, int par
 	simt_mark(w, i);
 }
 
+/* A group split off another goes on fetching and looping where that one was (its branch redirect, its loop trip). */
+static void inherit(struct simt_entry *to, uint64_t redirect, uint64_t loop_pred)
+{
+	to->redirect = redirect;
+	to->loop_pred = loop_pred;
+}
+
 /* convergence_barrier: the lanes of the paths still out of barrier entry p (its children's masks). */
 static uint32_t out_lanes(const struct warp *w, int p)
 {
@@ -510,6 +517,7 @@ static void split_path(struct sim *s, struct warp *w, const struct insn *in, uin
 	struct simt_entry *g = &w->stack[cur];
 	uint32_t fall = g->mask & ~taken;
 	int32_t pc = g->pc;
+	uint64_t red = g->redirect, lp = g->loop_pred;
 	if (g->parent >= 0 && w->stack[g->parent].pc == in->reconv) {
 		int t = free_slot(w);
 		if (t < 0) {
@@ -518,6 +526,7 @@ static void split_path(struct sim *s, struct warp *w, const struct insn *in, uin
 		}
 		g = &w->stack[cur];
 		put_entry(w, t, in->target, -1, g->parent, taken);
+		inherit(&w->stack[t], red, lp);
 		w->stack[t].order = ++w->order_next;
 		g->mask = fall;
 		g->pc = pc + 1;
@@ -535,8 +544,10 @@ static void split_path(struct sim *s, struct warp *w, const struct insn *in, uin
 		return;
 	}
 	put_entry(w, t, in->target, -1, cur, taken);
+	inherit(&w->stack[t], red, lp);
 	w->stack[t].order = ++w->order_next;
 	put_entry(w, f, pc + 1, -1, cur, fall);
+	inherit(&w->stack[f], red, lp);
 	w->stack[f].order = ++w->order_next;
 	g = &w->stack[cur];
 	g->pc = in->reconv;
@@ -583,19 +594,23 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->mask &= ~taken;
 		top->pc = pc + 1;
 		put_entry(w, slot, in->target, -1, -1, taken);
+		inherit(&w->stack[slot], top->redirect, top->loop_pred);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
 			return;
 		}
 		uint32_t fall = top->mask & ~taken;
+		uint64_t red = top->redirect, lp = top->loop_pred;
 		if (top->reconv != in->reconv)
 			top->pc = in->reconv;
 		else
 			w->depth--; /* already the entry that waits at this reconv: reuse it, do not stack a copy */
 		w->depth += 2;
 		put_entry(w, w->depth - 2, in->target, in->reconv, -1, taken);
+		inherit(&w->stack[w->depth - 2], red, lp);
 		put_entry(w, w->depth - 1, pc + 1, in->reconv, -1, fall);
+		inherit(&w->stack[w->depth - 1], red, lp);
 	}
 	settle(s, w);
 }

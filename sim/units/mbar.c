@@ -48,8 +48,16 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 	uint32_t id = b->waiters;
 	b->waiters = NONE;
 	while (id != NONE) {
-		uint32_t next = s->warps[WAITER_WARP(id)].stack[WAITER_ENTRY(id)].next_waiter;
-		sched_wake_waiter(s, id, now + (uint64_t)s->m->mbarrier_wake_latency);
+		const struct simt_entry *e = &s->warps[WAITER_WARP(id)].stack[WAITER_ENTRY(id)];
+		uint32_t next = e->next_waiter;
+		/*
+		 * A try_wait that reached the barrier behind the arrival completing the
+		 * phase (issued less than an arrive's latency before it landed: the
+		 * SYNCS unit takes them in order) finds it complete, and its result
+		 * comes back at its own latency: it does not sleep and get woken.
+		 */
+		bool behind = e->wait_start != NEVER && now <= e->wait_start + (uint64_t)s->m->mbarrier_arrive_latency;
+		sched_wake_waiter(s, id, behind ? now : now + (uint64_t)s->m->mbarrier_wake_latency);
 		id = next;
 	}
 }
