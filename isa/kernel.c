@@ -1,5 +1,6 @@
 #include "kernel.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,35 @@ static int compile_field(struct compiler *c, const cJSON *obj, const char *key, 
 	return 0;
 }
 
+/* text with every parameter and launch size replaced by its value ("stages * block_size" -> "0 * 256"). */
+static void with_values(struct compiler *c, const char *text, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (const char *p = text; *p && len + 1 < n;) {
+		if (isalpha((unsigned char)*p) || *p == '_') {
+			const char *q = p;
+			while (isalnum((unsigned char)*q) || *q == '_')
+				q++;
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)(q - p < 63 ? q - p : 63), p);
+			int64_t v;
+			bool per_thread;
+			const char *ws = q;
+			while (*ws == ' ')
+				ws++;
+			if (*ws != '(' && lookup(c, name, &v, &per_thread) != EXPR_NAME_UNKNOWN && !per_thread)
+				len += (size_t)snprintf(out + len, n - len, "%lld", (long long)v);
+			else
+				len += (size_t)snprintf(out + len, n - len, "%s", name);
+			p = q;
+		} else {
+			out[len++] = *p++;
+			out[len] = '\0';
+		}
+	}
+}
+
 static int const_field(struct compiler *c, const cJSON *obj, const char *key, bool required, const char *dflt,
 		       int64_t lo, int64_t hi, int64_t *out)
 {
@@ -137,9 +167,21 @@ static int const_field(struct compiler *c, const cJSON *obj, const char *key, bo
 	size_t old = jpath_key(&c->at, key);
 	if (!e.is_const)
 		rc = jdoc_error(c->doc, &c->at, c->d, "expected a constant (parameters and launch sizes only)");
-	else if (e.value < lo || e.value > hi)
-		rc = jdoc_error(c->doc, &c->at, c->d, "value %lld outside %lld..%lld", (long long)e.value,
-				(long long)lo, (long long)hi);
+	else if (e.value < lo || e.value > hi) {
+		/* A size derived from the parameters: show the expression and the values that made it. */
+		char text[512] = "", vals[512];
+		struct diag ignore;
+		jpath_pop(&c->at, old);
+		jdoc_expr_text(c->doc, obj, &c->at, key, false, text, sizeof text, &ignore);
+		old = jpath_key(&c->at, key);
+		with_values(c, text, vals, sizeof vals);
+		if (text[0] && strcmp(text, vals))
+			rc = jdoc_error(c->doc, &c->at, c->d, "%s = %s = %s = %lld, outside %lld..%lld", c->at.s + 2, text,
+					vals, (long long)e.value, (long long)lo, (long long)hi);
+		else
+			rc = jdoc_error(c->doc, &c->at, c->d, "value %lld outside %lld..%lld", (long long)e.value,
+					(long long)lo, (long long)hi);
+	}
 	else
 		*out = e.value;
 	jpath_pop(&c->at, old);
@@ -244,6 +286,7 @@ static int emit(struct compiler *c, struct insn in)
 		k->paths[k->npaths] = strdup(c->at.s);
 		if (!k->paths[k->npaths])
 			return diag_set(c->d, DIAG_LIMIT, "out of memory");
+		jdoc_locate(c->doc, c->at.s, &k->path_line[k->npaths], &k->path_col[k->npaths]);
 		k->npaths++;
 	}
 	in.where = (uint32_t)(k->npaths - 1);
@@ -888,6 +931,59 @@ out:
 	return rc;
 }
 
+/*
+ * "ranges": {"NAME": [LO, HI]}: the values a parameter may take, checked before anything is sized
+ * or compiled, so that a bad value is named as the value it is (and the --set that gave it).
+ */
+static int load_ranges(struct compiler *c, const cJSON *root, const struct param_override *ov, int nov)
+{
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "ranges");
+	if (!rs)
+		return 0;
+	size_t old = jpath_key(&c->at, "ranges");
+	int rc = 0;
+	if (!cJSON_IsObject(rs)) {
+		rc = jdoc_error(c->doc, &c->at, c->d, "expected an object of parameter ranges ({\"stages\": [1, 64]})");
+		goto out;
+	}
+	for (const cJSON *r = rs->child; r; r = r->next) {
+		size_t o2 = jpath_key(&c->at, r->string);
+		const struct param *p = NULL;
+		for (int i = 0; i < c->k->nparams; i++)
+			if (!strcmp(c->k->params[i].name, r->string))
+				p = &c->k->params[i];
+		const cJSON *lo = cJSON_GetArrayItem(r, 0), *hi = cJSON_GetArrayItem(r, 1);
+		if (!p) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "\"%s\" is not a parameter of this kernel (\"params\")",
+					r->string);
+		} else if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2 || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) ||
+			   !jdoc_is_integer(lo->valuedouble, -9e15, 9e15) || !jdoc_is_integer(hi->valuedouble, -9e15, 9e15) ||
+			   lo->valuedouble > hi->valuedouble) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected [LO, HI], two integers with LO <= HI");
+		} else if (p->value < (int64_t)lo->valuedouble || p->value > (int64_t)hi->valuedouble) {
+			const char *from = NULL;
+			for (int i = 0; i < nov; i++)
+				if (!strcmp(ov[i].name, p->name) && ov[i].from[0])
+					from = ov[i].from;
+			int line, col;
+			jdoc_locate(c->doc, c->at.s, &line, &col);
+			if (from)
+				rc = diag_set(c->d, DIAG_INPUT, "%s: %s must be %lld..%lld (the range %s declares at %d:%d)", from,
+					      p->name, (long long)lo->valuedouble, (long long)hi->valuedouble, c->doc->file,
+					      line, col);
+			else
+				rc = jdoc_error(c->doc, &c->at, c->d, "%s = %lld is outside its range %lld..%lld", p->name,
+						(long long)p->value, (long long)lo->valuedouble, (long long)hi->valuedouble);
+		}
+		jpath_pop(&c->at, o2);
+		if ((rc = recover(c, rc)))
+			break;
+	}
+out:
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
 static int load_helpers(struct compiler *c, const cJSON *root)
 {
 	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(root, "helpers");
@@ -1084,8 +1180,10 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	k.bufs = calloc(64, sizeof *k.bufs);
 	k.code = calloc(MAX_CODE, sizeof *k.code);
 	k.paths = calloc(MAX_CODE, sizeof *k.paths);
+	k.path_line = calloc(MAX_CODE, sizeof *k.path_line);
+	k.path_col = calloc(MAX_CODE, sizeof *k.path_col);
 	k.slot_names = calloc(MAX_SLOTS, sizeof *k.slot_names);
-	if (!k.bufs || !k.code || !k.paths || !k.slot_names) {
+	if (!k.bufs || !k.code || !k.paths || !k.path_line || !k.path_col || !k.slot_names) {
 		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
 		goto out;
 	}
@@ -1096,14 +1194,22 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	}
 	k.nslots = c->nvars = SLOT_BUILTINS;
 
-	static const char *const keys[] = {"kernel", "source",	  "notes",    "params", "helpers", "shared",
-					   "global", "pipelines", "barriers", "body",   "comment", NULL};
+	static const char *const keys[] = {"kernel",    "source",   "notes", "params",  "ranges", "helpers", "shared",
+					   "global",    "pipelines", "barriers", "body",  "comment", NULL};
 	const char *name = "", *source = "";
 	/* Each part on its own, so that a check goes on to the next after an error in one. */
 	if ((rc = recover(c, jdoc_check_keys(&doc, doc.root, &c->at, keys, d))) ||
 	    (rc = recover(c, jdoc_string(&doc, doc.root, &c->at, "kernel", true, &name, d))) ||
 	    (rc = recover(c, jdoc_string(&doc, doc.root, &c->at, "source", true, &source, d))) ||
-	    (rc = recover(c, load_params(c, doc.root, ov, nov))) || (rc = recover(c, load_helpers(c, doc.root))) ||
+	    (rc = recover(c, load_params(c, doc.root, ov, nov))))
+		goto out;
+	/* A parameter outside its range makes every size that uses it wrong: nothing after it is compiled. */
+	int before = c->errors;
+	if ((rc = recover(c, load_ranges(c, doc.root, ov, nov))) || c->errors > before) {
+		rc = DIAG_INPUT;
+		goto out;
+	}
+	if ((rc = recover(c, load_helpers(c, doc.root))) ||
 	    (rc = recover(c, load_buffers(c, doc.root, "shared", SPACE_SHARED))) ||
 	    (rc = recover(c, load_buffers(c, doc.root, "global", SPACE_GLOBAL))) ||
 	    (rc = recover(c, load_pipelines(c, doc.root))) || (rc = recover(c, load_barriers(c, doc.root))) ||
@@ -1161,6 +1267,8 @@ void kernel_free(struct kernel *k)
 	for (int i = 0; k->paths && i < k->npaths; i++)
 		free(k->paths[i]);
 	free(k->paths);
+	free(k->path_line);
+	free(k->path_col);
 	expr_pool_free(&k->pool);
 	*k = (struct kernel){0};
 }

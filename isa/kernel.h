@@ -105,6 +105,7 @@ struct kernel {
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
+	int *path_line, *path_col; /* ... and where each is in the file (1-based; 0 when unknown) */
 	int npaths;
 	struct expr_pool pool;
 	uint64_t shared_bytes;   /* per block */
@@ -124,6 +125,7 @@ struct param_override {
 	char name[48];
 	int64_t value;
 	bool used;
+	char from[96]; /* where the value came from, for messages ("--set stages=0"); "": the experiment's params */
 };
 
 /*

@@ -253,3 +253,104 @@ Test(cli, runaway_runs_stop_at_a_limit_with_exit_4)
 	cr_assert(strstr(c.err, "limit.events"), "%s", c.err);
 	cli_free(&c);
 }
+
+/* Several --vary: every combination, labelled "stages=2 k=64", the last varying fastest; a name twice is an error. */
+Test(cli, compare_several_vary_is_the_cartesian_product)
+{
+	struct cli c = run_cli("compare " STAGED " --vary stages=1,2 --vary k=0,64 --json --no-timing");
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cJSON *o = cJSON_Parse(c.out);
+	cr_assert(o);
+	const cJSON *runs = cJSON_GetObjectItem(o, "runs");
+	cr_assert_eq(cJSON_GetArraySize(runs), 4);
+	static const char *const labels[] = {"stages=1 k=0", "stages=1 k=64", "stages=2 k=0", "stages=2 k=64"};
+	static const int stages[] = {1, 1, 2, 2}, ks[] = {0, 64, 0, 64};
+	double cycles[4];
+	for (int i = 0; i < 4; i++) {
+		const cJSON *r = cJSON_GetArrayItem(runs, i);
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "label")->valuestring, labels[i]);
+		const cJSON *p = cJSON_GetObjectItem(r, "params");
+		cr_assert_eq(cJSON_GetObjectItem(p, "stages")->valueint, stages[i]);
+		cr_assert_eq(cJSON_GetObjectItem(p, "k")->valueint, ks[i]);
+		cycles[i] = cJSON_GetObjectItem(r, "cycles")->valuedouble;
+	}
+	cr_assert_gt(cycles[1], cycles[0], "more compute takes longer");
+	cr_assert_lt(cycles[2], cycles[0], "two stages beat one at k = 0, one block");
+	cJSON_Delete(o);
+	cli_free(&c);
+	c = run_cli("compare " STAGED " --vary stages=1,2 --vary k=0 --vary stages=3");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "--vary stages is given twice"), "%s", c.err);
+	cli_free(&c);
+}
+
+/* A kernel file runs alone on the default machine with its own params and one block, saying so. */
+Test(cli, a_kernel_file_runs_alone)
+{
+	struct cli c = run_cli("run kernels/with_staging_unified.json");
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.out, "defaults: a kernel file run alone — machine kernels/../configs/machines/h100.json, the "
+				"kernel's own params, a launch of one block of 256 threads"),
+		  "%s", c.out);
+	cr_assert(strstr(c.out, "params: stages=2 batch_sz=64 k=64"), "%s", c.out);
+	cli_free(&c);
+	/* the same as the experiment at the kernel's params and one block */
+	struct cli a = run_cli("run kernels/with_staging_unified.json --json --no-timing");
+	struct cli b = run_cli("run " STAGED " --set k=64 --set grid_blocks=1 --json --no-timing");
+	cJSON *x = cJSON_Parse(a.out), *y = cJSON_Parse(b.out);
+	cr_assert(x && y);
+	cr_assert_eq(cJSON_GetObjectItem(x, "cycles")->valuedouble, cJSON_GetObjectItem(y, "cycles")->valuedouble);
+	cr_assert(cJSON_GetObjectItem(x, "defaults") && !cJSON_GetObjectItem(y, "defaults"));
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+	cli_free(&a);
+	cli_free(&b);
+	c = run_cli("compare kernels/with_staging_unified.json --vary stages=1,2");
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cli_free(&c);
+	c = run_cli("run configs/comparisons/stages.json");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "is a comparison file (smsim compare runs it); this command takes an experiment"), "%s",
+		  c.err);
+	cli_free(&c);
+	c = run_cli("run configs/machines/h100.json");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "is a machine config"), "%s", c.err);
+	cli_free(&c);
+}
+
+/* Errors that say what to change: the --set, the range, the expression with its values, the buffer and line. */
+Test(cli, errors_name_the_set_the_expression_and_the_buffer)
+{
+	struct cli c = run_cli("run " STAGED " --set stages=0");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "smsim: --set stages=0: stages must be 1..64 (the range "), "%s", c.err);
+	cr_assert(strstr(c.err, "kernels/with_staging_unified.json declares at 6:"), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("check " STAGED " --set stages=65");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "--set stages=65: stages must be 1..64"), "%s", c.err);
+	cr_assert(!strstr(c.err, "shared.elems"), "nothing sized from a bad parameter is checked: %s", c.err);
+	cli_free(&c);
+	/* a size derived from a parameter without a range: the expression and the values that made it */
+	c = run_cli("run configs/experiments/producer_consumer_pattern.json --set buffer_len=0");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "at $.shared.buffer.elems: shared.buffer.elems = stages * buffer_len = 2 * 0 = 0, outside "
+				"1..17179869184"),
+		  "%s", c.err);
+	cli_free(&c);
+	/* a launch error caused by --set names the --set */
+	c = run_cli("run " STAGED " --set blocks=40");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "smsim: --set blocks=40: launch: 40 resident blocks"), "%s", c.err);
+	cli_free(&c);
+	/* a copy out of bounds: buffer, size, index expression with values, line:column, thread */
+	c = run_cli("run tests/bad/k_oob_copy.json");
+	cr_assert_eq(c.status, 2);
+	cr_assert(strstr(c.err, "k_oob_copy.kernel.json:32:3: at $.body[2] (memcpy_async, block 0 warp 0, cycle "), "%s",
+		  c.err);
+	cr_assert(strstr(c.err, "thread 0 copies 4 bytes from gin[0] + 256 to smem[64] + 256, outside smem (128 elements "
+				"of 4 bytes): dst \"smem[block_size]\" = smem[64]"),
+		  "%s", c.err);
+	cli_free(&c);
+}

@@ -184,7 +184,7 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 	double last_end[64];
 	for (int i = 0; i < 64; i++)
 		last_end[i] = -1;
-	int copies = 0, counters = 0, spreads = 0;
+	int copies = 0, counters = 0, spreads = 0, memcpys = 0;
 	for (const cJSON *e = ev->child; e; e = e->next) {
 		const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
 		if (strcmp(ph, "C") == 0)
@@ -211,6 +211,8 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 		const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
 		double parts = 0;
 		for (const cJSON *a = args ? args->child : e; a; a = args ? a->next : NULL) {
+			if (args && (!strcmp(a->string, "op") || !strcmp(a->string, "at") || !strcmp(a->string, "line")))
+				continue; /* where the op is, not cycles */
 			const char *cause = args ? a->string : name;
 			double cycles = args ? a->valuedouble : dur;
 			int k = 0;
@@ -226,9 +228,20 @@ Test(outputs, trace_spans_are_sane_and_add_up_to_the_stalls)
 			spreads++;
 			cr_assert(strstr(name, "+issue"), "%s: a slice with args is a spread op", name);
 			cr_assert(cJSON_GetObjectItemCaseSensitive(args, "issue"), "%s has no issue slots", name);
+			/* every op span names its kind, JSON path and line, so a span leads back to the kernel line */
+			const cJSON *op = cJSON_GetObjectItemCaseSensitive(args, "op");
+			const cJSON *at = cJSON_GetObjectItemCaseSensitive(args, "at");
+			const cJSON *line = cJSON_GetObjectItemCaseSensitive(args, "line");
+			cr_assert(cJSON_IsString(op) && cJSON_IsString(at) && cJSON_IsNumber(line), "%s: no op, at or line", name);
+			cr_assert(!strncmp(name, op->valuestring, strlen(op->valuestring)), "%s is not named by its op", name);
+			cr_assert(!strncmp(at->valuestring, "$.body", 6) && line->valueint > 0, "%s at %s line %d", name,
+				  at->valuestring, line->valueint);
+			if (!strcmp(op->valuestring, "memcpy_async"))
+				memcpys++;
 		}
 	}
 	cr_assert_gt(spreads, 100, "statements, pipeline calls and copies are spread ops");
+	cr_assert_eq(memcpys, 8 * 16, "one memcpy_async span per warp and batch: %d", memcpys);
 	cr_assert_eq(copies, 16, "one copy span per batch");
 	cr_assert_gt(counters, 10, "bytes in flight, stages full, DRAM");
 	const cJSON *stalls = cJSON_GetObjectItemCaseSensitive(rep, "stalls");
@@ -761,5 +774,59 @@ Test(outputs, sweep_plots_label_their_axes_with_units)
 	remove(file);
 	remove(svg);
 	free(file);
+	free(svg);
+}
+
+/* sweep --svg --measured: the hardware's series beside smsim's, dashed, one per value of the series column. */
+Test(outputs, sweep_overlays_a_measured_series)
+{
+	char *svg = tmp_path("measured.svg"), cmd[512], *out;
+	snprintf(cmd, sizeof cmd,
+		 "%s sweep configs/sweeps/overwait_h100.json -j 2 --svg %s --measured traces/h100/diverged_commit_cycles.csv "
+		 "2>/dev/null",
+		 SMSIM_BIN, svg);
+	cr_assert_eq(sh(cmd, &out), 0, "%s", out);
+	free(out);
+	check_svg(svg, "<polyline", 4);
+	char *text = jdoc_read_file(svg, NULL);
+	cr_assert(strstr(text, "data-name=\"H100 measured: per_group=0\"") &&
+		  strstr(text, "data-name=\"H100 measured: per_group=1\""));
+	cr_assert_eq(count(text, "stroke-dasharray=\"6 3\""), 2, "the measured series are dashed");
+	cr_assert(strstr(text, ">cycles (SM clock, whole run)<"), "the y axis says its unit");
+	free(text);
+	/* a measured file without the plot's y column, or --measured without --svg, is a usage error */
+	char *bad = tmp_path("measured.csv");
+	FILE *f = fopen(bad, "w");
+	fputs("# comment\ndivergence,cycles_per_batch\n1,700\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait_h100.json --svg %s --measured %s 2>&1 >/dev/null",
+		 SMSIM_BIN, svg, bad);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, ":2: expected the columns divergence (x) and cycles (y)"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "%s sweep configs/sweeps/overwait_h100.json --measured %s 2>&1 >/dev/null", SMSIM_BIN, bad);
+	cr_assert_eq(sh(cmd, &out), 2);
+	cr_assert(strstr(out, "give --svg FILE too"), "%s", out);
+	free(out);
+	remove(bad);
+	remove(svg);
+	free(bad);
+	free(svg);
+}
+
+/* A run's picture states its cycles, hidden fraction and binding limit in its title block. */
+Test(outputs, run_svg_title_block)
+{
+	char *svg = tmp_path("title.svg"), cmd[512], *out;
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_staging_unified.json --set batch_sz=8 --svg %s", SMSIM_BIN,
+		 svg);
+	cr_assert_eq(sh(cmd, &out), 0);
+	free(out);
+	char *text = jdoc_read_file(svg, NULL);
+	cr_assert(text);
+	cr_assert(strstr(text, " cycles · hidden fraction 0.") && strstr(text, " · binding limit "), "no title block");
+	cr_assert(strstr(text, ">SM cycles<"), "the cycle axis names its unit");
+	free(text);
+	remove(svg);
 	free(svg);
 }

@@ -376,6 +376,12 @@ static void derive_memory(struct calib *c)
 	double rd = cell(c, "dram_bandwidth.csv", "bytes_per_cycle_per_sm", &r, "kernel=read", NULL);
 	m->dram_bytes_per_cycle = round(rd * 10.0) / 10.0;
 	cite(c, "dram_bytes_per_cycle", "dram_bandwidth.csv row %d: streaming read, all SMs, %.2f B/cycle/SM", r, rd);
+	/* ncu's "DRAM Throughput" is a share of the DRAM's peak, above what streaming achieves */
+	double peak = cell(c, "device.csv", "value", &r, "property=dram_peak_bytes_per_s", NULL);
+	double sms = cell(c, "device.csv", "value", &r2, "property=sm_count", NULL);
+	m->dram_peak_bytes_per_cycle = round(peak / sms / (m->clock_ghz * 1e9) * 100.0) / 100.0;
+	cite(c, "dram_peak_bytes_per_cycle", "device.csv row %d: %.4g B/s, Nsight Compute's DRAM peak, over row %d's %.0f SMs at clock_ghz", r,
+	     peak, r2, sms);
 	double fill = cell(c, "ldgsts_throughput.csv", "bytes_per_cycle_per_sm_median", &r, "source=L2", "chunk_bytes=16", "blocks=1", NULL);
 	m->l2_bytes_per_cycle = round(fill * 10.0) / 10.0;
 	cite(c, "l2_bytes_per_cycle", "ldgsts_throughput.csv row %d: one SM alone, 16-byte cp.async from L2, %.2f B/cycle", r, fill);

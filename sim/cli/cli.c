@@ -37,12 +37,16 @@ const struct cli_command cli_commands[] = {
 		.synopsis = "EXPERIMENT.json [OPTION]...",
 		.summary = "run an experiment and report where the cycles went",
 		.about = "Simulates an experiment (configs/experiments/NAME.json: a machine, a kernel, its "
-			 "parameters and launch) and prints the report: cycles, the lower bound and efficiency, how "
-			 "much of the copy latency was hidden behind compute, and every warp's cycles by cause.",
+			 "parameters and launch) and prints the report: cycles, the lower bound and efficiency, the "
+			 "binding limit as Nsight Compute names it (with its evidence and warp-state breakdown), how "
+			 "much of the copy latency was hidden behind compute, and every warp's cycles by cause.  A "
+			 "kernel file (kernels/NAME.json) runs alone on the default machine with its own params and "
+			 "one block of 256 threads, the report's header saying so.",
 		.examples = "smsim run configs/experiments/with_staging_unified.json --set stages=4\n"
 			    "smsim run configs/experiments/with_staging_unified.json --json --no-timing\n"
 			    "smsim run configs/experiments/with_staging_unified.json --svg run.svg --batches 8:11\n"
-			    "smsim run configs/experiments/with_staging_unified.json --trace - | gzip > run.json.gz",
+			    "smsim run configs/experiments/with_staging_unified.json --trace - | gzip > run.json.gz\n"
+			    "smsim run kernels/with_staging_unified.json --set k=0",
 		.operands = "experiment",
 		.run = cmd_run,
 		.options = {
@@ -83,7 +87,10 @@ const struct cli_command cli_commands[] = {
 		.run = cmd_compare,
 		.options = {
 			{"--vary", "NAME=V1,V2,...",
-			 "Run the first experiment once per value of NAME (any name --set takes).", NULL},
+			 "Run the first experiment once per value of NAME (any name --set takes); several --vary "
+			 "run every combination, labelled \"stages=2 k=64\" (the last varying fastest); a name "
+			 "given twice is an error.",
+			 NULL},
 			OPT_SET,
 			{"--json", NULL, "Print every run's full report, with its label and speedup, as JSON.", NULL},
 			OPT_NO_TIMING,
@@ -121,6 +128,11 @@ const struct cli_command cli_commands[] = {
 			 "Plot the plot's y against its x, one line per value of the other parameters, the axes "
 			 "labelled with their units.  Not with --shard: merge the parts first.",
 			 "svg"},
+			{"--measured", "FILE",
+			 "With --svg: draw the series measured on the hardware beside the sweep's (a CSV with the "
+			 "plot's x and y columns; a column named as another varied parameter gives one series per "
+			 "value).",
+			 "csv"},
 			{"--shard", "I/N",
 			 "Run only shard I of N, counted from 0 (0 <= I < N): runs I, I+N, I+2N, ...  Writes them as a "
 			 "part for smsim merge: a header with a fingerprint of the smsim version and of the sweep, "
@@ -204,10 +216,14 @@ const struct cli_command cli_commands[] = {
 			 "against predicted cycles per batch (the SM's span per batch where a row has it), the mean "
 			 "absolute error per family (kernel x blocks per SM) and overall, and the pairs of designs "
 			 "ordered differently from the hardware (same occupancy, block size, k and input; measured "
-			 "differences under 5% ignored).  Exit status 1 when a bound set by --max-error, "
-			 "--max-family-error or --require-ranking is not met.",
+			 "differences under 5% ignored).  A CSV with a class column (default traces/h100/ncu_limits.csv: "
+			 "Nsight Compute's reading of what binds, on the H100) is read as binding-limit rows: each "
+			 "configuration is simulated and smsim's binding limit set beside ncu's class, with the "
+			 "agreement.  Exit status 1 when a bound set by --max-error, --max-family-error, "
+			 "--require-ranking or --min-limit-agreement is not met.",
 		.examples = "smsim validate\n"
-			    "smsim validate traces/h100/pipelines.csv traces/h100/validation.csv --max-error 12.5",
+			    "smsim validate traces/h100/pipelines.csv traces/h100/validation.csv --max-error 12.5\n"
+			    "smsim validate traces/h100/ncu_limits.csv --min-limit-agreement 90",
 		.operands = "csv",
 		.run = cmd_validate,
 		.options = {
@@ -218,6 +234,10 @@ const struct cli_command cli_commands[] = {
 			{"--require-ranking", NULL,
 			 "Fail (exit 1) when two designs are ranked differently from the hardware (differences under 5% "
 			 "ignored).",
+			 NULL},
+			{"--min-limit-agreement", "PERCENT",
+			 "Fail (exit 1) when fewer than PERCENT of the binding-limit rows name ncu's class (or the "
+			 "neighbouring class it accepts near a threshold).",
 			 NULL},
 			OPT_SET,
 			OPT_CONFIGS,

@@ -9,6 +9,7 @@
 
 #include "../../isa/jdoc.h"
 #include "cli.h"
+#include "limit.h"
 #include "commands.h"
 #include "outfile.h"
 #include "report.h"
@@ -17,6 +18,7 @@
 
 #define MAX_RUNS 64
 #define MAX_SETS 64
+#define MAX_VARY 8
 
 struct run_spec {
 	char file[1024];
@@ -114,7 +116,7 @@ static double pct(const struct sim_report *r, int cause)
 
 static void print_table(FILE *out, const struct run_spec *specs, const struct run_result *res, int n)
 {
-	const int w = 16;
+	const int w = 19; /* "instruction-latency" */
 	fprintf(out, "%-26s", "");
 	for (int i = 0; i < n; i++)
 		fprintf(out, " %*.*s", w, w, specs[i].label);
@@ -136,10 +138,22 @@ static void print_table(FILE *out, const struct run_spec *specs, const struct ru
 	ROW("hidden fraction", ".3f", r->hidden_fraction);
 	ROW("exposed wait (cycles)", "llu", (unsigned long long)r->exposed);
 	ROW("copy latency (cycles)", "llu", (unsigned long long)r->batch_latency);
+	ROW("copy unloaded (mean)", ".1f", r->copies ? (double)r->copy_unloaded_sum / (double)r->copies : 0.0);
+	ROW("copy queueing (mean)", ".1f",
+	    r->copies ? (double)(r->copy_latency_sum - r->copy_unloaded_sum) / (double)r->copies : 0.0);
 	ROW("lower bound (cycles)", "llu", (unsigned long long)r->lower_bound);
 	ROW("efficiency", ".3f", r->efficiency);
 	ROW("over-wait (cycles)", "llu", (unsigned long long)r->overwait_cycles);
 	ROW("hazards", "llu", (unsigned long long)r->hazards);
+	struct limit lim[MAX_RUNS];
+	for (int i = 0; i < n; i++)
+		limit_of(&res[i].r, res[i].status, &lim[i]);
+	ROW("binding limit", "s", limit_name(&lim[i]));
+	ROW("  utilization", ".2f", lim[i].utilization);
+	ROW("  DRAM % of peak", ".1f", lim[i].dram_pct);
+	ROW("  memory pipes % busy", ".1f", lim[i].mio_busy_pct);
+	ROW("  issued / scheduler", ".2f", lim[i].issue_per_scheduler);
+	ROW("  top stall (ncu)", "s", warpstate_key[lim[i].top]);
 	fprintf(out, "\nwarp cycles by cause (%%)");
 	for (int c = 0; c < STALL_COUNT; c++) {
 		char name[40];
@@ -217,13 +231,82 @@ static int add_file(const char *file, struct run_spec *specs, int *nspecs, char 
 	return 0;
 }
 
+/*
+ * --vary NAME=V1,V2,... (repeatable): the first experiment once per combination of the values,
+ * the last --vary varying fastest (as sweep does), labelled "stages=2 k=64"; 0 or 2 (said).
+ */
+static int expand_vary(struct run_spec *specs, int *nspecs, const char *const *vary, int nvary, char *title,
+		       size_t titlesz)
+{
+	static char names[MAX_VARY][128], vals[MAX_VARY][MAX_RUNS][128];
+	int nvals[MAX_VARY];
+	int total = 1;
+	for (int v = 0; v < nvary; v++) {
+		char buf[1024];
+		snprintf(buf, sizeof buf, "%s", vary[v]);
+		char *eq = strchr(buf, '=');
+		if (!eq || eq == buf || !eq[1]) {
+			fprintf(stderr, "smsim compare: --vary expects NAME=V1,V2,..., not \"%s\"\n", vary[v]);
+			return 2;
+		}
+		*eq = '\0';
+		snprintf(names[v], sizeof names[v], "%.127s", buf);
+		for (int u = 0; u < v; u++)
+			if (!strcmp(names[u], names[v])) {
+				fprintf(stderr, "smsim compare: --vary %s is given twice; give its values once (--vary %s=V1,V2,...)\n",
+					names[v], names[v]);
+				return 2;
+			}
+		nvals[v] = 0;
+		for (char *val = strtok(eq + 1, ","); val; val = strtok(NULL, ",")) {
+			if (nvals[v] == MAX_RUNS) {
+				fprintf(stderr, "smsim compare: --vary %s: at most %d values\n", names[v], MAX_RUNS);
+				return 2;
+			}
+			snprintf(vals[v][nvals[v]++], sizeof vals[0][0], "%.127s", val);
+		}
+		if (!nvals[v]) {
+			fprintf(stderr, "smsim compare: --vary %s has no values\n", names[v]);
+			return 2;
+		}
+		total *= nvals[v];
+		if (total > MAX_RUNS) {
+			fprintf(stderr, "smsim compare: the --vary values make more than %d runs\n", MAX_RUNS);
+			return 2;
+		}
+	}
+	struct run_spec base = specs[0];
+	*nspecs = 0;
+	for (int run = 0; run < total; run++) {
+		specs[run] = base;
+		struct run_spec *rs = &specs[(*nspecs)++];
+		for (int k = 0; k < rs->nsets; k++)
+			rs->sets[k] = (struct setting){rs->store[k][0], rs->store[k][1]};
+		size_t len = 0;
+		rs->label[0] = '\0';
+		for (int v = 0, stride = total; v < nvary; v++) {
+			stride /= nvals[v];
+			const char *val = vals[v][(run / stride) % nvals[v]];
+			add_set(rs, names[v], val);
+			if (len < sizeof rs->label)
+				len += (size_t)snprintf(rs->label + len, sizeof rs->label - len, "%s%s=%s", v ? " " : "",
+							names[v], val);
+		}
+	}
+	size_t len = (size_t)snprintf(title, titlesz, "%s", base.label);
+	for (int v = 0; v < nvary && len < titlesz; v++)
+		len += (size_t)snprintf(title + len, titlesz - len, ", %s", vary[v]);
+	return 0;
+}
+
 int cmd_compare(int argc, char **argv, const char *self)
 {
 	(void)self;
 	static struct run_spec specs[MAX_RUNS];
 	struct setting common[MAX_SETS];
 	int ncommon = 0, nspecs = 0;
-	const char *svg = NULL, *vary = NULL, *view_option = NULL;
+	const char *svg = NULL, *view_option = NULL, *vary[MAX_VARY];
+	int nvary = 0;
 	struct svg_view view = {.kind = SVG_VIEW_ALL};
 	bool json = false, timing = true;
 	char title[256] = "comparison";
@@ -235,10 +318,17 @@ int cmd_compare(int argc, char **argv, const char *self)
 			json = true;
 		} else if (strcmp(argv[i], "--no-timing") == 0) {
 			timing = false;
-		} else if ((got = cli_value(argc, argv, &i, "compare", "--svg", &svg)) ||
-			   (got = cli_value(argc, argv, &i, "compare", "--vary", &vary))) {
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--svg", &svg))) {
 			if (got < 0)
 				return 2;
+		} else if ((got = cli_value(argc, argv, &i, "compare", "--vary", &v))) {
+			if (got < 0)
+				return 2;
+			if (nvary == MAX_VARY) {
+				fprintf(stderr, "smsim compare: at most %d --vary options\n", MAX_VARY);
+				return 2;
+			}
+			vary[nvary++] = v;
 		} else if ((got = cli_value(argc, argv, &i, "compare", "--window", &v))) {
 			if (got < 0 || set_view("--window", v, &view, &view_option))
 				return 2;
@@ -268,28 +358,8 @@ int cmd_compare(int argc, char **argv, const char *self)
 	}
 	/* stdout carries one thing: with --svg -, the table or JSON goes to stderr. */
 	FILE *report = svg && outfile_is_stdout(svg) ? stderr : stdout;
-	if (vary) {
-		/* NAME=v1,v2,...: the first experiment once per value. */
-		char buf[1024];
-		snprintf(buf, sizeof buf, "%s", vary);
-		char *eq = strchr(buf, '=');
-		if (!eq || eq == buf || !eq[1]) {
-			fprintf(stderr, "smsim compare: --vary expects NAME=V1,V2,...\n");
-			return 2;
-		}
-		*eq = '\0';
-		struct run_spec base = specs[0];
-		nspecs = 0;
-		for (char *val = strtok(eq + 1, ","); val && nspecs < MAX_RUNS; val = strtok(NULL, ",")) {
-			specs[nspecs] = base;
-			struct run_spec *rs = &specs[nspecs++];
-			for (int k = 0; k < rs->nsets; k++)
-				rs->sets[k] = (struct setting){rs->store[k][0], rs->store[k][1]};
-			add_set(rs, buf, val);
-			snprintf(rs->label, sizeof rs->label, "%.60s=%.60s", buf, val);
-		}
-		snprintf(title, sizeof title, "%s, %s", base.label, vary);
-	}
+	if (nvary && expand_vary(specs, &nspecs, vary, nvary, title, sizeof title))
+		return 2;
 	static struct run_result res[MAX_RUNS];
 	int worst = 0;
 	for (int i = 0; i < nspecs; i++) {
@@ -300,7 +370,9 @@ int cmd_compare(int argc, char **argv, const char *self)
 		for (int k = 0; k < ncommon; k++)
 			all[n++] = common[k];
 		res[i].status = runner_run(specs[i].file, all, n, svg != NULL, &res[i].e, &res[i].r, &d);
-		if (res[i].status == 2 || res[i].status == 4) {
+		/* a limit hit while running still has a partial report (its warps ran); one hit before is an error */
+		bool ran = res[i].status == 4 && res[i].r.warps && res[i].r.cycles;
+		if (res[i].status == 2 || (res[i].status == 4 && !ran)) {
 			fprintf(stderr, "smsim: %s: %s\n", specs[i].label, d.msg);
 			for (int k = 0; k <= i; k++) {
 				trace_free(res[k].r.trace);
@@ -308,6 +380,8 @@ int cmd_compare(int argc, char **argv, const char *self)
 			}
 			return res[i].status;
 		}
+		if (ran)
+			fprintf(stderr, "smsim: %s: %s (its figures are partial)\n", specs[i].label, d.msg);
 		if (res[i].status > worst)
 			worst = res[i].status;
 	}

@@ -33,11 +33,13 @@ static int parse_int(const char *text, int64_t *out)
 	return 0;
 }
 
-static int set_param(struct experiment *e, const char *name, int64_t value)
+/* from: where the value comes from for messages ("--set stages=0"), "" for the experiment's params. */
+static int set_param(struct experiment *e, const char *name, int64_t value, const char *from)
 {
 	for (int i = 0; i < e->nparams; i++)
 		if (strcmp(e->params[i].name, name) == 0) {
 			e->params[i].value = value;
+			snprintf(e->params[i].from, sizeof e->params[i].from, "%s", from);
 			return 0;
 		}
 	if (e->nparams >= EXP_MAX_PARAMS || strlen(name) >= sizeof e->params[0].name)
@@ -46,6 +48,7 @@ static int set_param(struct experiment *e, const char *name, int64_t value)
 	snprintf(p->name, sizeof p->name, "%s", name);
 	p->value = value;
 	p->used = false;
+	snprintf(p->from, sizeof p->from, "%s", from);
 	return 0;
 }
 
@@ -188,7 +191,7 @@ static int load_file(const char *file, bool without_machine_set, struct experime
 				rc = jdoc_error(&doc, &at, d, "expected an integer");
 				goto out;
 			}
-			if (set_param(e, f->string, (int64_t)f->valuedouble)) {
+			if (set_param(e, f->string, (int64_t)f->valuedouble, "")) {
 				rc = jdoc_error(&doc, &at, d, "too many parameters or name too long");
 				goto out;
 			}
@@ -250,9 +253,12 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 		if (v < 1)
 			return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a positive integer", st->name, st->value);
 		*lf = v;
+		snprintf(e->launch_from, sizeof e->launch_from, "--set %.40s=%.40s", st->name, st->value);
 		return 0;
 	}
-	if (set_param(e, name, v))
+	char from[96];
+	snprintf(from, sizeof from, "--set %.40s=%.40s", st->name, st->value);
+	if (set_param(e, name, v, from))
 		return diag_set(d, DIAG_INPUT, "--set %s: too many parameters or name too long", st->name);
 	return 0;
 }
@@ -269,9 +275,11 @@ static int found(struct diag_list *errs, const struct diag *d, int rc)
 	return 0;
 }
 
-/* The launch check's message, pointed at the experiment's launch where the numbers came from (or at --set). */
-static int launch_error(const char *file, const struct diag *ld, struct diag *d)
+/* The launch check's message, pointed at the --set that changed the launch, else at the experiment's launch. */
+static int launch_error(const char *file, const char *launch_from, const struct diag *ld, struct diag *d)
 {
+	if (launch_from[0])
+		return diag_set(d, DIAG_INPUT, "%s: %s", launch_from, ld->msg);
 	struct jdoc doc;
 	struct jpath at;
 	jpath_root(&at);
@@ -308,7 +316,7 @@ static int unused_param(const struct experiment *e, const struct param_override 
  * error, in d).
  */
 static int assemble(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
-		    struct experiment *e, struct diag *d, struct diag_list *errs)
+		    struct experiment *e, struct diag *d, struct diag_list *errs, const char *machine_file)
 {
 	*e = (struct experiment){0};
 	e->limits = sim_default_limits();
@@ -324,6 +332,11 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	} else {
 		/* A kernel alone: one block of the documented examples' 256 threads. */
 		e->launch.block_size = EXP_DEFAULT_BLOCK_SIZE;
+		if (machine_file) {
+			if ((rc = machine_load(machine_file, &e->machine, d)))
+				return rc;
+			snprintf(e->machine_file, sizeof e->machine_file, "%s", machine_file);
+		}
 	}
 	if (kernel_file)
 		snprintf(e->kernel_file, sizeof e->kernel_file, "%s", kernel_file);
@@ -341,7 +354,7 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 		e->launch.grid_blocks = e->launch.blocks;
 	if (e->launch.grid_blocks < e->launch.blocks) {
 		rc = diag_set(d, DIAG_INPUT, "%s: launch.grid_blocks (%lld) is less than the resident blocks (%lld)",
-			      file ? file : "--set", (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
+			      e->launch_from[0] ? e->launch_from : file ? file : "--set", (long long)e->launch.grid_blocks, (long long)e->launch.blocks);
 		if ((rc = found(errs, d, rc)))
 			return rc;
 		e->launch.grid_blocks = e->launch.blocks;
@@ -349,6 +362,12 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	/* Before the kernel compiles: a runaway grid_size would otherwise surface as a buffer size error. */
 	if ((rc = sim_check_threads(&e->launch, &e->limits, d)))
 		return found(errs, d, rc) ? rc : DIAG_INPUT;
+	/* The launch against the machine first (block size, resident blocks, warps): the kernel's sizes come after. */
+	struct kernel none = {0};
+	struct diag ld;
+	bool launch_bad = sim_check_launch(&none, &e->machine, &e->launch, &ld) != 0;
+	if (launch_bad && (rc = found(errs, d, launch_error(file, e->launch_from, &ld, d))))
+		return rc;
 	if (!e->kernel_file[0])
 		return errs ? DIAG_INPUT : diag_set(d, DIAG_INPUT, "%s: no kernel to load", file ? file : "");
 	if (errs) {
@@ -361,9 +380,8 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 	} else if ((rc = kernel_load(e->kernel_file, e->params, e->nparams, &e->launch, &e->kernel, d))) {
 		return rc;
 	}
-	struct diag ld;
-	if (sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
-	    (rc = found(errs, d, launch_error(file, &ld, d))))
+	if (!launch_bad && sim_check_launch(&e->kernel, &e->machine, &e->launch, &ld) &&
+	    (rc = found(errs, d, launch_error(file, e->launch_from, &ld, d))))
 		return rc;
 	for (int i = 0; i < e->nparams; i++)
 		if (!e->params[i].used && (rc = found(errs, d, unused_param(e, &e->params[i], d))))
@@ -373,7 +391,59 @@ static int assemble(const char *file, const char *kernel_file, const struct sett
 
 int experiment_load(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
 {
-	return assemble(file, NULL, sets, nsets, e, d, NULL);
+	return assemble(file, NULL, sets, nsets, e, d, NULL, NULL);
+}
+
+/* What a JSON file that is not an experiment or a kernel is, for the message; NULL: one of those. */
+static const char *other_kind(const cJSON *root)
+{
+	if (!cJSON_IsObject(root) || cJSON_GetObjectItemCaseSensitive(root, "experiment") || cJSON_GetObjectItemCaseSensitive(root, "body"))
+		return NULL;
+	if (cJSON_GetObjectItemCaseSensitive(root, "comparison"))
+		return "a comparison file (smsim compare runs it)";
+	if (cJSON_GetObjectItemCaseSensitive(root, "sweep"))
+		return "a sweep file (smsim sweep runs it)";
+	if (cJSON_GetObjectItemCaseSensitive(root, "fields") && cJSON_GetObjectItemCaseSensitive(root, "machine"))
+		return "a machine config (an experiment names it in \"machine\")";
+	return NULL; /* neither: let the experiment loader say what is wrong with it */
+}
+
+int experiment_open(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d)
+{
+	struct jdoc doc;
+	int rc = jdoc_load(file, &doc, d);
+	if (rc)
+		return rc;
+	const char *other = other_kind(doc.root);
+	bool kernel = cJSON_IsObject(doc.root) && !cJSON_GetObjectItemCaseSensitive(doc.root, "experiment") &&
+		      cJSON_GetObjectItemCaseSensitive(doc.root, "body");
+	jdoc_free(&doc);
+	if (other) {
+		*e = (struct experiment){0};
+		return diag_set(d, DIAG_INPUT,
+				"%s is %s; this command takes an experiment (configs/experiments/*.json) or a kernel "
+				"file (kernels/*.json)",
+				file, other);
+	}
+	if (!kernel)
+		return experiment_load(file, sets, nsets, e, d);
+	/* The checkout's machine beside the kernels (kernels/ and configs/ are siblings), else the built-in one. */
+	char machine[1200];
+	const char *slash = strrchr(file, '/');
+	snprintf(machine, sizeof machine, "%.*s%s../" EXP_DEFAULT_MACHINE, slash ? (int)(slash - file) : 0, file,
+		 slash ? "/" : "");
+	FILE *probe = fopen(machine, "r");
+	if (probe)
+		fclose(probe);
+	rc = assemble(NULL, file, sets, nsets, e, d, NULL, probe ? machine : NULL);
+	e->kernel_alone = true;
+	const char *base = slash ? slash + 1 : file;
+	size_t len = strlen(base);
+	if (len > 5 && !strcmp(base + len - 5, ".json"))
+		len -= 5;
+	snprintf(e->name, sizeof e->name, "%.*s", (int)(len < 63 ? len : 63), base);
+	snprintf(e->file, sizeof e->file, "%s", file);
+	return rc;
 }
 
 int experiment_check(const char *file, const char *kernel_file, const struct setting *sets, int nsets,
@@ -381,7 +451,7 @@ int experiment_check(const char *file, const char *kernel_file, const struct set
 {
 	struct diag d = {0};
 	int before = errs->n + errs->more;
-	int rc = assemble(file, kernel_file, sets, nsets, e, &d, errs);
+	int rc = assemble(file, kernel_file, sets, nsets, e, &d, errs, NULL);
 	if (rc && errs->n + errs->more == before)
 		diag_list_add(errs, &d); /* what stopped it and was not recorded yet */
 	return rc ? rc : errs->n + errs->more > before ? DIAG_INPUT : 0;

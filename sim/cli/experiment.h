@@ -22,6 +22,8 @@ struct experiment {
 	struct param_override params[EXP_MAX_PARAMS];
 	int nparams;
 	struct kernel kernel; /* compiled for the final params and launch */
+	bool kernel_alone;    /* a kernel file run without an experiment (experiment_open) */
+	char launch_from[96]; /* the last --set of a launch field ("--set blocks=40"), "" when none */
 };
 
 /* One --set NAME=VALUE. */
@@ -39,6 +41,18 @@ int experiment_load(const char *file, const struct setting *sets, int nsets, str
 
 /* The launch a kernel checked without an experiment gets: one block of this many threads. */
 #define EXP_DEFAULT_BLOCK_SIZE 256
+/* The machine a kernel file run alone gets, relative to the checkout (else the built-in defaults). */
+#define EXP_DEFAULT_MACHINE "configs/machines/h100.json"
+
+/*
+ * For run, compare and the other commands that simulate: an experiment as
+ * experiment_load does, or a kernel file alone (kernel_alone: the machine
+ * EXP_DEFAULT_MACHINE of the checkout the kernel is in, else the built-in
+ * one; the kernel's own params; one block of EXP_DEFAULT_BLOCK_SIZE
+ * threads; then sets).  Any other file (a comparison, a sweep, a machine)
+ * is an error that says what the command takes.
+ */
+int experiment_open(const char *file, const struct setting *sets, int nsets, struct experiment *e, struct diag *d);
 
 /*
  * For smsim check: as experiment_load, but every error goes to errs and it

@@ -526,7 +526,7 @@ static int fill_plot(FILE *out, void *ctx, struct diag *d)
 	if (!sw)
 		return diag_set(d, DIAG_LIMIT, "out of memory for the plot");
 	rebuild_sweep(t->m, sw);
-	int rc = sweep_plot(out, sw, t->table, d);
+	int rc = sweep_plot(out, sw, t->table, NULL, d);
 	free(sw);
 	return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "limit.h"
 #include "outfile.h"
 #include "report.h"
 #include "runner.h"
@@ -100,7 +101,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 struct picture {
 	const struct run_args *a;
 	const struct sim_report *r;
-	const char *title;
+	const char *title;     /* one line: the trace's */
+	const char *svg_title; /* the picture's title block: the run, then its figures on a second line */
 };
 
 static int fill_trace(FILE *f, void *ctx, struct diag *d)
@@ -114,7 +116,7 @@ static int fill_trace(FILE *f, void *ctx, struct diag *d)
 static int fill_svg(FILE *f, void *ctx, struct diag *d)
 {
 	const struct picture *p = ctx;
-	return svg_timeline(f, p->r->trace, p->title, &p->a->view, d);
+	return svg_timeline(f, p->r->trace, p->svg_title, &p->a->view, d);
 }
 
 int cmd_run(int argc, char **argv, const char *self)
@@ -139,7 +141,8 @@ int cmd_run(int argc, char **argv, const char *self)
 	struct diag d = {0};
 	rc = e && r ? runner_run(a->file, a->sets, a->nsets, a->trace_file || a->svg_file, e, r, &d)
 		    : diag_set(&d, DIAG_LIMIT, "out of memory");
-	if (rc && rc != DIAG_DEADLOCK) {
+	/* A deadlock, or a limit hit while running (warps were set up), still reports what ran: partial. */
+	if (rc && rc != DIAG_DEADLOCK && !(rc == DIAG_LIMIT && r && r->warps && r->cycles)) {
 		fprintf(stderr, "smsim: %s\n", d.msg);
 		goto out;
 	}
@@ -159,10 +162,18 @@ int cmd_run(int argc, char **argv, const char *self)
 		fprintf(stderr, "smsim: out of memory recording the trace\n");
 		rc = DIAG_LIMIT;
 	}
-	char title[256];
-	snprintf(title, sizeof title, "%s: %s on %s, %llu cycles", e->name, r->kernel, r->machine,
-		 (unsigned long long)r->cycles);
-	struct picture p = {a, r, title};
+	/* The picture's title block: what ran, its cycles, how much was hidden and what binds. */
+	char title[300], svg_title[300];
+	struct limit lim;
+	limit_of(r, rc, &lim);
+	snprintf(title, sizeof title, "%.60s: %.60s on %.40s, %llu cycles%s, hidden fraction %.3f, binding limit %s (%.2f)",
+		 e->name, r->kernel, r->machine, (unsigned long long)r->cycles, rc ? " (partial)" : "",
+		 r->hidden_fraction, limit_name(&lim), lim.utilization);
+	snprintf(svg_title, sizeof svg_title,
+		 "%.60s: %.60s on %.40s\n%llu cycles%s · hidden fraction %.3f · binding limit %s at %.2f",
+		 e->name, r->kernel, r->machine, (unsigned long long)r->cycles, rc ? " (partial)" : "", r->hidden_fraction,
+		 limit_name(&lim), lim.utilization);
+	struct picture p = {a, r, title, svg_title};
 	struct diag wd;
 	if (a->trace_file && r->trace && (rc == 0 || rc == DIAG_DEADLOCK) &&
 	    outfile_write(a->trace_file, fill_trace, &p, &wd)) {

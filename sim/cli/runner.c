@@ -6,7 +6,7 @@ int runner_run(const char *file, const struct setting *sets, int nsets, bool tra
 	       struct sim_report *r, struct diag *d)
 {
 	*r = (struct sim_report){0};
-	int rc = experiment_load(file, sets, nsets, e, d);
+	int rc = experiment_open(file, sets, nsets, e, d);
 	if (rc)
 		return rc;
 	e->limits.trace = trace;

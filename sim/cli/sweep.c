@@ -30,6 +30,7 @@
 #include "../../isa/suggest.h"
 #include "cli.h"
 #include "commands.h"
+#include "limit.h"
 #include "machine.h"
 #include "outfile.h"
 #include "runner.h"
@@ -60,7 +61,13 @@
 	X(hazards, "dataflow hazards (count)", (double)r->hazards)                                        \
 	X(provenance_mismatches, "provenance mismatches (count)", (double)r->provenance_mismatches)      \
 	X(dram_bytes, "DRAM traffic (bytes)", (double)r->dram_bytes)                                      \
-	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)
+	X(warp_instructions, "warp-instructions issued (count)", (double)r->warp_insts)                   \
+	X(binding_limit, "binding limit (0 dram, 1 tensor, 2 mio, 3 issue, 4 memory-latency, "             \
+	  "5 instruction-latency)", (double)lim.resource)                                                \
+	X(limit_utilization, "binding limit's utilization (0 to 1 of its peak)", lim.utilization)        \
+	X(dram_pct, "DRAM throughput (% of peak)", lim.dram_pct)                                          \
+	X(mio_busy_pct, "busiest memory pipe (% of cycles)", lim.mio_busy_pct)                          \
+	X(issued_per_scheduler, "warps issued per scheduler per cycle", lim.issue_per_scheduler)
 
 enum {
 #define METRIC_ENUM(name, label, expr) M_##name,
@@ -291,9 +298,13 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 		res->status = runner_run(sw->experiment, sets, n, false, e, r, &d);
 		if (res->status == 2)
 			snprintf(res->error, sizeof res->error, "%.255s", d.msg);
+		struct limit lim;
+		limit_of(r, res->status, &lim);
 #define METRIC_SET(name, label, expr) res->m[M_##name] = (expr);
 		METRICS(METRIC_SET)
 #undef METRIC_SET
+		if (res->status == 2)
+			res->m[M_binding_limit] = -1; /* did not run: no limit */
 		for (int c = 0; c < STALL_COUNT; c++)
 			res->m[M_STALLS + c] = (double)r->stalls[c];
 	}
@@ -476,7 +487,9 @@ static void write_row(FILE *out, const struct sweep *sw, int run, const struct r
 	fprintf(out, "%s", r->status >= 0 && r->status <= 4 ? st[r->status] : "?");
 	for (int m = 0; m < NMETRICS; m++) {
 		double v = r->m[m];
-		if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
+		if (m == M_binding_limit)
+			fprintf(out, ",%s", v >= 0 && v < 6 ? limit_resource_name[(int)v] : "none");
+		else if (v < 9e15 && v > -9e15 && v == (double)(int64_t)v)
 			fprintf(out, ",%lld", (long long)v);
 		else
 			fprintf(out, ",%.6f", v);
@@ -715,18 +728,19 @@ int sweep_fill_text(FILE *out, void *text, struct diag *d)
 struct drawing {
 	const struct sweep *sw;
 	const char *table;
+	const char *measured; /* --measured FILE.csv, or NULL */
 };
 
 static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
 	const struct drawing *t = ctx;
-	return sweep_plot(out, t->sw, t->table, d);
+	return sweep_plot(out, t->sw, t->table, t->measured, d);
 }
 
 int cmd_sweep(int argc, char **argv, const char *self)
 {
 	(void)self;
-	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL, *shard_arg = NULL;
+	const char *file = NULL, *csv = NULL, *svg = NULL, *jarg = NULL, *shard_arg = NULL, *measured = NULL;
 	bool list = false;
 	struct plan plan = {0};
 	for (int i = 0; i < argc; i++) {
@@ -738,6 +752,7 @@ int cmd_sweep(int argc, char **argv, const char *self)
 		} else if ((got = cli_value(argc, argv, &i, "sweep", "-j", &jarg)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--csv", &csv)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--svg", &svg)) ||
+			   (got = cli_value(argc, argv, &i, "sweep", "--measured", &measured)) ||
 			   (got = cli_value(argc, argv, &i, "sweep", "--shard", &shard_arg))) {
 			if (got < 0)
 				return 2;
@@ -768,6 +783,10 @@ int cmd_sweep(int argc, char **argv, const char *self)
 	if (shard_arg && svg) {
 		fprintf(stderr, "smsim sweep: --svg draws the whole sweep, and --shard runs only part of it: merge the "
 				"parts first (smsim merge PART.csv... --svg FILE, or smsim plot SWEEP.json MERGED.csv --svg FILE)\n");
+		return 2;
+	}
+	if (measured && !svg) {
+		fprintf(stderr, "smsim sweep: --measured adds a measured series to the picture; give --svg FILE too\n");
 		return 2;
 	}
 	if (csv && svg && outfile_is_stdout(csv) && outfile_is_stdout(svg)) {
@@ -831,7 +850,7 @@ int cmd_sweep(int argc, char **argv, const char *self)
 	else
 		fputs(text, stderr);
 	if (!rc && svg) {
-		struct drawing t = {sw, text};
+		struct drawing t = {sw, text, measured};
 		rc = outfile_write(svg, fill_plot, &t, &d);
 	}
 	if (rc)

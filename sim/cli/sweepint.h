@@ -106,6 +106,6 @@ int sweep_fill_text(FILE *out, void *text, struct diag *d);
  * parameters.  A DIAG_INPUT when plot_x or plot_y is not a column or a row
  * is missing; that the rows are sw's is the caller's to check (plot does).
  */
-int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag *d);
+int sweep_plot(FILE *out, const struct sweep *sw, const char *table, const char *measured, struct diag *d);
 
 #endif

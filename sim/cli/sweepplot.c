@@ -59,7 +59,102 @@ static int unit_free(const char *label)
 	return n ? (int)n : (int)strlen(label);
 }
 
-int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag *d)
+#define MEASURED_MAX_ROWS 1024
+#define MEASURED_MAX_SERIES 16
+
+/*
+ * --measured FILE.csv: series measured on the hardware, drawn beside the sweep's.  Its header names
+ * the plot's x column and its y metric (lines starting with # are comments); a column named as
+ * another varied parameter splits the rows into one series per value.  Adds them after series[n].
+ */
+static int measured_series(const struct sweep *sw, const char *file, struct svg_series *series, int *n,
+			   double *xs, double *ys, struct diag *d)
+{
+	char *text = jdoc_read_file(file, NULL);
+	if (!text)
+		return diag_set(d, DIAG_INPUT, "--measured %s: cannot read it", file);
+	int rc = 0, xc = -1, yc = -1, ncols = 0, group[8], ngroup = 0, rows = 0, first = *n, line = 0;
+	char *hdr[32];
+	for (char *l = strtok(text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
+		line++;
+		if (l[0] == '#' || !l[0])
+			continue;
+		char *f[32];
+		int nf = 0;
+		for (char *p = l; nf < 32;) {
+			f[nf++] = p;
+			char *c = strchr(p, ',');
+			if (!c)
+				break;
+			*c = '\0';
+			p = c + 1;
+		}
+		if (ncols == 0) {
+			ncols = nf;
+			for (int i = 0; i < nf; i++) {
+				hdr[i] = f[i];
+				if (!strcmp(f[i], sw->plot_x))
+					xc = i;
+				else if (!strcmp(f[i], sw->plot_y))
+					yc = i;
+				else
+					for (int k = 0; k < sw->nvary && ngroup < 8; k++)
+						if (!strcmp(f[i], sw->vary_name[k]))
+							group[ngroup++] = i;
+			}
+			if (xc < 0 || yc < 0) {
+				rc = diag_set(d, DIAG_INPUT, "--measured %s:%d: expected the columns %s (x) and %s (y)", file,
+					      line, sw->plot_x, sw->plot_y);
+				goto out;
+			}
+			continue;
+		}
+		if (nf != ncols || rows == MEASURED_MAX_ROWS) {
+			rc = diag_set(d, DIAG_INPUT, "--measured %s:%d: expected %d columns (at most %d rows)", file, line,
+				      ncols, MEASURED_MAX_ROWS);
+			goto out;
+		}
+		char *end1, *end2;
+		double x = strtod(f[xc], &end1), y = strtod(f[yc], &end2);
+		if (end1 == f[xc] || *end1 || end2 == f[yc] || *end2) {
+			rc = diag_set(d, DIAG_INPUT, "--measured %s:%d: %s and %s must be numbers", file, line, sw->plot_x,
+				      sw->plot_y);
+			goto out;
+		}
+		char name[96] = "H100 measured";
+		size_t len = strlen(name);
+		for (int g = 0; g < ngroup && len < sizeof name; g++)
+			len += (size_t)snprintf(name + len, sizeof name - len, "%s%s=%s", g ? ", " : ": ", hdr[group[g]],
+						f[group[g]]);
+		int si = first;
+		while (si < *n && strcmp(series[si].name, name))
+			si++;
+		if (si == *n) {
+			if (*n - first == MEASURED_MAX_SERIES) {
+				rc = diag_set(d, DIAG_INPUT, "--measured %s: more than %d series", file, MEASURED_MAX_SERIES);
+				goto out;
+			}
+			struct svg_series *s = &series[(*n)++];
+			snprintf(s->name, sizeof s->name, "%s", name);
+			s->measured = true;
+			s->x = xs + (size_t)(si - first) * MEASURED_MAX_ROWS;
+			s->y = ys + (size_t)(si - first) * MEASURED_MAX_ROWS;
+			s->n = 0;
+		}
+		struct svg_series *s = &series[si];
+		((double *)s->x)[s->n] = x;
+		((double *)s->y)[s->n] = y;
+		s->n++;
+		rows++;
+	}
+	if (!rows)
+		rc = diag_set(d, DIAG_INPUT, "--measured %s: no rows", file);
+out:
+	free(text);
+	return rc;
+}
+
+int sweep_plot(FILE *out, const struct sweep *sw, const char *table, const char *measured, struct diag *d)
 {
 	int xk = -1, yc = -1;
 	for (int k = 0; k < sw->nvary; k++)
@@ -74,11 +169,13 @@ int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag
 		return diag_set(d, DIAG_INPUT, "sweep %s: plot x \"%s\" must be a varied parameter and y \"%s\" a metric",
 				sw->name, sw->plot_x, sw->plot_y);
 	int nseries = sw->runs / sw->nvalues[xk];
-	struct svg_series *series = calloc((size_t)nseries, sizeof *series);
+	struct svg_series *series = calloc((size_t)nseries + MEASURED_MAX_SERIES, sizeof *series);
 	double *xs = calloc((size_t)sw->runs, sizeof *xs), *ys = calloc((size_t)sw->runs, sizeof *ys);
+	double *mx = measured ? calloc(MEASURED_MAX_ROWS * MEASURED_MAX_SERIES, sizeof *mx) : NULL;
+	double *my = measured ? calloc(MEASURED_MAX_ROWS * MEASURED_MAX_SERIES, sizeof *my) : NULL;
 	const char **rows = calloc((size_t)sw->runs, sizeof *rows);
 	int rc = 0;
-	if (!series || !xs || !ys || !rows) {
+	if (!series || !xs || !ys || !rows || (measured && (!mx || !my))) {
 		rc = diag_set(d, DIAG_LIMIT, "out of memory for the plot");
 		goto out;
 	}
@@ -114,6 +211,8 @@ int sweep_plot(FILE *out, const struct sweep *sw, const char *table, struct diag
 			s->n++;
 		}
 	}
+	if (measured && (rc = measured_series(sw, measured, series, &ns, mx, my, d)))
+		goto out;
 	char title[400], xl[SWEEP_LABEL_LEN], yl[SWEEP_LABEL_LEN];
 	sweep_axis_labels(sw, xl, yl);
 	/* "overwait: over-wait per wait against thread groups per warp, D": the labels less their units */
@@ -124,6 +223,8 @@ out:
 	free(series);
 	free(xs);
 	free(ys);
+	free(mx);
+	free(my);
 	return rc;
 }
 
@@ -219,7 +320,7 @@ struct drawing {
 static int fill_plot(FILE *out, void *ctx, struct diag *d)
 {
 	const struct drawing *t = ctx;
-	return sweep_plot(out, t->sw, t->table, d);
+	return sweep_plot(out, t->sw, t->table, NULL, d);
 }
 
 int cmd_plot(int argc, char **argv, const char *self)

@@ -9,6 +9,14 @@
  * the pairs of designs the model ranks differently from the hardware.
  * Exit status 1 past --max-error, --max-family-error (percent) or, with
  * --require-ranking, on a mis-ranked pair.
+ *
+ * A CSV with a "class" column (traces/h100/ncu_limits.csv: Nsight Compute's
+ * reading of what binds a configuration, tests/hw/ncu_limits.py) is read
+ * as binding-limit rows instead: each is simulated and smsim's binding limit
+ * (sim/out/limit.h) set beside ncu's class; the agreement counts the rows
+ * that name ncu's class, and apart those that name the class ncu_limits.py
+ * also accepts near a threshold.  Exit status 1 when the agreement (class or
+ * accepted neighbour) is below --min-limit-agreement (percent).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -19,12 +27,14 @@
 #include "../../isa/jdoc.h"
 #include "cli.h"
 #include "commands.h"
+#include "limit.h"
 #include "runner.h"
 
 #define MAX_ROWS 2048
 #define MAX_SETS 24 /* what a row sets itself: launch, source, its kernel's parameters */
 #define MAX_EXTRA_SETS 64
 #define MAX_FILES 8
+#define MAX_LIMIT_ROWS 256
 
 /*
  * A row of a reference CSV: the kernel, the launch (block_size, blocks_per_sm,
@@ -149,6 +159,219 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 	return n;
 }
 
+/* A row of ncu_limits.csv: the configuration, ncu's class and its accepted neighbours, and smsim's limit. */
+struct limit_row {
+	char kernel[64], source[8];
+	char names[MAX_SETS][32], values[MAX_SETS][32];
+	int nsets;
+	char ncu_class[24], also[64], ncu_top[32];
+	double ncu_issue, ncu_dram, ncu_pipes;
+	char stall[3][32]; /* ncu's three largest stalls (stall_1..3), per issued instruction; "" when absent */
+	double stall_per_issue[3];
+	struct limit lim;
+	int status;
+};
+
+static bool limit_file(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+	size_t n = nl ? (size_t)(nl - text) : strlen(text);
+	for (const char *p = text; p && p < text + n; p = strchr(p, ',')) {
+		p += *p == ',';
+		if (!strncmp(p, "class,", 6))
+			return true;
+	}
+	return false;
+}
+
+/* The configuration columns of ncu_limits.csv: they are --set as they are, the kernel's own params only. */
+static bool limit_config_column(const char *c)
+{
+	static const char *const cfg[] = {"stages", "block_size", "blocks_per_sm", "k", "batch_sz", "divergence",
+					  "per_group", "grid", NULL};
+	for (int i = 0; cfg[i]; i++)
+		if (!strcmp(c, cfg[i]))
+			return true;
+	return false;
+}
+
+static int parse_limits(char *text, struct limit_row *rows, int max, struct diag *d, const char *file)
+{
+	int n = 0, line = 0, ncols = 0;
+	char *hdr[32];
+	int col[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+	static const char *const need[] = {"kernel", "source", "class", "also_accepted", "issue_per_scheduler",
+					   "dram_pct", "mem_pipes_pct", "top_stall"};
+	for (char *l = strtok(text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
+		line++;
+		char *f[32];
+		int nf = split(l, f);
+		if (line == 1) {
+			ncols = nf;
+			for (int i = 0; i < nf; i++) {
+				hdr[i] = f[i];
+				for (int j = 0; j < 8; j++)
+					if (!strcmp(f[i], need[j]))
+						col[j] = i;
+			}
+			for (int j = 0; j < 8; j++)
+				if (col[j] < 0)
+					return -diag_set(d, DIAG_INPUT, "%s:1: a binding-limit CSV needs the column %s", file,
+							 need[j]);
+			continue;
+		}
+		if (nf != ncols || n >= max)
+			return -diag_set(d, DIAG_INPUT, "%s:%d: expected %d columns", file, line, ncols);
+		struct limit_row *r = &rows[n++];
+		memset(r, 0, sizeof *r);
+		snprintf(r->kernel, sizeof r->kernel, "%.63s", f[col[0]]);
+		snprintf(r->source, sizeof r->source, "%.7s", f[col[1]]);
+		snprintf(r->ncu_class, sizeof r->ncu_class, "%.23s", f[col[2]]);
+		snprintf(r->also, sizeof r->also, "%.63s", f[col[3]]);
+		r->ncu_issue = atof(f[col[4]]);
+		r->ncu_dram = atof(f[col[5]]);
+		r->ncu_pipes = atof(f[col[6]]);
+		snprintf(r->ncu_top, sizeof r->ncu_top, "%.31s", f[col[7]]);
+		if (limit_parse(r->ncu_class) < 0)
+			return -diag_set(d, DIAG_INPUT, "%s:%d: class \"%s\" is not a binding limit", file, line,
+					 r->ncu_class);
+		for (int i = 0; i < nf; i++) {
+			for (int j = 0; j < 3; j++) {
+				char name[24];
+				snprintf(name, sizeof name, "stall_%d", j + 1);
+				if (!strcmp(hdr[i], name))
+					snprintf(r->stall[j], sizeof r->stall[j], "%.31s", f[i]);
+				snprintf(name, sizeof name, "stall_%d_per_issue", j + 1);
+				if (!strcmp(hdr[i], name))
+					r->stall_per_issue[j] = atof(f[i]);
+			}
+			if (!limit_config_column(hdr[i]))
+				continue;
+			const char *name = !strcmp(hdr[i], "blocks_per_sm") ? "blocks"
+					   : !strcmp(hdr[i], "grid")        ? "grid_blocks"
+									    : hdr[i];
+			if (r->nsets == MAX_SETS)
+				return -diag_set(d, DIAG_INPUT, "%s:%d: too many columns", file, line);
+			snprintf(r->names[r->nsets], 32, "%.31s", name);
+			snprintf(r->values[r->nsets], 32, "%.31s", f[i]);
+			r->nsets++;
+		}
+	}
+	return n;
+}
+
+static bool kernel_has_param(const struct experiment *e, const char *name)
+{
+	if (!strcmp(name, "blocks") || !strcmp(name, "grid_blocks") || !strcmp(name, "block_size"))
+		return true;
+	for (int i = 0; i < e->kernel.nparams; i++)
+		if (!strcmp(e->kernel.params[i].name, name))
+			return true;
+	return false;
+}
+
+static void simulate_limit(const char *configs, struct limit_row *r, const struct setting *extra, int nextra)
+{
+	char file[1200];
+	snprintf(file, sizeof file, "%.1000s/experiments/%.63s.json", configs, r->kernel);
+	/* as the cycle rows: the machine as calibrated, the experiment's machine_set what-ifs left out */
+	struct setting sets[MAX_SETS + 2 + MAX_EXTRA_SETS] = {
+		{"machine_set", "none"},
+		{"machine.l2_hit_fraction", strcmp(r->source, "L2") == 0 ? "1" : "0"},
+	};
+	int n = 2;
+	struct experiment *e = calloc(1, sizeof *e);
+	struct sim_report *rep = calloc(1, sizeof *rep);
+	struct diag d;
+	if (!e || !rep) {
+		r->status = 4;
+		goto out;
+	}
+	/* Columns that are not the kernel's params (divergence for the examples) are the CSV's, not the run's. */
+	if ((r->status = experiment_load(file, NULL, 0, e, &d)) != 0) {
+		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
+		goto out;
+	}
+	for (int i = 0; i < r->nsets; i++)
+		if (kernel_has_param(e, r->names[i]))
+			sets[n++] = (struct setting){r->names[i], r->values[i]};
+	experiment_free(e);
+	memset(e, 0, sizeof *e);
+	for (int i = 0; i < nextra; i++)
+		sets[n++] = extra[i];
+	r->status = runner_run(file, sets, n, false, e, rep, &d);
+	if (r->status)
+		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
+	limit_of(rep, r->status, &r->lim);
+	experiment_free(e);
+out:
+	free(e);
+	free(rep);
+}
+
+/* Whether smsim's limit is ncu's class (2), a class ncu_limits.py accepts beside it (1), or neither (0). */
+static int limit_match(const struct limit_row *r)
+{
+	const char *mine = limit_name(&r->lim);
+	if (!strcmp(mine, r->ncu_class))
+		return 2;
+	char also[64];
+	snprintf(also, sizeof also, "%s", r->also);
+	for (char *t = strtok(also, "|"); t; t = strtok(NULL, "|"))
+		if (!strcmp(t, mine))
+			return 1;
+	return 0;
+}
+
+/* The binding-limit table and agreement; the agreement in percent (class or accepted neighbour), -1 on a bad run. */
+static double limit_report(const char *configs, struct limit_row *rows, int n, const struct setting *extra,
+			   int nextra)
+{
+	printf("\nbinding limit: smsim against Nsight Compute (ncu_limits.py's rule on both)\n");
+	printf("%-28s %3s %4s %3s %4s %-20s %-20s %5s %5s %5s %5s %6s %6s %-16s %-16s %s\n", "kernel", "stg", "bs",
+	       "bpm", "k", "ncu class", "smsim limit", "iss", "iss", "dram%", "dram%", "pipes%", "pipes%", "ncu top",
+	       "smsim top", "match");
+	printf("%-28s %3s %4s %3s %4s %-20s %-20s %5s %5s %5s %5s %6s %6s %-16s %-16s\n", "", "", "", "", "", "", "",
+	       "ncu", "smsim", "ncu", "smsim", "ncu", "smsim", "", "");
+	int strict = 0, accepted = 0;
+	for (int i = 0; i < n; i++) {
+		struct limit_row *r = &rows[i];
+		simulate_limit(configs, r, extra, nextra);
+		if (r->status == 2)
+			return -1;
+		char cfg[4][16] = {"", "", "", ""};
+		static const char *const keys[4] = {"stages", "block_size", "blocks", "k"};
+		for (int s = 0; s < r->nsets; s++)
+			for (int k = 0; k < 4; k++)
+				if (!strcmp(r->names[s], keys[k]))
+					snprintf(cfg[k], sizeof cfg[k], "%.15s", r->values[s]);
+		int m = limit_match(r);
+		strict += m == 2;
+		accepted += m >= 1;
+		printf("%-28.28s %3s %4s %3s %4s %-20s %-20s %5.2f %5.2f %5.1f %5.1f %6.1f %6.1f %-16s %-16s %s\n",
+		       r->kernel, cfg[0], cfg[1], cfg[2], cfg[3], r->ncu_class, limit_name(&r->lim), r->ncu_issue,
+		       r->lim.issue_per_scheduler, r->ncu_dram, r->lim.dram_pct, r->ncu_pipes, r->lim.mio_busy_pct,
+		       r->ncu_top, warpstate_key[r->lim.top], m == 2 ? "yes" : m ? "accepted" : "NO");
+		/* ncu's largest stalls beside smsim's figure for the same reasons (stalled warps per issue) */
+		if (r->stall[0][0]) {
+			printf("  warp state per issue, ncu / smsim:");
+			for (int j = 0; j < 3 && r->stall[j][0]; j++) {
+				double mine = 0;
+				for (int w = 0; w < WS_COUNT; w++)
+					if (!strcmp(warpstate_key[w], r->stall[j]))
+						mine = r->lim.per_issue[w];
+				printf("%s %s %.2f / %.2f", j ? "," : "", r->stall[j], r->stall_per_issue[j], mine);
+			}
+			printf("\n");
+		}
+	}
+	double pct = n ? 100.0 * accepted / n : 100.0;
+	printf("binding limit agreement: %d of %d rows name ncu's class; %d of %d (%.0f%%) counting the neighbouring "
+	       "class ncu_limits.py accepts near a threshold\n",
+	       strict, n, accepted, n, pct);
+	return pct;
+}
+
 static void simulate(const char *configs, struct row *r, const struct setting *extra, int nextra)
 {
 	char file[1200], bs[32], blocks[32];
@@ -247,7 +470,7 @@ int cmd_validate(int argc, char **argv, const char *self)
 	(void)self;
 	const char *files[MAX_FILES], *configs = "configs";
 	int nfiles = 0;
-	double max_error = -1, max_family = -1;
+	double max_error = -1, max_family = -1, min_limit = -1;
 	bool require_ranking = false;
 	struct setting extra[MAX_EXTRA_SETS];
 	int nextra = 0;
@@ -264,6 +487,10 @@ int cmd_validate(int argc, char **argv, const char *self)
 			if (got < 0)
 				return 2;
 			max_family = atof(v);
+		} else if ((got = cli_value(argc, argv, &i, "validate", "--min-limit-agreement", &v))) {
+			if (got < 0)
+				return 2;
+			min_limit = atof(v);
 		} else if ((got = cli_value(argc, argv, &i, "validate", "--configs", &configs))) {
 			if (got < 0)
 				return 2;
@@ -289,8 +516,9 @@ int cmd_validate(int argc, char **argv, const char *self)
 	}
 	if (nfiles == 0) {
 		files[nfiles++] = "traces/h100/pipelines.csv";
-		static const char *const more[] = {"traces/h100/validation.csv", "traces/h100/validation_primitives.csv"};
-		for (int i = 0; i < 2; i++) {
+		static const char *const more[] = {"traces/h100/validation.csv", "traces/h100/validation_primitives.csv",
+						   "traces/h100/ncu_limits.csv"};
+		for (int i = 0; i < 3; i++) {
 			FILE *probe = fopen(more[i], "r");
 			if (probe) {
 				fclose(probe);
@@ -300,12 +528,23 @@ int cmd_validate(int argc, char **argv, const char *self)
 	}
 	struct diag d;
 	static struct row rows[MAX_ROWS];
-	int n = 0;
+	static struct limit_row lrows[MAX_LIMIT_ROWS];
+	int n = 0, nl = 0;
 	for (int i = 0; i < nfiles; i++) {
 		char *text = jdoc_read_file(files[i], NULL);
 		if (!text) {
 			fprintf(stderr, "smsim: %s: cannot read\n", files[i]);
 			return 2;
+		}
+		if (limit_file(text)) {
+			int got = parse_limits(text, lrows + nl, MAX_LIMIT_ROWS - nl, &d, files[i]);
+			free(text);
+			if (got < 0) {
+				fprintf(stderr, "smsim: %s\n", d.msg);
+				return 2;
+			}
+			nl += got;
+			continue;
 		}
 		n = parse(text, rows, n, MAX_ROWS, &d, files[i]);
 		free(text);
@@ -313,6 +552,24 @@ int cmd_validate(int argc, char **argv, const char *self)
 			fprintf(stderr, "smsim: %s\n", d.msg);
 			return 2;
 		}
+	}
+	if (min_limit >= 0 && !nl) {
+		fprintf(stderr, "smsim validate: --min-limit-agreement needs a binding-limit CSV (traces/h100/ncu_limits.csv)\n");
+		return 2;
+	}
+	int rc = 0;
+	if (nl) {
+		double agree = limit_report(configs, lrows, nl, extra, nextra);
+		if (agree < 0)
+			return 2;
+		if (min_limit >= 0 && agree < min_limit) {
+			printf("FAIL: the binding limit agrees with ncu on %.0f%% of rows, below the bound of %.0f%%\n", agree,
+			       min_limit);
+			rc = 1;
+		}
+		if (!n)
+			return rc;
+		printf("\n");
 	}
 	printf("%-34s %6s %5s %3s %4s %-20s %10s %10s %8s\n", "kernel", "source", "bs", "bpm", "k", "design",
 	       "measured", "predicted", "error");
@@ -335,7 +592,6 @@ int cmd_validate(int argc, char **argv, const char *self)
 	printf("ranking: %d pair(s) of designs ordered differently from the hardware (same occupancy, block size, k, "
 	       "input; measured differences under 5%% ignored)\n",
 	       bad);
-	int rc = 0;
 	if (max_error >= 0 && mae > max_error) {
 		printf("FAIL: mean absolute error %.1f%% is above the bound of %.1f%%\n", mae, max_error);
 		rc = 1;

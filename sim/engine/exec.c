@@ -10,10 +10,51 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../isa/jdoc.h"
 #include "smem.h"
 #include "simint.h"
+
+/* The op at path in the kernel's JSON (read again: this is the error path only); NULL if not found. */
+static const cJSON *node_at(const cJSON *root, const char *path)
+{
+	const cJSON *n = root;
+	for (const char *p = path + 1; n && *p;) {
+		if (*p == '.') {
+			const char *q = ++p;
+			while (*q && *q != '.' && *q != '[')
+				q++;
+			char key[128];
+			snprintf(key, sizeof key, "%.*s", (int)(q - p < 127 ? q - p : 127), p);
+			n = cJSON_GetObjectItemCaseSensitive(n, key);
+			p = q;
+		} else if (*p == '[') {
+			n = cJSON_GetArrayItem(n, atoi(p + 1));
+			p = strchr(p, ']');
+			p = p ? p + 1 : "";
+		} else {
+			return NULL;
+		}
+	}
+	return n;
+}
+
+void sim_op_text(const struct sim *s, const struct warp *w, const char *key, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (!w || w->depth <= 0 || simt_pc(w) >= s->k->ncode)
+		return;
+	struct jdoc doc;
+	if (jdoc_load(s->k->file, &doc, NULL))
+		return;
+	const cJSON *op = node_at(doc.root, s->k->paths[s->k->code[simt_pc(w)].where]);
+	const cJSON *v = op ? cJSON_GetObjectItemCaseSensitive(op, key) : NULL;
+	if (cJSON_IsString(v))
+		snprintf(out, n, "%s", v->valuestring);
+	jdoc_free(&doc);
+}
 
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...)
 {
@@ -26,7 +67,10 @@ int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const cha
 	va_end(ap);
 	if (w && w->depth > 0 && simt_pc(w) < s->k->ncode) {
 		const struct insn *in = &s->k->code[simt_pc(w)];
-		diag_set(s->d, code, "%s: at %s (%s, block %u warp %u, cycle %llu): %s", s->k->file,
+		char pos[32] = "";
+		if (s->k->path_line && s->k->path_line[in->where] > 0)
+			snprintf(pos, sizeof pos, ":%d:%d", s->k->path_line[in->where], s->k->path_col[in->where]);
+		diag_set(s->d, code, "%s%s: at %s (%s, block %u warp %u, cycle %llu): %s", s->k->file, pos,
 			 s->k->paths[in->where], op_table[in->op].name[0] ? op_table[in->op].name : "branch", w->block,
 			 w->in_block, (unsigned long long)s->now, what);
 	} else {
@@ -61,9 +105,11 @@ static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, 
 		int lane = __builtin_ctz(m);
 		int64_t idx = (uni_base ? ubase : base[lane]) + (uni_off ? uoff : off[lane]);
 		if (idx < 0 || (uint64_t)idx >= b->elems) {
-			sim_fail(s, DIAG_INPUT, w, "thread %u %s %s[%lld], outside its %llu elements",
+			char vars[512];
+			simt_describe_lane(s, w, lane, vars, sizeof vars);
+			sim_fail(s, DIAG_INPUT, w, "thread %u %s %s[%lld], outside its %llu elements (%s)",
 				 w->in_block * 32 + (unsigned)lane, verb, b->name, (long long)idx,
-				 (unsigned long long)b->elems);
+				 (unsigned long long)b->elems, vars[0] ? vars : "no variables");
 			idx = 0;
 		}
 		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
@@ -142,9 +188,37 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 
 static enum anchor_status done_if(bool done) { return done ? ANCHOR_DONE : ANCHOR_BLOCKED; }
 
+/* Work (copies, compute, memory) and pipeline calls, for the exposure of a wait (warp.calls_from). */
+static void note_work(struct warp *w, enum op op, uint64_t now)
+{
+	switch (op) {
+	case OP_PRODUCER_ACQUIRE:
+	case OP_PRODUCER_COMMIT:
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_RELEASE:
+	case OP_CONSUMER_WAIT_PRIOR:
+	case OP_PIPELINE_WAIT_PRIOR:
+	case OP_PIPELINE_COMMIT:
+		if (!w->calls_from)
+			w->calls_from = now + 1;
+		break;
+	case OP_MEMCPY_ASYNC:
+	case OP_PIPELINE_MEMCPY_ASYNC:
+	case OP_COMPUTE:
+	case OP_FMA:
+	case OP_SHFL:
+	case OP_SHARED_LOAD:
+	case OP_SHARED_STORE:
+	case OP_GLOBAL_LOAD:
+	case OP_GLOBAL_STORE: w->calls_from = 0; break;
+	default: break;
+	}
+}
+
 enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
+	note_work(w, in->op, now);
 	switch (in->op) {
 	case OP_JMP: {
 		/*

@@ -300,6 +300,7 @@ static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, uint64_t 
 {
 	struct subpart *p = &s->sps[w->sp];
 	p->pipe_free[cls] = now + s->cls_ivl[cls];
+	s->cls_issued[cls]++;
 	if (!s->cls_mio[cls])
 		return now;
 	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;

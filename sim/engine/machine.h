@@ -72,6 +72,7 @@
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \
+	X(dram_peak_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's share of the DRAM peak Nsight Compute measures DRAM % against") \
 	X(l2_bytes_per_cycle, F, 115, 0.01, 100000, "bytes per cycle, L2 to this SM")    \
 	X(cp_async_extra_latency, I, 42, 0, 10000, "cycles a cp.async adds over a load") \
 	X(bulk_extra_latency, I, 61, 0, 10000, "cycles a bulk (TMA) copy adds over a load") \

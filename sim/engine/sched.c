@@ -266,7 +266,10 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
 	*ready = now + 1;
 	s->issuing = w;
+	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
 	issue_one(s, tr, w, now);
+	if (tr && pc >= 0)
+		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {
 		/* when its next instruction can issue, known now: one pick instead of a deferral later */
 		enum stall cause = STALL_NOT_SELECTED;

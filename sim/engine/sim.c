@@ -331,6 +331,20 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		for (uint32_t i = 0; i < nwarps; i++)
 			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u",
 				 i / (uint32_t)((launch->block_size + 31) / 32), i % (uint32_t)((launch->block_size + 31) / 32));
+		/* What each op's spans are called: its kind, and where the statement is in the kernel file. */
+		struct trace_op *ops = calloc((size_t)k->ncode + 1, sizeof *ops);
+		if (!ops)
+			return diag_set(d, DIAG_LIMIT, "out of memory for the trace");
+		for (int i = 0; i < k->ncode; i++) {
+			const struct insn *in = &k->code[i];
+			snprintf(ops[i].label, sizeof ops[i].label, "%s", op_table[in->op].name[0] ? op_table[in->op].name : "branch");
+			snprintf(ops[i].path, sizeof ops[i].path, "%s", (int)in->where < k->npaths ? k->paths[in->where] : "");
+			ops[i].line = k->path_line && (int)in->where < k->npaths ? k->path_line[in->where] : 0;
+		}
+		int rc = trace_set_ops(s.trace, (uint32_t)k->ncode, ops);
+		free(ops);
+		if (rc)
+			return diag_set(d, DIAG_LIMIT, "out of memory for the trace");
 	}
 	if (setup(&s)) {
 		trace_free(s.trace);

@@ -63,12 +63,15 @@ struct sim_report {
 	uint64_t stalls[STALL_COUNT];
 
 	uint64_t copies, copy_bytes, copy_latency_sum, copy_latency_max;
+	uint64_t copy_unloaded_sum, copy_unloaded_max; /* what they would take on an idle SM (no queue ahead) */
 	uint64_t sync_copies; /* chunks copied synchronously (alignment < 4) */
 
 	uint64_t batches;           /* consumed pipeline batches */
 	uint64_t batch_latency;     /* sum: first copy issue to last landing */
 	uint64_t exposed;           /* sum: cycles consumers were blocked on them */
-	double hidden_fraction;
+	uint64_t exposed_unloaded;  /* sum over batches: exposed, at most the unloaded copy latency */
+	uint64_t unloaded_budget;   /* sum over batches: the unloaded copy latency (the largest so far) */
+	double hidden_fraction;     /* 1 - exposed_unloaded / unloaded_budget */
 
 	uint64_t compute_issues;    /* FMA issue slots of compute ops */
 	uint64_t compute_overlapped; /* ... issued while a copy was in flight */
@@ -94,6 +97,15 @@ struct sim_report {
 
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
 	uint64_t dram_bytes;
+
+	/* For the binding limit (sim/out/limit.h): the figures Nsight Compute's rule reads. */
+	double dram_peak_bytes_per_cycle; /* the machine's dram_peak_bytes_per_cycle: ncu's DRAM peak, this SM's share */
+	uint32_t subpartitions;
+	uint64_t sp_active_cycles;  /* sum over sub-partitions: cycles from launch until its last warp exited */
+	uint64_t mio_busy_cycles;   /* the MIO path: sum over issued instructions of their class's MIO cycles */
+	uint64_t mio_pipe_cycles;   /* the busiest memory pipe: max over classes of issued x MIO cycles */
+	char mio_pipe[16];          /* its instruction class (isa/lower.h), "" when no memory instruction issued */
+	uint64_t tensor_busy_cycles; /* sum over issued MMAs of the mma pipe's interval */
 
 	uint64_t warp_insts, events;
 	double host_seconds;

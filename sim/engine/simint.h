@@ -121,6 +121,12 @@ struct warp {
 	uint64_t stalls[STALL_COUNT];
 	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
 	uint64_t done_at;
+	/*
+	 * 1 + the cycle of the first pipeline call (acquire, commit, wait, release) since the warp's
+	 * last work (a copy, compute, load or store); 0 after work.  A wait that blocks is exposed from
+	 * there: the calls on the way to it do not hide the copy.
+	 */
+	uint64_t calls_from;
 	uint64_t ext_ready;   /* the current op's inputs (its variables) are ready by then */
 	uint64_t chain_ready[FMA_MAX_CHAINS]; /* the results the chains' next steps read (compute's value, a shuffle's sum, fma's chains) */
 	int64_t op_count;     /* the current op's count: compute's k, fma's n, shfl's steps */
@@ -274,6 +280,7 @@ struct sim {
 	uint64_t token_slots;
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
+	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
@@ -394,6 +401,12 @@ uint32_t simt_arrived(const struct warp *w, int entry);
  */
 uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* The current op's field key ("dst", "src") as the kernel file writes it, for messages ("" if none). */
+void sim_op_text(const struct sim *s, const struct warp *w, const char *key, char *out, size_t n);
+/* text with the lane's variables, the params and the launch sizes replaced by their values, for messages. */
+void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n);
+/* One lane's variables as "name=value ...", for messages. */
+void simt_describe_lane(const struct sim *s, const struct warp *w, int lane, char *out, size_t n);
 /*
  * Evaluates in every lane of mask, whatever the uniformity tracking says, and reports nothing:
  * returns the lowest lane that faulted (its fault in *fault; out is 0 there) or -1.
@@ -462,6 +475,9 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
+/* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
+uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);
+uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors);
 /* A bulk (TMA) read of nsectors consecutive sectors. */
 uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors);
 
@@ -547,7 +563,8 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 		     int out_buf, int64_t out_index);
 
 /* stats.c */
-void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land);
+/* Copies by lanes issued at issue that land at land, and would take unloaded cycles on an idle SM. */
+void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land, uint64_t unloaded);
 void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
 

@@ -32,7 +32,9 @@
  * re-converges them.  The warp's issue slots rotate among its runnable
  * groups.
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "simint.h"
 
@@ -45,6 +47,59 @@ void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
 static inline int64_t lane_reg(const struct warp *w, uint64_t slot, int lane)
 {
 	return slot < 63 && (w->stale >> slot & 1) ? w->uval[slot] : *simt_reg(w, (unsigned)slot, lane);
+}
+
+void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (const char *p = text; *p && len + 1 < n;) {
+		if (!isalpha((unsigned char)*p) && *p != '_') {
+			out[len++] = *p++;
+			out[len] = '\0';
+			continue;
+		}
+		const char *q = p;
+		while (isalnum((unsigned char)*q) || *q == '_')
+			q++;
+		int nl = (int)(q - p);
+		bool found = false;
+		int64_t v = 0;
+		for (int slot = s->k->nslots - 1; slot >= 0 && !found; slot--)
+			if ((int)strlen(s->k->slot_names[slot]) == nl && !strncmp(s->k->slot_names[slot], p, (size_t)nl)) {
+				v = lane_reg(w, (uint64_t)slot, lane);
+				found = true;
+			}
+		for (int i = 0; i < s->k->nparams && !found; i++)
+			if ((int)strlen(s->k->params[i].name) == nl && !strncmp(s->k->params[i].name, p, (size_t)nl)) {
+				v = s->k->params[i].value;
+				found = true;
+			}
+		if (!found && nl == 10 && !strncmp(p, "block_size", 10)) {
+			v = s->launch.block_size;
+			found = true;
+		} else if (!found && nl == 9 && !strncmp(p, "grid_size", 9)) {
+			v = s->launch.block_size * s->launch.grid_blocks;
+			found = true;
+		}
+		const char *ws = q;
+		while (*ws == ' ')
+			ws++;
+		if (found && *ws != '(')
+			len += (size_t)snprintf(out + len, n - len, "%lld", (long long)v);
+		else
+			len += (size_t)snprintf(out + len, n - len, "%.*s", nl, p);
+		p = q;
+	}
+}
+
+void simt_describe_lane(const struct sim *s, const struct warp *w, int lane, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int slot = SLOT_BUILTINS; slot < s->k->nslots && len + 1 < n; slot++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s=%lld", len ? " " : "", s->k->slot_names[slot],
+					(long long)lane_reg(w, (uint64_t)slot, lane));
 }
 
 /*

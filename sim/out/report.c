@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "limit.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -9,6 +11,11 @@ static double round6(double x) { return isfinite(x) ? round(x * 1e6) / 1e6 : 0.0
 static double mean_latency(const struct sim_report *r)
 {
 	return r->copies ? (double)r->copy_latency_sum / (double)r->copies : 0.0;
+}
+
+static double mean_unloaded(const struct sim_report *r)
+{
+	return r->copies ? (double)r->copy_unloaded_sum / (double)r->copies : 0.0;
 }
 
 static const char *status_name(int status)
@@ -26,9 +33,15 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "experiment", e->name);
+	if (e->kernel_alone)
+		cJSON_AddStringToObject(o, "defaults",
+					"a kernel file run alone: the default machine, the kernel's own params, one block "
+					"per SM and a grid of one block");
 	cJSON_AddStringToObject(o, "kernel", r->kernel);
 	cJSON_AddStringToObject(o, "machine", r->machine);
 	cJSON_AddStringToObject(o, "status", status_name(status));
+	/* A run that stopped early (deadlock, a limit): every figure is over the cycles that ran. */
+	cJSON_AddBoolToObject(o, "partial", status != 0);
 	cJSON *params = cJSON_AddObjectToObject(o, "params");
 	for (int i = 0; i < e->kernel.nparams; i++)
 		cJSON_AddNumberToObject(params, e->kernel.params[i].name, (double)e->kernel.params[i].value);
@@ -49,6 +62,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(copies, "bytes", (double)r->copy_bytes);
 	cJSON_AddNumberToObject(copies, "mean_latency", round6(mean_latency(r)));
 	cJSON_AddNumberToObject(copies, "max_latency", (double)r->copy_latency_max);
+	cJSON_AddNumberToObject(copies, "unloaded_latency", round6(mean_unloaded(r)));
+	cJSON_AddNumberToObject(copies, "queueing", round6(mean_latency(r) - mean_unloaded(r)));
 	cJSON_AddNumberToObject(copies, "sync_fallback", (double)r->sync_copies);
 	cJSON_AddNumberToObject(copies, "bulk", (double)r->bulk_copies);
 	cJSON_AddNumberToObject(copies, "bulk_bytes", (double)r->bulk_bytes);
@@ -57,6 +72,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(lh, "batches", (double)r->batches);
 	cJSON_AddNumberToObject(lh, "copy_latency_cycles", (double)r->batch_latency);
 	cJSON_AddNumberToObject(lh, "exposed_cycles", (double)r->exposed);
+	cJSON_AddNumberToObject(lh, "unloaded_latency_cycles", (double)r->unloaded_budget);
+	cJSON_AddNumberToObject(lh, "exposed_unloaded_cycles", (double)r->exposed_unloaded);
 	cJSON_AddNumberToObject(lh, "hidden_fraction", round6(r->hidden_fraction));
 	cJSON_AddNumberToObject(lh, "compute_overlap_fraction",
 				round6(r->compute_issues ? (double)r->compute_overlapped / (double)r->compute_issues : 0));
@@ -66,6 +83,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(bounds, "memory_cycles", (double)r->memory_bound);
 	cJSON_AddNumberToObject(bounds, "lower_bound", (double)r->lower_bound);
 	cJSON_AddNumberToObject(bounds, "efficiency", round6(r->efficiency));
+
+	struct limit lim;
+	limit_of(r, status, &lim);
+	cJSON_AddItemToObject(o, "binding_limit", limit_json(&lim));
 
 	cJSON *cpa = cJSON_AddObjectToObject(o, "cp_async");
 	cJSON_AddNumberToObject(cpa, "actual_batches", (double)r->cp_async_batches);
@@ -140,6 +161,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 void report_text(FILE *out, const struct experiment *e, const struct sim_report *r, int status, bool timing)
 {
 	fprintf(out, "smsim: %s — kernel %s on %s\n", e->name, r->kernel, r->machine);
+	if (e->kernel_alone)
+		fprintf(out, "  defaults: a kernel file run alone — machine %s, the kernel's own params, a launch of "
+			"one block of %lld threads (an experiment file sets these; --set changes them)\n",
+			e->machine_file[0] ? e->machine_file : "built-in default", (long long)e->launch.block_size);
 	fprintf(out, "  params:");
 	for (int i = 0; i < e->kernel.nparams; i++)
 		fprintf(out, " %s=%lld", e->kernel.params[i].name, (long long)e->kernel.params[i].value);
@@ -148,7 +173,8 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 	fprintf(out, "  model: reconverge=%s, quit=%s, dataflow checks %s\n", r->reconverge, r->quit_model,
 		r->checks ? "on" : "off");
 	if (status)
-		fprintf(out, "  status: %s\n", status_name(status));
+		fprintf(out, "  status: %s — the figures below are partial: over the %llu cycles that ran\n",
+			status_name(status), (unsigned long long)r->cycles);
 
 	fprintf(out, "\ncycles          %12llu   (%.3f us at %.2f GHz)\n", (unsigned long long)r->cycles,
 		(double)r->cycles / (r->clock_ghz * 1e3), r->clock_ghz);
@@ -156,19 +182,44 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		(unsigned long long)r->lower_bound, (unsigned long long)r->compute_bound,
 		(unsigned long long)r->memory_bound, 100 * r->efficiency);
 
+	struct limit lim;
+	limit_of(r, status, &lim);
+	fprintf(out, "binding limit   %s — %s\n", limit_name(&lim), lim.consequence);
+	fprintf(out,
+		"  evidence: DRAM %.1f%% of peak, memory pipes %.1f%% busy (%s; MIO path %.1f%%), %.2f warps issued "
+		"per scheduler per cycle\n",
+		lim.dram_pct, lim.mio_busy_pct, lim.mio_pipe, lim.mio_path_pct, lim.issue_per_scheduler);
+	fprintf(out, "  warp state, stalled-warp cycles per issued instruction (ncu WarpStateStats):");
+	bool done[WS_COUNT] = {false};
+	for (int n = 0; n < WS_COUNT; n++) {
+		int best = -1;
+		for (int i = 0; i < WS_COUNT; i++)
+			if (!done[i] && lim.per_issue[i] >= 0.005 && (best < 0 || lim.per_issue[i] > lim.per_issue[best]))
+				best = i;
+		if (best < 0)
+			break;
+		done[best] = true;
+		fprintf(out, "%s %s %.2f", n ? "," : "", warpstate_key[best], lim.per_issue[best]);
+	}
+	fputc('\n', out);
+
 	fprintf(out, "\nlatency hiding\n");
 	fprintf(out, "  batches consumed        %12llu\n", (unsigned long long)r->batches);
 	fprintf(out, "  copy latency (sum)      %12llu cycles   first issue to last landing, per batch\n",
 		(unsigned long long)r->batch_latency);
 	fprintf(out, "  exposed (sum)           %12llu cycles   consumers blocked waiting for them\n",
 		(unsigned long long)r->exposed);
-	fprintf(out, "  hidden fraction         %12.3f          1 - exposed / latency\n", r->hidden_fraction);
+	fprintf(out, "  hidden fraction         %12.3f          of each batch's unloaded copy latency, the part consumers did not wait\n",
+		r->hidden_fraction);
 	fprintf(out, "  compute during copies   %11.1f%%          of FMA issue slots\n",
 		r->compute_issues ? 100.0 * (double)r->compute_overlapped / (double)r->compute_issues : 0.0);
 
 	fprintf(out, "\nasync copies     %llu chunks, %llu bytes, latency mean %.1f max %llu cycles",
 		(unsigned long long)r->copies, (unsigned long long)r->copy_bytes, mean_latency(r),
 		(unsigned long long)r->copy_latency_max);
+	if (r->copies)
+		fprintf(out, "\n  unloaded %.1f cycles (an idle SM), queueing %.1f cycles (the rest, mean)", mean_unloaded(r),
+			mean_latency(r) - mean_unloaded(r));
 	if (r->sync_copies)
 		fprintf(out, "\n  WARNING: %llu chunk(s) fell back to synchronous copies (alignment < 4 bytes)",
 			(unsigned long long)r->sync_copies);

@@ -72,7 +72,16 @@ static void header(FILE *out, int height, const char *title)
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		WIDTH, height, WIDTH, height);
-	text(out, WIDTH / 2.0, 24, "middle", 16, title);
+	/* "TITLE\nFIGURES": a title block of two lines (a run's cycles, hidden fraction and binding limit) */
+	const char *nl = strchr(title, '\n');
+	if (!nl) {
+		text(out, WIDTH / 2.0, 24, "middle", 16, title);
+		return;
+	}
+	char first[512];
+	snprintf(first, sizeof first, "%.*s", (int)(nl - title < 511 ? nl - title : 511), title);
+	text(out, WIDTH / 2.0, 18, "middle", 15, first);
+	text(out, WIDTH / 2.0, 35, "middle", 12, nl + 1);
 }
 
 /* --- views ---------------------------------------------------------------- */
@@ -433,7 +442,11 @@ int svg_timeline(FILE *out, const struct trace *t, const char *title, const stru
 	int height = (int)(50 + main_h + 60 + (inset ? 30 + inset_h + 60 : 0) + LEGEND_H);
 	char full[512], words[160];
 	view_words(words, sizeof words, v, &f);
-	snprintf(full, sizeof full, "%.300s%s", title, words);
+	const char *nl = strchr(title, '\n'); /* the view's words end the first line of a title block */
+	if (nl)
+		snprintf(full, sizeof full, "%.*s%s%.200s", (int)(nl - title < 300 ? nl - title : 300), title, words, nl);
+	else
+		snprintf(full, sizeof full, "%.300s%s", title, words);
 	header(out, height, full);
 	double y = 44, used = draw_run(out, t, y, body, &f, acc);
 	if (inset) {
@@ -598,7 +611,8 @@ void svg_plot(FILE *out, const char *title, const char *xlabel, const char *ylab
 		const char *col = series_colour[s % 10];
 		fputs("<g class=\"series\" data-name=\"", out);
 		escaped(out, series[s].name);
-		fprintf(out, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+		fprintf(out, "\">\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col,
+			series[s].measured ? " stroke-dasharray=\"6 3\"" : "");
 		for (int i = 0; i < series[s].n; i++)
 			fprintf(out, "%.1f,%.1f ", PX(series[s].x[i]), PY(series[s].y[i]));
 		fputs("\"/>\n", out);

@@ -61,6 +61,7 @@ struct svg_series {
 	char name[96];
 	int n;
 	const double *x, *y;
+	bool measured; /* a hardware measurement beside the simulated series: drawn dashed */
 };
 
 /* A line plot; xlabel and ylabel say what each axis is and in which unit. */

@@ -36,7 +36,20 @@ void trace_free(struct trace *t)
 	free(t->inflight.d);
 	free(t->stages.d);
 	free(t->dram.d);
+	free(t->ops);
 	free(t);
+}
+
+int trace_set_ops(struct trace *t, uint32_t n, const struct trace_op *ops)
+{
+	if (!t)
+		return 0;
+	t->ops = malloc((n + 1) * sizeof *t->ops);
+	if (!t->ops)
+		return -1;
+	memcpy(t->ops, ops, n * sizeof *ops);
+	t->nops = n;
+	return 0;
 }
 
 static inline struct trace_span *grow(struct trace *t, struct trace_track *tr)
@@ -104,9 +117,10 @@ void trace_spread_close(struct trace *t, struct trace_timeline *tl)
 	tl->spread_open = false;
 	if (!tl->spread_len)
 		return;
-	if (push_step(t, tl, tl->spread_len << 8 | TRACE_SPREAD | tl->spread_cause) && tl->spread_issue &&
-	    push_step(t, tl, tl->spread_issue << 8 | TRACE_SPREAD_ISSUE) && tl->spread_not_sel)
-		push_step(t, tl, tl->spread_not_sel << 8 | TRACE_SPREAD_NOT_SEL);
+	if (push_step(t, tl, tl->spread_len << 8 | TRACE_SPREAD | tl->spread_cause) &&
+	    (!tl->spread_issue || push_step(t, tl, tl->spread_issue << 8 | TRACE_SPREAD_ISSUE)) &&
+	    (!tl->spread_not_sel || push_step(t, tl, tl->spread_not_sel << 8 | TRACE_SPREAD_NOT_SEL)) && tl->spread_op)
+		push_step(t, tl, (uint64_t)tl->spread_op << 8 | TRACE_SPREAD_OP);
 }
 
 void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause)
@@ -119,6 +133,7 @@ void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause)
 	tl->spread_open = tl->spread_kept = true;
 	tl->spread_cause = (uint8_t)cause;
 	tl->spread_len = tl->spread_issue = tl->spread_not_sel = 0;
+	tl->spread_op = 0;
 }
 
 void trace_finish(struct trace *t)
@@ -421,6 +436,13 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 			char *p = ob_room(out);
 			memcpy(p, head, sizeof head); /* whole, for a fixed-size copy; hn bytes count */
 			p += hn;
+			const struct trace_op *op = s.op && s.op <= t->nops ? &t->ops[s.op - 1] : NULL;
+			if (op) {
+				size_t ln = strlen(op->label);
+				memcpy(p, op->label, ln);
+				p += ln;
+				*p++ = ' ';
+			}
 			p = put_short(p, key[s.cause], keylen[s.cause]);
 			if (s.spread)
 				p = PUT_LIT(p, "+issue");
@@ -442,6 +464,19 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 				if (s.not_selected) {
 					p = PUT_LIT(p, ",\"not_selected\":");
 					p = put_u64(p, s.not_selected);
+				}
+				if (op) {
+					/* where the op is in the kernel file: a span leads back to its line */
+					p = PUT_LIT(p, ",\"op\":\"");
+					size_t ln = strlen(op->label);
+					memcpy(p, op->label, ln);
+					p += ln;
+					p = PUT_LIT(p, "\",\"at\":\"");
+					ln = strlen(op->path);
+					memcpy(p, op->path, ln);
+					p += ln;
+					p = PUT_LIT(p, "\",\"line\":");
+					p = put_u64(p, (uint64_t)(op->line > 0 ? op->line : 0));
 				}
 				*p++ = '}';
 			}

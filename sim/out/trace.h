@@ -56,6 +56,7 @@ typedef uint64_t trace_step; /* length << 8 | cause */
 #define TRACE_SPREAD 0x40u          /* | cause: a spread op's whole length */
 #define TRACE_SPREAD_ISSUE 0xfeu    /* its issue slots */
 #define TRACE_SPREAD_NOT_SEL 0xfdu  /* its cycles not selected */
+#define TRACE_SPREAD_OP 0xfcu       /* which op it is: 1 + its index into trace.ops (in the length's place) */
 _Static_assert(STALL_COUNT < TRACE_SPREAD, "a cause fits below the spread flag");
 
 struct trace_timeline {
@@ -67,7 +68,15 @@ struct trace_timeline {
 	bool spread_kept; /* the slot being issued is one of its op's */
 	uint8_t spread_cause;
 	uint64_t spread_len, spread_issue, spread_not_sel;
+	uint32_t spread_op; /* 1 + the op's index into trace.ops, 0: not known */
 	char name[128];
+};
+
+/* An op of the kernel, as a span names it: its kind, the statement's JSON path and line. */
+struct trace_op {
+	char label[48]; /* "compute", "memcpy_async", ... */
+	char path[96];
+	int line;
 };
 
 struct trace_delta {
@@ -90,7 +99,18 @@ struct trace {
 	struct trace_series dram;     /* DRAM bytes requested */
 	uint64_t end;                 /* cycles of the run */
 	int failed;                   /* ran out of memory: the trace is incomplete */
+	struct trace_op *ops;         /* the kernel's ops by instruction index (trace_set_ops), or NULL */
+	uint32_t nops;
 };
+
+/* Copies the ops' labels, paths and lines, so that spans can name them after the kernel is gone. */
+int trace_set_ops(struct trace *t, uint32_t n, const struct trace_op *ops);
+/* The warp issued a slot of op (an index into trace.ops): its open spread span, if not named yet, is that op's. */
+static inline void trace_op_at(struct trace *t, uint32_t warp, uint32_t op)
+{
+	if (t && warp < t->nwarps && t->warps[warp].spread_open && !t->warps[warp].spread_op && op < t->nops)
+		t->warps[warp].spread_op = op + 1;
+}
 
 struct trace *trace_new(uint32_t nwarps, uint32_t ncopy_tracks);
 void trace_free(struct trace *t);
@@ -181,6 +201,7 @@ struct trace_slice {
 	uint64_t issue, not_selected; /* a spread op: its slots and the cycles they lost to other warps */
 	uint32_t cause;               /* enum stall: all of a plain span; the rest of a spread op */
 	bool spread;
+	uint32_t op;                  /* a spread op: 1 + its index into trace.ops, 0: not known */
 };
 /* Walks a warp's timeline span by span. */
 struct trace_cursor {
@@ -201,12 +222,17 @@ static inline bool trace_next_span(struct trace_cursor *c, struct trace_slice *o
 	uint32_t code = (uint32_t)(*c->at & 0xff);
 	out->begin = c->cycle;
 	out->issue = out->not_selected = 0;
+	out->op = 0;
 	if ((code & 0xc0) == TRACE_SPREAD) {
 		out->cause = code & ~TRACE_SPREAD;
 		out->spread = true;
 		c->cycle += *c->at++ >> 8;
-		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_NOT_SEL && (*c->at & 0xff) != TRACE_GAP; c->at++)
-			*((*c->at & 0xff) == TRACE_SPREAD_ISSUE ? &out->issue : &out->not_selected) += *c->at >> 8;
+		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_OP && (*c->at & 0xff) != TRACE_GAP; c->at++) {
+			if ((*c->at & 0xff) == TRACE_SPREAD_OP)
+				out->op = (uint32_t)(*c->at >> 8);
+			else
+				*((*c->at & 0xff) == TRACE_SPREAD_ISSUE ? &out->issue : &out->not_selected) += *c->at >> 8;
+		}
 		out->end = c->cycle;
 		return true;
 	}

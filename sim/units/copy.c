@@ -156,7 +156,9 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
 		s->rep->bulk_copies++;
 		s->rep->bulk_bytes += (uint64_t)bytes;
-		stats_copy(s, 1, (uint32_t)bytes, now, land);
+		stats_copy(s, 1, (uint32_t)bytes, now, land,
+			   gmem_unloaded_bulk(s, (src->base + sbyte) / 32, nsec) + (uint64_t)s->m->bulk_extra_latency +
+				   (uint64_t)bytes / 128);
 		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
 			  s->mbars[id].phase);
 	}
@@ -213,10 +215,18 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
 		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
 		    sbyte + (uint64_t)c > src->elems * src->elem_bytes) {
+			bool dst_bad = di < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes;
+			const struct buffer *bad = dst_bad ? dst : src;
+			char text[256], vals[256], vars[512];
+			sim_op_text(s, w, dst_bad ? "dst" : "src", text, sizeof text);
+			simt_substitute(s, w, lane, text, vals, sizeof vals);
+			simt_describe_lane(s, w, lane, vars, sizeof vars);
 			sim_fail(s, DIAG_INPUT, w,
-				 "thread %u copies %lld bytes from %s[%lld] + %lld to %s[%lld] + %lld, outside the buffers",
-				 w->in_block * 32 + (unsigned)lane, (long long)c, src->name, (long long)si,
-				 (long long)off, dst->name, (long long)di, (long long)off);
+				 "thread %u copies %lld bytes from %s[%lld] + %lld to %s[%lld] + %lld, outside %s (%llu "
+				 "elements of %u bytes): %s \"%s\" = %s (%s)",
+				 w->in_block * 32 + (unsigned)lane, (long long)c, src->name, (long long)si, (long long)off,
+				 dst->name, (long long)di, (long long)off, bad->name, (unsigned long long)bad->elems,
+				 (unsigned)bad->elem_bytes, dst_bad ? "dst" : "src", text, vals, vars[0] ? vars : "no variables");
 			return true;
 		}
 		gaddr[lane] = src->base + sbyte;
@@ -238,7 +248,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint64_t land = gmem_fill(s, arrive, bytes) + (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		stats_copy(s, nl, (uint32_t)c, now, land);
+		stats_copy(s, nl, (uint32_t)c, now, land,
+			   gmem_unloaded(s, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
+				   (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles);
 		if (c < 4) {
 			/*
 			 * Under 4-byte alignment libcudacxx gives up on cp.async: the

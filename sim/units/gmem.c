@@ -107,6 +107,40 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 		trace_count(&s->trace->dram, now, (int64_t)(32ull * nsectors));
 }
 
+/* What a read of these hits and misses takes with every queue empty: its latency, or its bytes at the rate. */
+static uint64_t idle_split(const struct sim *s, uint32_t hits, uint32_t misses)
+{
+	uint64_t done = 0;
+	if (hits) {
+		uint64_t stream = (uint64_t)((double)(32ull * hits) / s->m->l2_bytes_per_cycle + 0.999999);
+		uint64_t lat = (uint64_t)s->m->l2_latency;
+		done = lat > stream ? lat : stream;
+	}
+	if (misses) {
+		uint64_t stream = (uint64_t)((double)(32ull * misses) / s->m->dram_bytes_per_cycle + 0.999999);
+		uint64_t lat = (uint64_t)s->m->dram_latency;
+		uint64_t t = lat > stream ? lat : stream;
+		done = t > done ? t : done;
+	}
+	return done;
+}
+
+uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, sectors[i]);
+	return idle_split(s, hits, nsectors - hits);
+}
+
+uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, first_sector + i);
+	return idle_split(s, hits, nsectors - hits);
+}
+
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
 {
 	return queue(&s->mem.fill_free, arrive, 0, bytes, s->m->l2_bytes_per_cycle);

@@ -447,7 +447,10 @@ static void record_exposure(struct sim *s, struct warp *w, struct pipe_block *pb
 	if (e->wait_start == NEVER)
 		return;
 	struct batch_rec *r = batch_for(s, pb, seq);
-	uint64_t blocked = now - e->wait_start;
+	uint64_t from = e->wait_start;
+	if (w->calls_from && w->calls_from - 1 < from)
+		from = w->calls_from - 1;
+	uint64_t blocked = now - from;
 	if (blocked > r->exposed)
 		r->exposed = blocked;
 }

@@ -4,7 +4,7 @@
  */
 #include "simint.h"
 
-void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land)
+void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land, uint64_t unloaded)
 {
 	struct sim_report *r = s->rep;
 	if (s->trace) {
@@ -17,6 +17,11 @@ void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t iss
 	r->copy_latency_sum += lat * lanes;
 	if (lat > r->copy_latency_max)
 		r->copy_latency_max = lat;
+	if (unloaded > lat)
+		unloaded = lat; /* the model's rounding: never more than it took */
+	r->copy_unloaded_sum += unloaded * lanes;
+	if (unloaded > r->copy_unloaded_max)
+		r->copy_unloaded_max = unloaded;
 }
 
 void stats_batch(struct sim *s, const struct batch_rec *b, uint32_t track, uint32_t stage)
@@ -30,6 +35,13 @@ void stats_batch(struct sim *s, const struct batch_rec *b, uint32_t track, uint3
 	r->batch_latency += lat;
 	/* A consumer can be blocked longer than the copy took (wake-up latency); only the copy's share counts. */
 	r->exposed += b->exposed < lat ? b->exposed : lat;
+	/*
+	 * Hidden, against what one copy takes on an idle SM (the largest such so far, at least this
+	 * batch's): a consumer that waited that long hid nothing, whatever the queues added.
+	 */
+	uint64_t u = r->copy_unloaded_max;
+	r->exposed_unloaded += b->exposed < u ? b->exposed : u;
+	r->unloaded_budget += u;
 }
 
 void stats_finish(struct sim *s)
@@ -62,7 +74,8 @@ void stats_finish(struct sim *s)
 			longest_chain = w->alu_chain_cycles;
 	}
 	trace_finish(s->trace);
-	r->hidden_fraction = r->batch_latency ? 1.0 - (double)r->exposed / (double)r->batch_latency : 0.0;
+	r->hidden_fraction =
+		r->unloaded_budget ? 1.0 - (double)r->exposed_unloaded / (double)r->unloaded_budget : 0.0;
 	uint64_t busiest = 0;
 	for (int64_t p = 0; p < s->m->subpartitions; p++)
 		if (s->sps[p].issued > busiest)
@@ -71,7 +84,39 @@ void stats_finish(struct sim *s)
 	r->memory_bound = (uint64_t)((double)r->dram_bytes / s->m->dram_bytes_per_cycle + 0.5);
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
 	r->efficiency = r->cycles ? (double)r->lower_bound / (double)r->cycles : 0.0;
+	if (r->efficiency > 1.0)
+		r->efficiency = 1.0; /* a run cut short: its stores' drain (the memory bound) runs past its end */
 	r->events = s->q.popped + s->sm_ticks;
+
+	/* The binding limit's figures: each scheduler is active until its last warp exits (ncu's cycles_active). */
+	r->dram_peak_bytes_per_cycle = s->m->dram_peak_bytes_per_cycle;
+	r->subpartitions = (uint32_t)s->m->subpartitions;
+	r->sp_active_cycles = 0;
+	for (int64_t p = 0; p < s->m->subpartitions; p++) {
+		uint64_t last = 0;
+		for (uint32_t i = 0; i < s->nwarps; i++) {
+			const struct warp *w = &s->warps[i];
+			uint64_t at = w->done ? w->done_at : end;
+			if (w->sp == (uint32_t)p && at > last)
+				last = at;
+		}
+		r->sp_active_cycles += last;
+	}
+	/*
+	 * ncu's "Mem Pipes Busy" is the busiest of the SM's memory units, each against its own peak;
+	 * the model's one MIO path takes every class's cost in turn, so each class stands for its unit.
+	 */
+	r->mio_busy_cycles = r->mio_pipe_cycles = 0;
+	r->mio_pipe[0] = '\0';
+	for (int c = 0; c < IC_COUNT; c++) {
+		uint64_t busy = s->cls_issued[c] * s->cls_mio[c];
+		r->mio_busy_cycles += busy;
+		if (busy > r->mio_pipe_cycles) {
+			r->mio_pipe_cycles = busy;
+			snprintf(r->mio_pipe, sizeof r->mio_pipe, "%s", iclass_name[c]);
+		}
+	}
+	r->tensor_busy_cycles = s->cls_issued[IC_MMA] * s->cls_ivl[IC_MMA];
 	if (s->trace)
 		s->trace->end = end;
 }
