@@ -440,7 +440,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int rc = jdoc_string(c->doc, st, &c->at, "op", true, &opname, c->d);
 	if (rc)
 		return rc;
-	struct insn in = {.obj = -1, .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}};
+	struct insn in = {.obj = -1, .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}, .src2 = {.buf = -1}};
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
@@ -797,13 +797,18 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {
-		static const char *const keys[] = {"op", "out", "in", "k", "elem", "comment", NULL};
+		static const char *const keys[] = {"op", "out", "in", "in2", "k", "elem", "ilp", "comment", NULL};
+		int64_t ilp = 1;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
 		    (rc = compile_memref(c, st, "out", SPACE_GLOBAL, &in.dst)) ||
 		    (rc = compile_memref(c, st, "in", SPACE_SHARED, &in.src)) ||
+		    (cJSON_GetObjectItemCaseSensitive(st, "in2") &&
+		     (rc = compile_memref(c, st, "in2", SPACE_SHARED, &in.src2))) ||
 		    (rc = compile_field(c, st, "k", false, "k", &in.e[0])) ||
-		    (rc = compile_field(c, st, "elem", false, "tid", &in.e[1])))
+		    (rc = compile_field(c, st, "elem", false, "tid", &in.e[1])) ||
+		    (rc = const_field(c, st, "ilp", false, "1", 1, FMA_MAX_CHAINS, &ilp)))
 			return rc;
+		in.chains = (uint8_t)ilp;
 		return emit(c, in);
 	}
 	case OP_FMA: {

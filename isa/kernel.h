@@ -79,6 +79,7 @@ struct insn {
 			     NANOSLEEP: ns; BARRIER_TRY/TEST_WAIT: token or parity, try_wait's suspend_ns */
 	struct expr bar_index;
 	struct memref dst, src;
+	struct memref src2; /* COMPUTE: the second input (a dot product's other tile); buf -1: none */
 };
 
 struct param {

@@ -798,6 +798,13 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		}
 		append_form(q, f, inputs, drop, anchor, lb, le);
 		c->forms_seen |= 1ull << id;
+		if (in->op == OP_COMPUTE && in->src2.buf >= 0) {
+			/* the second input: its address and another LDS (and I2F); the op's anchor stays the first */
+			int8_t first[3] = {*anchor, *lb, *le}, none[3];
+			int i2 = lower_index(c, &in->src2);
+			append_form(q, f, dep_bit(i2) | inputs, setup, &none[0], &none[1], &none[2]);
+			*anchor = first[0], *lb = first[1], *le = first[2];
+		}
 		break;
 	}
 	}
@@ -869,7 +876,7 @@ int lower_kernel(struct kernel *k)
 	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1;
 	for (int pc = 0; pc < k->ncode; pc++) {
 		struct insn *in = &k->code[pc];
-		in->reads = (in->e[0].slots | in->e[1].slots | in->dst.index.slots | in->src.index.slots |
+		in->reads = (in->e[0].slots | in->e[1].slots | in->dst.index.slots | in->src.index.slots | in->src2.index.slots |
 			     in->bar_index.slots) & ~builtins & ~k->unrolled_slots & ~(1ull << 63);
 		if (target[pc]) { /* paths meet here: what one of them computed is not known on the other */
 			c.block.n = 0;

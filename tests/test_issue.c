@@ -302,3 +302,44 @@ Test(issue, a_conditional_lowers_both_sides_and_their_join)
 	cr_assert_eq(r.warp_insts, i_one + 3, "the compare, both arms and the SEL, less the one compare: %llu vs %llu",
 		     (unsigned long long)r.warp_insts, (unsigned long long)i_one);
 }
+
+/*
+ * compute with "ilp": that many independent chains of k FMAs per thread, interleaved; where the chain's
+ * latency binds, two chains take about as long as one.  "in2": a second shared input read beside the first.
+ */
+Test(issue, computes_independent_chains_overlap_and_a_second_input_is_read)
+{
+	struct machine m = plain();
+	m.chain_unroll = 32;
+	m.chain_trip_cycles = 17;
+	const char *fmt = "\"shared\": {\"a\": {\"elems\": 64}, \"b\": {\"elems\": 64}}, \"global\": {\"o\": {\"elems\": 64}},"
+			  "\"body\": [{\"op\": \"shared_store\", \"addr\": \"a[tid]\"}, {\"op\": \"shared_store\", \"addr\": \"b[tid]\"},"
+			  "{\"op\": \"syncwarp\"}, {\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"a[0]\", %s\"k\": 256}]";
+	char one[1024], two[1024], four[1024], dot[1024];
+	snprintf(one, sizeof one, fmt, "");
+	snprintf(two, sizeof two, fmt, "\"ilp\": 2, ");
+	snprintf(four, sizeof four, fmt, "\"ilp\": 4, ");
+	snprintf(dot, sizeof dot, fmt, "\"in2\": \"b[0]\", ");
+	uint64_t c1 = run_text(one, 32, 1, &m), i1 = r.warp_insts;
+	uint64_t c2 = run_text(two, 32, 1, &m), i2 = r.warp_insts;
+	cr_assert_geq(i2, i1 + 256, "two chains issue twice the FMAs: %llu vs %llu", (unsigned long long)i2,
+		      (unsigned long long)i1);
+	cr_assert_leq(c2, c1 + c1 / 10, "and take about as long as one (%llu vs %llu)", (unsigned long long)c2,
+		      (unsigned long long)c1);
+	uint64_t c4 = run_text(four, 32, 1, &m);
+	cr_assert_leq(c4, c1 + c1 / 10, "four chains fill the FMA latency: %llu vs %llu", (unsigned long long)c4,
+		      (unsigned long long)c1);
+	run_text(one, 32, 1, &m);
+	uint64_t loads = r.smem_accesses;
+	run_text(dot, 32, 1, &m);
+	cr_assert_eq(r.smem_accesses, loads + 1, "the second tile's LDS: %llu", (unsigned long long)r.smem_accesses);
+	cr_assert_eq(r.hazards, 0, "both tiles were written before");
+	/* the second input is checked like the first: reading b before anything wrote it is a hazard */
+	char unwritten[1024];
+	snprintf(unwritten, sizeof unwritten,
+		 "\"shared\": {\"a\": {\"elems\": 64}, \"b\": {\"elems\": 64}}, \"global\": {\"o\": {\"elems\": 64}},"
+		 "\"body\": [{\"op\": \"shared_store\", \"addr\": \"a[tid]\"}, {\"op\": \"syncwarp\"},"
+		 "{\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"a[0]\", \"in2\": \"b[0]\", \"k\": 4}]");
+	run_text(unwritten, 32, 1, &m);
+	cr_assert_gt(r.hazards, 0, "an unwritten second tile is reported");
+}

@@ -172,15 +172,21 @@ static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *
 static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
 {
 	if (simt_cur(w)->op_step == 0) {
-		uint64_t addr[32];
-		smem_lane_addrs(s, w, &in->src, &in->e[1], mask, addr);
-		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
-			int lane = __builtin_ctz(m);
-			const struct flow_word *fw = flow_read(s, w, lane, addr[lane], now);
-			flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
-					simt_eval(s, w, lane, &in->dst.index));
+		uint64_t addr[32], done = 0;
+		for (int input = 0; input < (in->src2.buf >= 0 ? 2 : 1); input++) {
+			const struct memref *ref = input ? &in->src2 : &in->src;
+			smem_lane_addrs(s, w, ref, &in->e[1], mask, addr);
+			for (uint32_t m = mask; s->checks && m; m &= m - 1) {
+				int lane = __builtin_ctz(m);
+				const struct flow_word *fw = flow_read(s, w, lane, addr[lane], now);
+				if (!input) /* the provenance check follows the first input's element to the output */
+					flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
+							simt_eval(s, w, lane, &in->dst.index));
+			}
+			uint64_t back = smem_access(s, addr, mask, now);
+			done = back > done ? back : done;
 		}
-		s->anchor_result = smem_access(s, addr, mask, now);
+		s->anchor_result = done;
 		return;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);

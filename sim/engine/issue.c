@@ -153,8 +153,8 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 				 what[i], (long long)w->op_count, expected[i]);
 			w->op_count = 0;
 		}
-		if (in->op == OP_FMA)
-			w->op_count *= in->chains;
+		if (in->op == OP_FMA || (in->op == OP_COMPUTE && in->chains > 1))
+			w->op_count *= in->chains; /* compute with ilp: that many chains of k FMAs, interleaved */
 		if (in->op != OP_COMPUTE)
 			memset(w->chain_ready, 0, sizeof w->chain_ready);
 	}
@@ -239,7 +239,7 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 				      : 0;
 	const struct simt_entry *e = c->e;
 	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
-		*deps_at = w->chain_ready[c->in->op == OP_FMA ? e->op_step % c->in->chains : 0];
+		*deps_at = w->chain_ready[c->in->chains > 1 ? e->op_step % c->in->chains : 0];
 		*cause = STALL_ALU;
 		return IC_FMA;
 	}
@@ -376,7 +376,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 
 	if (!f) { /* one FMA of a chain */
 		count_compute_issue(s, now, copy_latest_land(s));
-		uint32_t chain = in->op == OP_FMA ? e->op_step % in->chains : 0;
+		uint32_t chain = in->chains > 1 ? e->op_step % in->chains : 0;
 		w->chain_ready[chain] = now + lat;
 		if (chain == 0)
 			w->alu_chain_cycles += lat;
@@ -394,12 +394,23 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		 * A trip of compute's compiled loop ends after chain_unroll FMAs: its
 		 * back-edge and the constant it rematerialises hold the next FMA back.
 		 */
+		uint64_t chains = in->chains > 1 ? in->chains : 1, per_trip = (uint64_t)s->m->chain_unroll * chains;
 		uint64_t done_fmas = e->op_step - 1;
-		if (done_fmas % (uint64_t)s->m->chain_unroll == 0 && (int64_t)done_fmas < w->op_count)
-			w->chain_ready[0] += (uint64_t)s->m->chain_trip_cycles;
+		if (done_fmas % per_trip == 0 && (int64_t)done_fmas < w->op_count)
+			for (uint64_t i = 0; i < chains; i++)
+				w->chain_ready[i] += (uint64_t)s->m->chain_trip_cycles;
+		if (chains > 1 && (int64_t)e->op_step > w->op_count) {
+			/* ilp: the chains' sums join in a tree of FADDs before the store reads one value */
+			uint64_t last = 0, depth = 0;
+			for (uint64_t i = 0; i < chains; i++)
+				last = w->chain_ready[i] > last ? w->chain_ready[i] : last;
+			while ((1ull << depth) < chains)
+				depth++;
+			w->chain_ready[0] = last + depth * s->cls_lat[IC_FMA];
+		}
 		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
 		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
-		if (trip_n > 0 && (e->op_step - 2) % (uint64_t)s->m->chain_unroll == 0)
+		if (trip_n > 0 && (e->op_step - 2) % per_trip == 0)
 			e->trip = (uint8_t)trip_n;
 		if (e->trip) {
 			e->again = true;
@@ -475,8 +486,12 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	}
 	switch (in->op) {
 	case OP_COMPUTE:
-		if (e->op_step == 0) { /* the loaded value feeds the chain (or, with k = 0, the store) */
-			w->chain_ready[0] = w->res[f->n - 1];
+		if (e->op_step == 0) { /* the loaded values feed the chains (or, with k = 0, the store) */
+			uint64_t loaded = 0;
+			for (int i = 0; i < f->n; i++)
+				loaded = w->res[i] > loaded ? w->res[i] : loaded;
+			for (int i = 0; i < (in->chains > 1 ? in->chains : 1); i++)
+				w->chain_ready[i] = loaded;
 			e->op_step = 1;
 			e->li = 0;
 			plan_here(s, w);
