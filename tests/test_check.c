@@ -210,3 +210,15 @@ Test(check, names_lists_what_set_takes)
 	cr_assert(!strstr(o.out, "params"), "--names prints only names");
 	out_free(&o);
 }
+
+/* --lowered: each op's compiled sequence, its anchor marked, the address arithmetic of a copy shared, not repeated. */
+Test(check, lowered_prints_what_each_op_compiles_to)
+{
+	struct out o = check("tests/callforms/experiments/cf_prim.json --set n=8 --lowered");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert(strstr(o.out, "lowered total:"), "%s", o.out);
+	cr_assert(strstr(o.out, " pipeline_memcpy_async    $.body[1].body[0].body[0]"), "the copy op and its JSON path: %s", o.out);
+	cr_assert(strstr(o.out, "*ldgstsX"), "the copy's anchor is its LDGSTS, reading the op's inputs: %s", o.out);
+	cr_assert(strstr(o.out, "branchP"), "ptxas's padding before the run of LDGSTS: %s", o.out);
+	out_free(&o);
+}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../../isa/jdoc.h"
+#include "../../isa/lower.h"
 #include "cli.h"
 #include "commands.h"
 #include "experiment.h"
@@ -32,7 +33,8 @@ struct check_args {
 	int nfiles;
 	struct setting sets[MAX_SETS];
 	int nsets;
-	bool names; /* --names: only the names --set takes */
+	bool names;   /* --names: only the names --set takes */
+	bool lowered; /* --lowered: each op's instruction sequence as the timing core issues it */
 };
 
 /* What a file is, from its top-level fields; FILE_BAD (with the reason in errs) when it cannot be read. */
@@ -231,6 +233,50 @@ static void describe(const struct experiment *e, const char *exp_file, const str
 	jdoc_free(&edoc);
 }
 
+/*
+ * --lowered: per op, the instruction classes it issues (isa/lower.c) with the
+ * instructions each waits for, its anchor (*) and flags, after the loop-invariant
+ * code motion, common subexpressions and set-up sharing the lowering does.
+ */
+static void print_lowered(const struct kernel *k)
+{
+	if (!k->lowered)
+		return;
+	printf("  lowered (op: class[deps] per instruction; * the anchor, X reads the op's inputs, R a result,\n"
+	       "           T a branch taken, P padding, L an LDL, C an LDC, A an arrive)\n");
+	int total = 0;
+	for (int pc = 0; pc < k->ncode; pc++) {
+		const struct lform *f = &k->lowered[pc];
+		const struct insn *in = &k->code[pc];
+		printf("    %3d %-24s %-28s %2d:", pc, f->name ? f->name : "?",
+		       k->paths && k->paths[in->where] ? k->paths[in->where] : "", f->n);
+		total += f->n;
+		for (int i = 0; i < f->n; i++) {
+			const struct linst *li = &f->code[i];
+			printf(" %s%s", i == f->anchor ? "*" : "", iclass_name[li->cls]);
+			static const struct {
+				int flag;
+				char c;
+			} marks[] = {{LI_EXTERN, 'X'}, {LI_RESULT, 'R'}, {LI_TAKEN, 'T'}, {LI_PAD, 'P'},
+				     {LI_LOCAL, 'L'}, {LI_LDC, 'C'}, {LI_ARRIVE, 'A'}};
+			for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++)
+				if (li->flags & marks[m].flag)
+					putchar(marks[m].c);
+			if (li->deps) {
+				printf("[");
+				int first = 1;
+				for (uint64_t d = li->deps; d; d &= d - 1) {
+					printf("%s%d", first ? "" : ",", __builtin_ctzll(d));
+					first = 0;
+				}
+				printf("]");
+			}
+		}
+		printf("\n");
+	}
+	printf("  lowered total: %d instructions over %d ops (each op's per execution; a loop's repeat)\n", total, k->ncode);
+}
+
 /* --names: what --set takes for this kernel and experiment, one a line. */
 static void print_names(const struct experiment *e)
 {
@@ -254,6 +300,8 @@ static int check_one(const char *exp_file, const char *kernel_file, const struct
 	} else {
 		describe(e, exp_file, a);
 		int n = errs.n + errs.more;
+		if (a->lowered && !n)
+			print_lowered(&e->kernel);
 		if (n)
 			printf("  %d error%s (on stderr)\n\n", n, n == 1 ? "" : "s");
 		else
@@ -276,6 +324,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	for (int i = 0; i < argc; i++) {
 		const char *v = NULL;
 		int got;
+		if (strcmp(argv[i], "--lowered") == 0) {
+			a->lowered = true;
+			continue;
+		}
 		if (strcmp(argv[i], "--names") == 0) {
 			a->names = true;
 		} else if ((got = cli_value(argc, argv, &i, "check", "--set", &v))) {

@@ -204,6 +204,10 @@ const struct cli_command cli_commands[] = {
 			 "Print only the names --set takes for the file (its kernel's parameters, the launch, the "
 			 "limits and the machine fields), one per line.",
 			 NULL},
+			{"--lowered", NULL,
+			 "Also print what each op compiles to as the timing model issues it: its instruction classes, "
+			 "the instructions each waits for, its anchor and flags.",
+			 NULL},
 		},
 	},
 	{
