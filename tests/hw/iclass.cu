@@ -365,6 +365,38 @@ struct OpLdsm {
   __device__ void finish(const Params& p) { uint32_t s = r[0] + r[1] + r[2]; for (int c = 0; c < 8; ++c) s += x[c]; p.out[gtid()] = s; }
 };
 
+// ldsm, indep only: ldmatrix .x4 (kTrans: .trans, LDSM.16.MT88.4) with rows kStride bytes apart
+// (16: conflict-free, 64: 4-way, 128: 8-way), 8 chains of fixed rows. Each LDSM's address is
+// the chain's row XOR p.zero * (trip * 64 + step + 1) (0 at run time): ptxas cannot tell the 32
+// LDSMs of a chain in one trip apart from their addresses, so it keeps all 256 (with fixed
+// addresses it kept one per chain and trip). The IMAD/LOP3 per LDSM go to other pipes; at 2+ warps
+// per scheduler the loop is bound by the shared path, which is what these rows time.
+template <bool kTrans, int kStride>
+struct OpLdsmX {
+  uint32_t base[8], zero, k, r[4];
+  __device__ void setup(const Params& p, unsigned char* smem) {
+    for (int c = 0; c < 8; ++c) base[c] = smem_addr(smem + c * 32 * kStride + lane_id() * kStride);
+    zero = uint32_t(p.zero);
+    k = 0;
+    r[0] = r[1] = r[2] = r[3] = 0;
+  }
+  template <int C> __device__ __forceinline__ void trip(const Params&) {
+    const uint32_t z = zero * (k++ * 64u);
+    steps<kPerTrip / C, C>([&](auto j, auto c) {
+      const uint32_t a = base[CV(c)] ^ (z + zero * uint32_t(CV(j) + 1));
+      uint32_t d0, d1, d2, d3;
+      if constexpr (kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a));
+      else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a));
+      r[0] ^= d0; r[1] ^= d1; r[2] ^= d2; r[3] ^= d3;
+    });
+  }
+  __device__ void finish(const Params& p) { p.out[gtid()] = r[0] + r[1] + r[2] + r[3]; }
+};
+
 // sts: stores, each lane its own word; chain c stores at +c*128 bytes. chains = 1 stores to one
 // address with st.volatile.shared (still STS in SASS): ptxas merges back-to-back plain stores to
 // one address into one.
@@ -681,6 +713,12 @@ const Bench kBenches[] = {
     BENCH("mma", "HMMA", "5OpMma", "^HMMA", OpMma, 4),
     BENCH("ldsm", "LDSM.16.M88.4", "6OpLdsmILb0EE", "^LDSM", OpLdsm<false>, 8),
     BENCH("ldsm", "LDSM.16.M88.4(8-way)", "6OpLdsmILb1EE", "^LDSM", OpLdsm<true>, 8),
+    {"ldsm", "LDSM.16.M88.4(x)", "7OpLdsmXILb0ELi16EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 16>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.M88.4(x;4-way)", "7OpLdsmXILb0ELi64EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 64>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.M88.4(x;8-way)", "7OpLdsmXILb0ELi128EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 128>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x)", "7OpLdsmXILb1ELi16EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 16>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x;4-way)", "7OpLdsmXILb1ELi64EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 64>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x;8-way)", "7OpLdsmXILb1ELi128EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 128>, 8>, 8, 0, 0, 1, 1},
 };
 
 struct Config {
