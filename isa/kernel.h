@@ -58,6 +58,7 @@ enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
 
 #define FMA_MAX_CHAINS 8
+#define MMA_MAX_INSNS 24 /* an mma op's LDSMs and one round of HMMAs (a lowered form holds 32 at most) */
 
 struct insn {
 	enum op op;
@@ -79,6 +80,17 @@ struct insn {
 			     NANOSLEEP: ns; BARRIER_TRY/TEST_WAIT: token or parity, try_wait's suspend_ns */
 	struct expr bar_index;
 	struct memref dst, src;
+	/*
+	 * MMA: one k-step of 16 over a warp tile of tm x tn fragments: A at src
+	 * (row-major, e[0] elements per row), B at dst (read, not written; e[1]
+	 * elements per row; b_col: stored n-major, ldmatrix without .trans).
+	 * n8: mma.sync m16n8k16 (tn counts 8-wide tiles), else wmma m16n16k16.
+	 * rep: each HMMA repeated (the R knob).
+	 */
+	struct {
+		uint8_t tm, tn, rep;
+		bool n8, b_col, bf16;
+	} mma;
 };
 
 struct param {
@@ -105,6 +117,7 @@ struct kernel {
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
+	int *path_lines;         /* per path: its line in the kernel file (0: unknown) */
 	int npaths;
 	struct expr_pool pool;
 	uint64_t shared_bytes;   /* per block */

@@ -76,10 +76,10 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 	lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
-/* A shared-memory access through the SM's shared-memory port; returns when its data is back. */
-static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+/* A shared-memory access of width bytes per lane through the SM's shared-memory port; returns when its data is back. */
+static uint64_t smem_access_w(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now, uint32_t width)
 {
-	struct smem_cost c = smem_access_cost(addr, mask, 4);
+	struct smem_cost c = smem_access_cost(addr, mask, width);
 	struct sim_report *r = s->rep;
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
@@ -88,6 +88,63 @@ static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mas
 	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
 	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
 	return start + (uint64_t)s->m->smem_latency + extra;
+}
+
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+{
+	return smem_access_w(s, addr, mask, now, 4);
+}
+
+/*
+ * mma's shared reads, at its last LDSM: one ldmatrix .x4 per A fragment and per 16
+ * columns of B.  Lane L gives the address of row L%8 of 8x8 matrix L/8 (16 bytes), so
+ * the four quarter-warp phases of a 16-byte access are its four matrices: their bank
+ * conflicts count as for any shared access (iclass.csv ldsm rows: one 128-byte
+ * wavefront per cycle).  ldmatrix is warp-collective: all 32 lanes' rows are read;
+ * the dataflow checks see the rows of the lanes in mask.  Returns when the last
+ * fragment is back.
+ */
+static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
+{
+	int l0 = __builtin_ctz(mask);
+	int64_t ai = simt_eval(s, w, l0, &in->src.index), bi = simt_eval(s, w, l0, &in->dst.index);
+	int64_t lda = simt_eval(s, w, l0, &in->e[0]), ldb = simt_eval(s, w, l0, &in->e[1]);
+	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2;
+	uint64_t back = now;
+	for (int f = 0; f < in->mma.tm + nb; f++) {
+		bool is_a = f < in->mma.tm;
+		const struct memref *ref = is_a ? &in->src : &in->dst;
+		const struct buffer *buf = &s->k->bufs[ref->buf];
+		uint64_t addr[32];
+		for (int L = 0; L < 32; L++) {
+			int64_t r = (L & 7) + 8 * ((L >> 3) & 1), col = 8 * (L >> 4), idx;
+			if (is_a) /* A[m][k], row-major: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) */
+				idx = ai + (16 * f + r) * lda + col;
+			else if (in->mma.b_col) /* B stored n-major: rows are n, ldmatrix without .trans */
+				idx = bi + (16 * (f - in->mma.tm) + (L & 7) + 8 * (L >> 4)) * ldb + 8 * ((L >> 3) & 1);
+			else /* B[k][n], row-major: rows are k, ldmatrix .trans */
+				idx = bi + r * ldb + 16 * (f - in->mma.tm) + col;
+			if (idx < 0 || (uint64_t)idx + 8 > buf->elems) {
+				sim_fail(s, DIAG_INPUT, w, "mma's ldmatrix row of lane %d reads %s[%lld..%lld], outside its %llu elements",
+					 L, buf->name, (long long)idx, (long long)idx + 7, (unsigned long long)buf->elems);
+				return now;
+			}
+			addr[L] = buf->base + (uint64_t)idx * buf->elem_bytes;
+		}
+		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			for (uint32_t o = 0; o < 16; o += s->flow_grain)
+				flow_read(s, w, lane, addr[lane] + o, now);
+		}
+		uint64_t t = smem_access_w(s, addr, 0xffffffffu, now, 16);
+		if (t > back)
+			back = t;
+	}
+	s->rep->mma_ops++;
+	uint64_t h = (uint64_t)in->mma.tm * (uint64_t)n8 * in->mma.rep;
+	s->rep->hmma += h;
+	s->rep->tensor_busy += (double)(h * s->cls_ivl[IC_MMA]) / (double)s->m->subpartitions;
+	return back;
 }
 
 static void global_store(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
@@ -193,6 +250,8 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	}
 	case OP_GLOBAL_LOAD: s->anchor_result = global_load(s, w, &in->src, mask, now); return ANCHOR_DONE;
 	case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); return ANCHOR_DONE;
+	case OP_MMA: s->anchor_result = exec_mma(s, w, in, mask, now); return ANCHOR_DONE;
+	case OP_FENCE_PROXY_ASYNC: flow_proxy_fence(s, w, mask); return ANCHOR_DONE;
 	case OP_FMA:
 	case OP_SHFL:
 	case OP_COUNT: break;

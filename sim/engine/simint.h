@@ -226,6 +226,7 @@ struct block {
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
 	uint32_t sync_gen;       /* __syncthreads completed */
 	uint64_t *bar_sync;      /* per thread: completion cycle of the latest barrier phase it waited for */
+	uint32_t *proxy_fences;  /* per thread: fence.proxy.async it has executed */
 };
 
 struct gmem {
@@ -542,6 +543,8 @@ void flow_sync(struct sim *s, struct block *b);
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
+void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
+void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
 void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
 		     int out_buf, int64_t out_index);
 

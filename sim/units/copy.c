@@ -157,6 +157,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		s->rep->bulk_copies++;
 		s->rep->bulk_bytes += (uint64_t)bytes;
 		stats_copy(s, 1, (uint32_t)bytes, now, land);
+		flow_async_write(s, w, lane, dst->base + dbyte, (uint32_t)bytes);
 		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
 			  s->mbars[id].phase);
 	}
