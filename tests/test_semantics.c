@@ -398,10 +398,10 @@ Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
  */
 Test(semantics, a_bulk_copy_over_generic_reads_needs_the_proxy_fence)
 {
-	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "k_tiles=16"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=16"), 0, "%s", d.msg);
 	cr_assert_eq(r.hazards + r.provenance_mismatches, 0, "%s", r.hazard_text[0]);
 	cr_assert_eq(r.bulk_copies, 32, "two 4 KB copies per k-tile");
-	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "k_tiles=16", "fence=0"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=16", "fence=0"), 0, "%s", d.msg);
 	/* every refill (k-tiles 3..15, A and B) overwrites a stage read without the fence */
 	cr_assert_eq(r.hazards, 26, "%s", r.hazard_text[0]);
 	const char *h = r.hazard_text[0];
@@ -428,7 +428,7 @@ Test(semantics, the_fenced_kernels_and_cp_async_have_no_proxy_hazard)
 	for (int s = 1; s <= 4; s++) {
 		char set[32];
 		snprintf(set, sizeof set, "stages=%d", s);
-		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "k_tiles=12"), 0, "%s", d.msg);
+		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "batch_sz=12"), 0, "%s", d.msg);
 		cr_assert_eq(r.hazards + r.provenance_mismatches, 0, "stages=%d: %s", s, r.hazard_text[0]);
 	}
 }
@@ -439,7 +439,7 @@ Test(semantics, the_fenced_kernels_and_cp_async_have_no_proxy_hazard)
  */
 Test(semantics, mma_counts_its_ldmatrix_wavefronts_and_hmma)
 {
-	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "k_tiles=8", "R=3"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=8", "R=3"), 0, "%s", d.msg);
 	cr_assert_eq(r.mma_ops, 4 * 8 * 2, "4 consumer warps x 8 k-tiles x 2 k-steps");
 	cr_assert_eq(r.hmma, r.mma_ops * 8 * 3);
 	cr_assert_eq(r.smem_accesses, r.mma_ops * 4, "an access per LDSM");
@@ -453,18 +453,18 @@ Test(semantics, gemm_stages_and_repeats_order_as_measured)
 	for (int s = 1; s <= 3; s++) {
 		char set[32];
 		snprintf(set, sizeof set, "stages=%d", s);
-		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "k_tiles=32"), 0, "%s", d.msg);
+		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "batch_sz=32"), 0, "%s", d.msg);
 		c[s] = r.cycles;
 	}
 	/* H100: 1533.6, 1196.2, 1124.0 cycles per k-tile at S = 1, 2, 3 */
 	cr_assert_gt(c[1], c[2] * 5 / 4, "one stage exposes the copy latency: %llu vs %llu",
 		     (unsigned long long)c[1], (unsigned long long)c[2]);
 	cr_assert_geq(c[2], c[3]);
-	cr_assert_eq(RUN("gemm_cp_async_multistage", "stages=3", "k_tiles=32", "R=4"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_cp_async_multistage", "stages=3", "batch_sz=32", "R=4"), 0, "%s", d.msg);
 	cr_assert_gt(r.cycles, c[3], "R = 4 issues 4x the HMMA");
-	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=1", "k_tiles=32"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=1", "batch_sz=32"), 0, "%s", d.msg);
 	uint64_t ws1 = r.cycles;
-	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=3", "k_tiles=32"), 0, "%s", d.msg);
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=3", "batch_sz=32"), 0, "%s", d.msg);
 	/* H100: 1647.7 vs 1095.8 */
 	cr_assert_gt(ws1, r.cycles * 5 / 4, "%llu vs %llu", (unsigned long long)ws1, (unsigned long long)r.cycles);
 }
