@@ -485,3 +485,18 @@ Test(semantics, mma_rejects_wrong_buffers_and_too_many_tiles)
 	cr_assert_eq(run_kernel_text(shape, 32, 1, NULL, &r, &d), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "$.body[0].shape") && strstr(d.msg, "m16n8k16"), "%s", d.msg);
 }
+
+/* mma.sync m16n8k16 with B stored n-major: tiles_n counts 8-wide tiles, an LDSM per 16 columns. */
+Test(semantics, mma_m16n8k16_with_an_n_major_b)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"h\": {\"elems\": 4096, \"elem_bytes\": 2}},"
+			   "\"body\": [{\"op\": \"mma\", \"shape\": \"m16n8k16\", \"type\": \"bf16\", \"a\": \"h[0]\", \"lda\": 16,"
+			   " \"b\": \"h[1024]\", \"ldb\": 16, \"b_layout\": \"col\", \"tiles_n\": 4, \"repeat\": 2}]}";
+	cr_assert_eq(run_kernel_text(text, 64, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.mma_ops, 2, "one per warp");
+	cr_assert_eq(r.hmma, 2 * 4 * 2, "4 n8 tiles, twice");
+	cr_assert_eq(r.smem_accesses, 2 * 3, "an A fragment and two 16-column B loads per warp");
+	/* rows 32 bytes apart: two rows per bank group in each phase, 8 wavefronts per LDSM */
+	cr_assert_eq(r.smem_wavefronts, 2 * 3 * 8);
+	cr_assert_gt(r.hazards, 0, "nothing wrote the tiles");
+}
