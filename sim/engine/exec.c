@@ -8,6 +8,7 @@
  * what a warp waits for, is the core's business.  An op that cannot
  * proceed blocks its group and runs again, from the anchor, when woken.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +101,12 @@ static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mas
  * columns of B.  Lane L gives the address of row L%8 of 8x8 matrix L/8 (16 bytes), so
  * the four quarter-warp phases of a 16-byte access are its four matrices: their bank
  * conflicts count as for any shared access (iclass.csv ldsm rows: one 128-byte
- * wavefront per cycle).  ldmatrix is warp-collective: all 32 lanes' rows are read;
+ * wavefront per cycle); an LDSM's data comes back ldsm_latency plus
+ * ldsm_latency_per_wavefront per wavefront after it issues (a dependent chain: 29
+ * cycles conflict-free, 128 at 8-way), and one warp's LDSMs follow each other by ldsm_warp_cycles
+ * plus ldsm_warp_wavefront_cycles per wavefront (one warp alone issues a conflict-free
+ * one every 21 cycles, an 8-way one every 77).  ldmatrix is warp-collective: all 32
+ * lanes' rows are read;
  * the dataflow checks see the rows of the lanes in mask.  Returns when the last
  * fragment is back.
  */
@@ -110,7 +116,7 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 	int64_t ai = simt_eval(s, w, l0, &in->src.index), bi = simt_eval(s, w, l0, &in->dst.index);
 	int64_t lda = simt_eval(s, w, l0, &in->e[0]), ldb = simt_eval(s, w, l0, &in->e[1]);
 	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2;
-	uint64_t back = now;
+	uint64_t back = now, warp_t = now;
 	for (int f = 0; f < in->mma.tm + nb; f++) {
 		bool is_a = f < in->mma.tm;
 		const struct memref *ref = is_a ? &in->src : &in->dst;
@@ -136,7 +142,14 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 			for (uint32_t o = 0; o < 16; o += s->flow_grain)
 				flow_read(s, w, lane, addr[lane] + o, now);
 		}
+		/* the warp's own LDSMs follow each other by their per-warp cost (iclass.csv ldsm, one warp) */
+		struct smem_cost wc = smem_access_cost(addr, 0xffffffffu, 16);
 		uint64_t t = smem_access_w(s, addr, 0xffffffffu, now, 16);
+		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency +
+				 (uint64_t)llround(s->m->ldsm_latency_per_wavefront * (double)wc.wavefronts);
+		if (alone > t)
+			t = alone;
+		warp_t += (uint64_t)s->m->ldsm_warp_cycles + (uint64_t)s->m->ldsm_warp_wavefront_cycles * wc.wavefronts;
 		if (t > back)
 			back = t;
 	}
