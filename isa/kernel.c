@@ -715,7 +715,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	case OP_BARRIER_ARRIVE_AND_WAIT:
 	case OP_BARRIER_ARRIVE_AND_DROP: {
 		static const char *const init_keys[] = {"op", "barrier", "count", "comment", NULL};
-		static const char *const arrive_keys[] = {"op", "barrier", "token", "count", "comment", NULL};
+		static const char *const arrive_keys[] = {"op", "barrier", "token", "count", "expect_tx", "comment", NULL};
 		static const char *const tok_keys[] = {"op", "barrier", "token", "comment", NULL};
 		static const char *const keys[] = {"op", "barrier", "comment", NULL};
 		const char *const *k = op == OP_BARRIER_INIT ? init_keys : op == OP_BARRIER_ARRIVE ? arrive_keys
@@ -725,6 +725,9 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		if (op == OP_BARRIER_INIT && (rc = compile_field(c, st, "count", true, NULL, &in.e[0])))
 			return rc;
 		/* bar.arrive(update): count arrivals by each thread at once (default 1) */
+		/* mbarrier.arrive.expect_tx: the bytes the phase's bulk copies (complete_tx) will bring */
+		if (op == OP_BARRIER_ARRIVE && (rc = compile_field(c, st, "expect_tx", false, NULL, &in.e[1])))
+			return rc;
 		if (op == OP_BARRIER_ARRIVE && (rc = compile_field(c, st, "count", false, "1", &in.e[0])))
 			return rc;
 		if (op == OP_BARRIER_ARRIVE && (rc = target_var(c, st, "token", &in.slot)))
@@ -788,7 +791,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "barrier", "comment", NULL};
+						   "barrier", "complete_tx", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		const char *group = "thread";
@@ -831,6 +834,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		}
 		in.align = (uint32_t)align;
+		/* "complete_tx": true: cp.async.bulk ... mbarrier::complete_tx only, the kernel's own arrive.expect_tx announces the bytes */
+		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(st, "complete_tx");
+		if (ctx && (!cJSON_IsBool(ctx) || (cJSON_IsTrue(ctx) && (!has_bar || align < 16)))) {
+			size_t old = jpath_key(&c->at, "complete_tx");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"expected true or false; true only for a bulk copy (a barrier and \"align\" 16 or more)");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.complete_tx = cJSON_IsTrue(ctx);
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {

@@ -71,6 +71,7 @@ struct insn {
 	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	bool parity;     /* BARRIER_TRY_WAIT/TEST_WAIT: e[0] is a phase parity, not an arrival token */
+	bool complete_tx; /* MEMCPY_ASYNC bulk: completes bytes only; a barrier_arrive's expect_tx announced them */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */

@@ -405,7 +405,7 @@ Test(semantics, a_bulk_copy_over_generic_reads_needs_the_proxy_fence)
 	/* every refill (k-tiles 3..15, A and B) overwrites a stage read without the fence */
 	cr_assert_eq(r.hazards, 26, "%s", r.hazard_text[0]);
 	const char *h = r.hazard_text[0];
-	cr_assert(strstr(h, "memcpy_async at $.body[2].then[0].body[3].then[0] (line 39)") &&
+	cr_assert(strstr(h, "memcpy_async at $.body[2].then[0].body[3].then[1] (line 40)") &&
 		  strstr(h, "read at $.body[2].else[2].body[3].body[0] (line 58)") && strstr(h, "fence.proxy.async"),
 		  "%s", h);
 
@@ -417,7 +417,7 @@ Test(semantics, a_bulk_copy_over_generic_reads_needs_the_proxy_fence)
 	free(e);
 	cr_assert_eq(rc, 0, "%s", d.msg);
 	cr_assert_eq(r.hazards, 26);
-	cr_assert(strstr(r.hazard_text[0], "(line 39)") && strstr(r.hazard_text[0], "(line 58)"), "%s", r.hazard_text[0]);
+	cr_assert(strstr(r.hazard_text[0], "(line 40)") && strstr(r.hazard_text[0], "(line 58)"), "%s", r.hazard_text[0]);
 }
 
 /* bulk_staging fences its reads before the refill; cp.async (LDGSTS) is the generic proxy: no proxy hazard. */
@@ -499,4 +499,15 @@ Test(semantics, mma_m16n8k16_with_an_n_major_b)
 	/* rows 32 bytes apart: two rows per bank group in each phase, 8 wavefronts per LDSM */
 	cr_assert_eq(r.smem_wavefronts, 2 * 3 * 8);
 	cr_assert_gt(r.hazards, 0, "nothing wrote the tiles");
+}
+
+/* complete_tx belongs to bulk copies only: the kernel announced the bytes with arrive.expect_tx. */
+Test(semantics, complete_tx_is_for_bulk_copies)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": 64}}, \"global\": {\"g\": {\"elems\": 64}},"
+			   "\"barriers\": {\"b\": {\"count\": 1}},"
+			   "\"body\": [{\"op\": \"memcpy_async\", \"dst\": \"s[0]\", \"src\": \"g[0]\", \"bytes\": 16, \"align\": 4,"
+			   " \"barrier\": \"b\", \"complete_tx\": true}]}";
+	cr_assert_eq(run_kernel_text(text, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "$.body[0].complete_tx") && strstr(d.msg, "bulk copy"), "%s", d.msg);
 }

@@ -176,6 +176,16 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 				 (long long)update, b->what, (long long)b->expected);
 			return true;
 		}
+		if (in->e[1].len > 0 || in->e[1].is_const) { /* arrive.expect_tx: each arriving thread announces its bytes first */
+			int64_t tx = 0;
+			for (uint32_t m = mask; m; m &= m - 1)
+				tx += simt_eval(s, w, __builtin_ctz(m), &in->e[1]);
+			if (tx < 0) {
+				sim_fail(s, DIAG_INPUT, w, "program error: arrive.expect_tx of %lld bytes on %s", (long long)tx, b->what);
+				return true;
+			}
+			mbar_expect_tx(s, bar, tx, now);
+		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
