@@ -544,6 +544,7 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
+void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
 void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
 void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
 		     int out_buf, int64_t out_index);

@@ -76,6 +76,22 @@ static const char *where_line(const struct sim *s, uint32_t pc, char *buf, size_
 	return buf;
 }
 
+/* A hazard found by another unit: counted and, among the first few, described (fmt after "block B thread T: OP at PATH (line N): "). */
+void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...)
+{
+	struct sim_report *r = s->rep;
+	r->hazards++;
+	if (r->hazards > FLOW_MAX_SHOWN)
+		return;
+	char here[160], what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s: %s", w->block, w->in_block * 32 + (uint32_t)lane,
+	     op_table[s->k->code[simt_pc(w)].op].name, where_line(s, (uint32_t)simt_pc(w), here, sizeof here), what);
+}
+
 /* fence.proxy.async by the lanes in mask: their generic accesses so far are ordered before their async ones. */
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask)
 {
