@@ -78,9 +78,9 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 }
 
 /* A shared-memory access of width bytes per lane through the SM's shared-memory port; returns when its data is back. */
-static uint64_t smem_access_w(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now, uint32_t width)
+/* An access whose cost is known, through the shared-memory port; returns when its data is back. */
+static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
 {
-	struct smem_cost c = smem_access_cost(addr, mask, width);
 	struct sim_report *r = s->rep;
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
@@ -93,7 +93,16 @@ static uint64_t smem_access_w(struct sim *s, const uint64_t addr[32], uint32_t m
 
 static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
 {
-	return smem_access_w(s, addr, mask, now, 4);
+	return smem_access_c(s, smem_access_cost(addr, mask, 4), now);
+}
+
+/* Whether addr's rows lie as rel says relative to addr[0]. */
+static bool same_shape(const int32_t rel[32], const uint64_t addr[32])
+{
+	for (int L = 1; L < 32; L++)
+		if ((int64_t)(addr[L] - addr[0]) != rel[L])
+			return false;
+	return true;
 }
 
 /*
@@ -143,8 +152,24 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 				flow_read(s, w, lane, addr[lane] + o, now);
 		}
 		/* the warp's own LDSMs follow each other by their per-warp cost (iclass.csv ldsm, one warp) */
-		struct smem_cost wc = smem_access_cost(addr, 0xffffffffu, 16);
-		uint64_t t = smem_access_w(s, addr, 0xffffffffu, now, 16);
+		/*
+		 * The cost depends on the rows' addresses relative to each other and to the banks:
+		 * an op's fragments repeat theirs from one k-tile to the next (its buffers' stages
+		 * are whole multiples of 128 bytes apart), so the last cost of each is kept.
+		 */
+		struct mma_cost *mc = &s->mma_costs[(size_t)(in - s->k->code) % MMA_COST_SLOTS][f < 8 ? f : 7];
+		uint64_t key = (addr[0] % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
+		struct smem_cost wc;
+		if (mc->in == in && mc->f == f + 1 && mc->key == key && mc->a0 % 128 == addr[0] % 128 &&
+		    same_shape(mc->rel, addr)) {
+			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways};
+		} else {
+			wc = smem_access_cost(addr, 0xffffffffu, 16);
+			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways};
+			for (int L = 0; L < 32; L++)
+				mc->rel[L] = (int32_t)(addr[L] - addr[0]);
+		}
+		uint64_t t = smem_access_c(s, wc, now);
 		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency +
 				 (uint64_t)llround(s->m->ldsm_latency_per_wavefront * (double)wc.wavefronts);
 		if (alone > t)

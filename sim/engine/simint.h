@@ -276,6 +276,16 @@ struct sim {
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
+	/* mma's last ldmatrix cost per op (by code index) and fragment (exec.c) */
+#define MMA_COST_SLOTS 16
+	struct mma_cost {
+		const struct insn *in;
+		int f;        /* fragment + 1; 0: empty */
+		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
+		uint64_t a0;
+		int32_t rel[32];
+		uint32_t wavefronts, ways; /* its smem_cost */
+	} mma_costs[MMA_COST_SLOTS][8];
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
 };
