@@ -188,6 +188,30 @@ static int const_field(struct compiler *c, const cJSON *obj, const char *key, bo
 	return rc;
 }
 
+/* An optional string field that must be one of choices (NULL-terminated); *out: its index, 0 when absent. */
+static int choice_field(struct compiler *c, const cJSON *obj, const char *key, const char *const *choices, int *out)
+{
+	const char *text = NULL;
+	*out = 0;
+	if (!cJSON_GetObjectItemCaseSensitive(obj, key))
+		return 0;
+	int rc = jdoc_string(c->doc, obj, &c->at, key, true, &text, c->d);
+	if (rc)
+		return rc;
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(text, choices[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	size_t old = jpath_key(&c->at, key);
+	char list[256] = "";
+	for (int i = 0; choices[i]; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "", choices[i]);
+	rc = jdoc_error(c->doc, &c->at, c->d, "expected one of %s, not \"%s\"", list, text);
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
 static int find_buf(const struct kernel *k, const char *name)
 {
 	for (int i = 0; i < k->nbufs; i++)
@@ -430,6 +454,60 @@ static int target_var(struct compiler *c, const cJSON *obj, const char *key, uin
 		return -s;
 	*slot = (uint16_t)s;
 	return 0;
+}
+
+/*
+ * {"op": "mma", "a": "sa[i]", "lda": n, "b": "sb[j]", "ldb": n, "shape", "type", "b_layout",
+ * "tiles_m", "tiles_n", "repeat"}: one k-step of 16 of a warp's tile (see struct insn).
+ */
+static int compile_mma(struct compiler *c, const cJSON *st, struct insn *in)
+{
+	static const char *const keys[] = {"op", "a", "lda", "b", "ldb", "shape", "type", "b_layout",
+					   "tiles_m", "tiles_n", "repeat", "comment", NULL};
+	static const char *const shapes[] = {"m16n16k16", "m16n8k16", NULL};
+	static const char *const types[] = {"f16", "bf16", NULL};
+	static const char *const layouts[] = {"row", "col", NULL};
+	int shape, type, layout, rc;
+	int64_t tm = 1, tn = 1, rep = 1;
+	if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+	    (rc = compile_memref(c, st, "a", SPACE_SHARED, &in->src)) ||
+	    (rc = compile_field(c, st, "lda", true, NULL, &in->e[0])) ||
+	    (rc = compile_memref(c, st, "b", SPACE_SHARED, &in->dst)) ||
+	    (rc = compile_field(c, st, "ldb", true, NULL, &in->e[1])) ||
+	    (rc = choice_field(c, st, "shape", shapes, &shape)) || (rc = choice_field(c, st, "type", types, &type)) ||
+	    (rc = choice_field(c, st, "b_layout", layouts, &layout)) ||
+	    (rc = const_field(c, st, "tiles_m", false, "1", 1, 4, &tm)) ||
+	    (rc = const_field(c, st, "tiles_n", false, "1", 1, 8, &tn)) ||
+	    (rc = const_field(c, st, "repeat", false, "1", 1, 16, &rep)))
+		return rc;
+	for (int i = 0; i < 2; i++) {
+		const struct memref *r = i ? &in->dst : &in->src;
+		if (c->k->bufs[r->buf].elem_bytes != 2) {
+			size_t old = jpath_key(&c->at, i ? "b" : "a");
+			rc = jdoc_error(c->doc, &c->at, c->d, "buffer \"%s\" has %u-byte elements; mma reads 16-bit %s",
+					c->k->bufs[r->buf].name, c->k->bufs[r->buf].elem_bytes, types[type]);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+	}
+	in->mma.tm = (uint8_t)tm;
+	in->mma.tn = (uint8_t)tn;
+	in->mma.rep = (uint8_t)rep;
+	in->mma.n8 = shape == 1;
+	in->mma.b_col = layout == 1;
+	in->mma.bf16 = type == 1;
+	/* the lowered sequence: an LDSM per A fragment and per 16 columns of B, then the HMMAs */
+	int n8 = in->mma.n8 ? (int)tn : 2 * (int)tn, nb = (n8 + 1) / 2;
+	if ((int)tm + nb + (int)tm * n8 > MMA_MAX_INSNS) {
+		size_t old = jpath_key(&c->at, "tiles_n");
+		rc = jdoc_error(c->doc, &c->at, c->d,
+				"%lld x %lld tiles take %d LDSM and %d HMMA per k-step; at most %d instructions per op "
+				"(split the warp tile into several mma ops)",
+				(long long)tm, (long long)tn, (int)tm + nb, (int)tm * n8, MMA_MAX_INSNS);
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	return emit(c, *in);
 }
 
 static int compile_stmt(struct compiler *c, const cJSON *st)
@@ -678,7 +756,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	case OP_BARRIER_ARRIVE_AND_WAIT:
 	case OP_BARRIER_ARRIVE_AND_DROP: {
 		static const char *const init_keys[] = {"op", "barrier", "count", "comment", NULL};
-		static const char *const arrive_keys[] = {"op", "barrier", "token", "count", "comment", NULL};
+		static const char *const arrive_keys[] = {"op", "barrier", "token", "count", "expect_tx", "comment", NULL};
 		static const char *const tok_keys[] = {"op", "barrier", "token", "comment", NULL};
 		static const char *const keys[] = {"op", "barrier", "comment", NULL};
 		const char *const *k = op == OP_BARRIER_INIT ? init_keys : op == OP_BARRIER_ARRIVE ? arrive_keys
@@ -688,6 +766,9 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		if (op == OP_BARRIER_INIT && (rc = compile_field(c, st, "count", true, NULL, &in.e[0])))
 			return rc;
 		/* bar.arrive(update): count arrivals by each thread at once (default 1) */
+		/* mbarrier.arrive.expect_tx: the bytes the phase's bulk copies (complete_tx) will bring */
+		if (op == OP_BARRIER_ARRIVE && (rc = compile_field(c, st, "expect_tx", false, NULL, &in.e[1])))
+			return rc;
 		if (op == OP_BARRIER_ARRIVE && (rc = compile_field(c, st, "count", false, "1", &in.e[0])))
 			return rc;
 		if (op == OP_BARRIER_ARRIVE && (rc = target_var(c, st, "token", &in.slot)))
@@ -751,7 +832,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "barrier", "comment", NULL};
+						   "barrier", "complete_tx", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		const char *group = "thread";
@@ -794,6 +875,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		}
 		in.align = (uint32_t)align;
+		/* "complete_tx": true: cp.async.bulk ... mbarrier::complete_tx only, the kernel's own arrive.expect_tx announces the bytes */
+		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(st, "complete_tx");
+		if (ctx && (!cJSON_IsBool(ctx) || (cJSON_IsTrue(ctx) && (!has_bar || align < 16)))) {
+			size_t old = jpath_key(&c->at, "complete_tx");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"expected true or false; true only for a bulk copy (a barrier and \"align\" 16 or more)");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.complete_tx = cJSON_IsTrue(ctx);
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {
@@ -832,6 +923,13 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		return emit(c, in);
 	}
+	case OP_FENCE_PROXY_ASYNC: {
+		static const char *const keys[] = {"op", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_MMA: return compile_mma(c, st, &in);
 	default: return jdoc_error(c->doc, &c->at, c->d, "op \"%s\" cannot be written directly", opname);
 	}
 out:

@@ -58,6 +58,7 @@ enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
 
 #define FMA_MAX_CHAINS 8
+#define MMA_MAX_INSNS 24 /* an mma op's LDSMs and one round of HMMAs (a lowered form holds 32 at most) */
 
 struct insn {
 	enum op op;
@@ -70,6 +71,7 @@ struct insn {
 	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	bool parity;     /* BARRIER_TRY_WAIT/TEST_WAIT: e[0] is a phase parity, not an arrival token */
+	bool complete_tx; /* MEMCPY_ASYNC bulk: completes bytes only; a barrier_arrive's expect_tx announced them */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
@@ -80,6 +82,17 @@ struct insn {
 	struct expr bar_index;
 	struct memref dst, src;
 	struct memref src2; /* COMPUTE: the second input (a dot product's other tile); buf -1: none */
+	/*
+	 * MMA: one k-step of 16 over a warp tile of tm x tn fragments: A at src
+	 * (row-major, e[0] elements per row), B at dst (read, not written; e[1]
+	 * elements per row; b_col: stored n-major, ldmatrix without .trans).
+	 * n8: mma.sync m16n8k16 (tn counts 8-wide tiles), else wmma m16n16k16.
+	 * rep: each HMMA repeated (the R knob).
+	 */
+	struct {
+		uint8_t tm, tn, rep;
+		bool n8, b_col, bf16;
+	} mma;
 };
 
 struct param {

@@ -744,6 +744,34 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break;
 	}
 	case OP_EXIT: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break;
+	case OP_FENCE_PROXY_ASYNC: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break; /* FENCE.VIEW.ASYNC.S */
+	case OP_MMA: {
+		/*
+		 * traces/h100/gemm.sass (wmma 16x16x16 on a 32x32 warp tile): per k-step an
+		 * LDSM.16.M88.4 per A fragment and an LDSM.16.MT88.4 (B row-major) or M88.4
+		 * (B n-major) per 16 columns of B, then two HMMA.16816.F32 per 16x16x16 (one per
+		 * m16n8k16), each repeat unrolled.  The last LDSM is the anchor: the op's shared
+		 * reads happen there and its result is when the last fragment is back, which
+		 * every HMMA waits for.  The HMMAs are the form's loop, issued rep times.
+		 */
+		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2, ldsm = in->mma.tm + nb;
+		int start = q->n;
+		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
+		uint64_t inputs = dep_bit(a) | dep_bit(b);
+		bool ext = false;
+		if (q->n + ldsm + in->mma.tm * n8 > SEQ_MAX) { /* a long index: its arithmetic stays outside the form */
+			q->n = start;
+			inputs = 0;
+			ext = true;
+		}
+		for (int i = 0; i < ldsm; i++)
+			*anchor = (int8_t)emit(q, IC_LDS, inputs, ext || !inputs);
+		*lb = (int8_t)q->n;
+		for (int i = 0; i < in->mma.tm * n8; i++)
+			emit(q, IC_MMA, dep_bit(*anchor), false);
+		*le = (int8_t)q->n;
+		break;
+	}
 	case OP_NANOSLEEP: {
 		/* the duration's arithmetic, then NANOSLEEP (a control instruction) */
 		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false);

@@ -55,7 +55,9 @@ enum op_class {
 	X(SHARED_LOAD, "shared_load", OPCLASS_MEM, "a shared-memory load per thread")                    \
 	X(SHARED_STORE, "shared_store", OPCLASS_MEM, "a shared-memory store per thread")                 \
 	X(GLOBAL_LOAD, "global_load", OPCLASS_MEM, "a global load per thread")                          \
-	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a global store per thread")
+	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a global store per thread")                        \
+	X(MMA, "mma", OPCLASS_ALU, "warp-wide tensor-core MMA, one k-step of 16: ldmatrix fragments from shared tiles, HMMA.16816.F32") \
+	X(FENCE_PROXY_ASYNC, "fence_proxy_async", OPCLASS_CONTROL, "fence.proxy.async.shared::cta: the thread's generic-proxy shared accesses before it, its async-proxy ones after")
 
 enum op {
 #define OP_ENUM(e, name, cls, doc) OP_##e,

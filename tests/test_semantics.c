@@ -393,3 +393,150 @@ Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
 	cr_assert(ns[1][0] >= 32 && ns[1][1] >= 32, "lrr: both wait (%llu and %llu cycles)", (unsigned long long)ns[1][0],
 		  (unsigned long long)ns[1][1]);
 }
+
+/*
+ * Issue 20: the proxy fence.  The warp-specialised GEMM's consumers read a stage through the
+ * generic proxy (the mma's LDSMs) and release it; the producer refills it with cp.async.bulk (the
+ * async proxy).  With fence.proxy.async before the release: no hazard; without it (the shipped
+ * kernel with fence=0, and tests/fixtures/gemm_ws_nofence.json): the hazard, at the bulk copy's
+ * path and line and at the mma's.
+ */
+Test(semantics, a_bulk_copy_over_generic_reads_needs_the_proxy_fence)
+{
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=16"), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards + r.provenance_mismatches, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(r.bulk_copies, 32, "two 4 KB copies per k-tile");
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=16", "fence=0"), 0, "%s", d.msg);
+	/* every refill (k-tiles 3..15, A and B) overwrites a stage read without the fence */
+	cr_assert_eq(r.hazards, 26, "%s", r.hazard_text[0]);
+	const char *h = r.hazard_text[0];
+	cr_assert(strstr(h, "memcpy_async at $.body[2].then[0].body[3].then[1] (line 40)") &&
+		  strstr(h, "read at $.body[2].else[2].body[3].body[0] (line 58)") && strstr(h, "fence.proxy.async"),
+		  "%s", h);
+
+	struct experiment *e = calloc(1, sizeof *e);
+	int rc = experiment_load("tests/fixtures/gemm_ws_nofence_experiment.json", NULL, 0, e, &d);
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d);
+	experiment_free(e);
+	free(e);
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 26);
+	cr_assert(strstr(r.hazard_text[0], "(line 40)") && strstr(r.hazard_text[0], "(line 58)"), "%s", r.hazard_text[0]);
+}
+
+/* bulk_staging fences its reads before the refill; cp.async (LDGSTS) is the generic proxy: no proxy hazard. */
+Test(semantics, the_fenced_kernels_and_cp_async_have_no_proxy_hazard)
+{
+	cr_assert_eq(run_exp("bulk_staging", NULL, 0), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	for (int s = 1; s <= 4; s++) {
+		char set[32];
+		snprintf(set, sizeof set, "stages=%d", s);
+		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "batch_sz=12"), 0, "%s", d.msg);
+		cr_assert_eq(r.hazards + r.provenance_mismatches, 0, "stages=%d: %s", s, r.hazard_text[0]);
+	}
+}
+
+/*
+ * mma: per op two A fragments (rows 64 bytes apart: 4-way, 16 wavefronts per LDSM) and two B
+ * fragments (rows 128 bytes apart: 8-way, 32 wavefronts), 2 x 2 x 2 HMMA per repeat.
+ */
+Test(semantics, mma_counts_its_ldmatrix_wavefronts_and_hmma)
+{
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "batch_sz=8", "R=3"), 0, "%s", d.msg);
+	cr_assert_eq(r.mma_ops, 4 * 8 * 2, "4 consumer warps x 8 k-tiles x 2 k-steps");
+	cr_assert_eq(r.hmma, r.mma_ops * 8 * 3);
+	cr_assert_eq(r.smem_accesses, r.mma_ops * 4, "an access per LDSM");
+	cr_assert_eq(r.smem_wavefronts, r.mma_ops * (2 * 16 + 2 * 32));
+}
+
+/* The stage count and R order the cycles as on the H100 (traces/h100/gemm_validation.csv). */
+Test(semantics, gemm_stages_and_repeats_order_as_measured)
+{
+	uint64_t c[7] = {0};
+	for (int s = 1; s <= 3; s++) {
+		char set[32];
+		snprintf(set, sizeof set, "stages=%d", s);
+		cr_assert_eq(RUN("gemm_cp_async_multistage", set, "batch_sz=32"), 0, "%s", d.msg);
+		c[s] = r.cycles;
+	}
+	/* H100: 1533.6, 1196.2, 1124.0 cycles per k-tile at S = 1, 2, 3 */
+	cr_assert_gt(c[1], c[2] * 5 / 4, "one stage exposes the copy latency: %llu vs %llu",
+		     (unsigned long long)c[1], (unsigned long long)c[2]);
+	cr_assert_geq(c[2], c[3]);
+	cr_assert_eq(RUN("gemm_cp_async_multistage", "stages=3", "batch_sz=32", "R=4"), 0, "%s", d.msg);
+	cr_assert_gt(r.cycles, c[3], "R = 4 issues 4x the HMMA");
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=1", "batch_sz=32"), 0, "%s", d.msg);
+	uint64_t ws1 = r.cycles;
+	cr_assert_eq(RUN("gemm_warp_specialized_bulk", "stages=3", "batch_sz=32"), 0, "%s", d.msg);
+	/* H100: 1647.7 vs 1095.8 */
+	cr_assert_gt(ws1, r.cycles * 5 / 4, "%llu vs %llu", (unsigned long long)ws1, (unsigned long long)r.cycles);
+}
+
+/* mma's bad inputs: the JSON path of the field at fault. */
+Test(semantics, mma_rejects_wrong_buffers_and_too_many_tiles)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": 1024}, \"h\": {\"elems\": 1024, \"elem_bytes\": 2}},"
+			   "\"body\": [{\"op\": \"mma\", \"a\": \"s[0]\", \"lda\": 16, \"b\": \"h[0]\", \"ldb\": 16}]}";
+	cr_assert_eq(run_kernel_text(text, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "$.body[0].a") && strstr(d.msg, "4-byte elements"), "%s", d.msg);
+	const char *big = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"h\": {\"elems\": 8192, \"elem_bytes\": 2}},"
+			  "\"body\": [{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 64, \"b\": \"h[0]\", \"ldb\": 64, \"tiles_m\": 4, \"tiles_n\": 4}]}";
+	cr_assert_eq(run_kernel_text(big, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "$.body[0].tiles_n") && strstr(d.msg, "at most 24"), "%s", d.msg);
+	const char *shape = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"h\": {\"elems\": 8192, \"elem_bytes\": 2}},"
+			    "\"body\": [{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 64, \"b\": \"h[0]\", \"ldb\": 64, \"shape\": \"m8n8k4\"}]}";
+	cr_assert_eq(run_kernel_text(shape, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "$.body[0].shape") && strstr(d.msg, "m16n8k16"), "%s", d.msg);
+}
+
+/* mma.sync m16n8k16 with B stored n-major: tiles_n counts 8-wide tiles, an LDSM per 16 columns. */
+Test(semantics, mma_m16n8k16_with_an_n_major_b)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"h\": {\"elems\": 4096, \"elem_bytes\": 2}},"
+			   "\"body\": [{\"op\": \"mma\", \"shape\": \"m16n8k16\", \"type\": \"bf16\", \"a\": \"h[0]\", \"lda\": 16,"
+			   " \"b\": \"h[1024]\", \"ldb\": 16, \"b_layout\": \"col\", \"tiles_n\": 4, \"repeat\": 2}]}";
+	cr_assert_eq(run_kernel_text(text, 64, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.mma_ops, 2, "one per warp");
+	cr_assert_eq(r.hmma, 2 * 4 * 2, "4 n8 tiles, twice");
+	cr_assert_eq(r.smem_accesses, 2 * 3, "an A fragment and two 16-column B loads per warp");
+	/* rows 32 bytes apart: two rows per bank group in each phase, 8 wavefronts per LDSM */
+	cr_assert_eq(r.smem_wavefronts, 2 * 3 * 8);
+	cr_assert_gt(r.hazards, 0, "nothing wrote the tiles");
+}
+
+/* complete_tx belongs to bulk copies only: the kernel announced the bytes with arrive.expect_tx. */
+Test(semantics, complete_tx_is_for_bulk_copies)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"s\": {\"elems\": 64}}, \"global\": {\"g\": {\"elems\": 64}},"
+			   "\"barriers\": {\"b\": {\"count\": 1}},"
+			   "\"body\": [{\"op\": \"memcpy_async\", \"dst\": \"s[0]\", \"src\": \"g[0]\", \"bytes\": 16, \"align\": 4,"
+			   " \"barrier\": \"b\", \"complete_tx\": true}]}";
+	cr_assert_eq(run_kernel_text(text, 32, 1, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "$.body[0].complete_tx") && strstr(d.msg, "bulk copy"), "%s", d.msg);
+}
+
+/* A parity names the current or the preceding phase: a wait two phases behind is reported. */
+Test(semantics, a_parity_wait_two_phases_behind_is_reported)
+{
+	const char *stale = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"b\": {\"count\": 1}},"
+			    "\"body\": [{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": ["
+			    "{\"op\": \"barrier_init\", \"barrier\": \"b\", \"count\": 1},"
+			    "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 3, \"body\": [{\"op\": \"barrier_arrive\", \"barrier\": \"b\", \"token\": \"t\"}]},"
+			    "{\"op\": \"barrier_try_wait\", \"barrier\": \"b\", \"parity\": 0, \"var\": \"ok\"}]}]}";
+	cr_assert_eq(run_kernel_text(stale, 32, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 1);
+	cr_assert(strstr(r.hazard_text[0], "barrier_try_wait at $.body[0].then[2]") &&
+		  strstr(r.hazard_text[0], "two phases behind") && strstr(r.hazard_text[0], "phases 0 and 2"),
+		  "%s", r.hazard_text[0]);
+	/* waiting on each phase in turn, by its parity: nothing to report */
+	const char *fine = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"b\": {\"count\": 1}},"
+			   "\"body\": [{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": ["
+			   "{\"op\": \"barrier_init\", \"barrier\": \"b\", \"count\": 1},"
+			   "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 3, \"body\": [{\"op\": \"barrier_arrive\", \"barrier\": \"b\", \"token\": \"t\"},"
+			   "{\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+			   "{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_try_wait\", \"barrier\": \"b\", \"parity\": \"i % 2\", \"var\": \"ok\"}]}]}]}]}";
+	cr_assert_eq(run_kernel_text(fine, 32, 1, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+}

@@ -267,3 +267,28 @@ Test(smem, consecutive_lanes_match_reference)
 				check(a, masks[mi], widths[wi], "consecutive but the last lane");
 			}
 }
+
+/* ldmatrix .x4 rows (16 bytes each, lane L row L%8 of matrix L/8): the GEMM tiles' strides. */
+Test(smem, ldmatrix_rows_conflict_by_their_stride)
+{
+	uint64_t a[32];
+	const uint32_t stride[] = {16, 64, 128, 80};
+	const uint32_t ways[] = {1, 4, 8, 1};
+	for (int s = 0; s < 4; s++) {
+		for (int l = 0; l < 32; l++)
+			a[l] = 4096 + (uint64_t)l * stride[s];
+		struct smem_cost c = smem_access_cost(a, 0xffffffffu, 16);
+		cr_assert_eq(c.ways, ways[s], "stride %u: %u ways", stride[s], c.ways);
+		cr_assert_eq(c.wavefronts, 4 * ways[s], "stride %u: %u wavefronts", stride[s], c.wavefronts);
+	}
+	/* two lanes of a phase on the same row: one chunk, no conflict */
+	for (int l = 0; l < 32; l++)
+		a[l] = (uint64_t)(l / 2) * 128;
+	struct smem_cost c = smem_access_cost(a, 0xffffffffu, 16);
+	cr_assert_eq(c.ways, 4, "4 distinct rows 128 bytes apart per phase");
+	/* unaligned 16-byte lanes take the general path: lane 1 straddles groups */
+	for (int l = 0; l < 32; l++)
+		a[l] = 8 + (uint64_t)l * 16;
+	c = smem_access_cost(a, 0xffffffffu, 16);
+	cr_assert_eq(c.wavefronts, 4);
+}

@@ -350,6 +350,24 @@ static void derive_memory(struct calib *c)
 	m->smem_wavefront_cycles = iround(wf / 8.0 / (double)m->subpartitions) < 1 ? 1 : iround(wf / 8.0 / (double)m->subpartitions);
 	cite(c, "smem_wavefront_cycles", "iclass.csv row %d: conflict-free LDS (one wavefront each) from all schedulers, %.2f cycles per LDS per warp at 8 warps per scheduler", r, wf);
 
+	/* One warp alone, 8 independent chains of LDSM.x4 (the (x) rows): conflict-free (4 wavefronts) and 8-way (32). */
+	double l4 = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=ldsm", "sass=LDSM.16.M88.4(x)", "mode=indep_1warp", NULL);
+	double l32 = cell(c, "iclass.csv", "cycles_per_instruction", &r2, "class=ldsm", "sass=LDSM.16.M88.4(x;8-way)",
+			  "mode=indep_1warp", NULL);
+	double per_wf = (l32 - l4) / (32.0 - 4.0);
+	m->ldsm_warp_wavefront_cycles = iround(per_wf);
+	cite(c, "ldsm_warp_wavefront_cycles", "iclass.csv rows %d and %d: one warp's LDSM.16.M88.4, (%.2f - %.2f) / (32 - 4) wavefronts", r2, r, l32, l4);
+	m->ldsm_warp_cycles = iround(l4 - 4.0 * per_wf);
+	double d4 = cell(c, "iclass.csv", "cycles_per_instruction", &r3, "class=ldsm", "sass=LDSM.16.M88.4", "mode=dep",
+			 "warps_per_scheduler=1", NULL);
+	double d32 = cell(c, "iclass.csv", "cycles_per_instruction", &r4, "class=ldsm", "sass=LDSM.16.M88.4(8-way)",
+			  "mode=dep", "warps_per_scheduler=1", NULL);
+	m->ldsm_latency_per_wavefront = round((d32 - d4) / (32.0 - 4.0) * 100.0) / 100.0;
+	cite(c, "ldsm_latency_per_wavefront", "iclass.csv rows %d and %d: dependent LDSM.16.M88.4 chains, 8-way and conflict-free, (%.2f - %.2f) / (32 - 4) wavefronts", r4, r3, d32, d4);
+	m->ldsm_latency = iround(d4 - 4.0 * m->ldsm_latency_per_wavefront);
+	cite(c, "ldsm_latency", "iclass.csv row %d: dependent conflict-free LDSM.16.M88.4, %.2f cycles, less 4 wavefronts at %.2f", r3, d4, m->ldsm_latency_per_wavefront);
+	cite(c, "ldsm_warp_cycles", "iclass.csv row %d: one warp's conflict-free LDSM.16.M88.4 every %.2f cycles, less 4 wavefronts at %.2f", r, l4, per_wf);
+
 	double lds_trip = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r, "mode=lds", "block_size=128", NULL);
 	double loop = lds_trip - lds;
 	double ldg_l2 = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r2, "mode=ldg", "block_size=128", "source=L2", NULL);

@@ -8,6 +8,7 @@
  * what a warp waits for, is the core's business.  An op that cannot
  * proceed blocks its group and runs again, from the anchor, when woken.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,10 +123,10 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 	lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
-/* A shared-memory access through the SM's shared-memory port; returns when its data is back. */
-static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+/* A shared-memory access of width bytes per lane through the SM's shared-memory port; returns when its data is back. */
+/* An access whose cost is known, through the shared-memory port; returns when its data is back. */
+static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
 {
-	struct smem_cost c = smem_access_cost(addr, mask, 4);
 	struct sim_report *r = s->rep;
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
@@ -134,6 +135,100 @@ static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mas
 	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
 	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
 	return start + (uint64_t)s->m->smem_latency + extra;
+}
+
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+{
+	return smem_access_c(s, smem_access_cost(addr, mask, 4), now);
+}
+
+/* Whether addr's rows lie as rel says relative to addr[0]. */
+static bool same_shape(const int32_t rel[32], const uint64_t addr[32])
+{
+	for (int L = 1; L < 32; L++)
+		if ((int64_t)(addr[L] - addr[0]) != rel[L])
+			return false;
+	return true;
+}
+
+/*
+ * mma's shared reads, at its last LDSM: one ldmatrix .x4 per A fragment and per 16
+ * columns of B.  Lane L gives the address of row L%8 of 8x8 matrix L/8 (16 bytes), so
+ * the four quarter-warp phases of a 16-byte access are its four matrices: their bank
+ * conflicts count as for any shared access (iclass.csv ldsm rows: one 128-byte
+ * wavefront per cycle); an LDSM's data comes back ldsm_latency plus
+ * ldsm_latency_per_wavefront per wavefront after it issues (a dependent chain: 29
+ * cycles conflict-free, 128 at 8-way), and one warp's LDSMs follow each other by ldsm_warp_cycles
+ * plus ldsm_warp_wavefront_cycles per wavefront (one warp alone issues a conflict-free
+ * one every 21 cycles, an 8-way one every 77).  ldmatrix is warp-collective: all 32
+ * lanes' rows are read;
+ * the dataflow checks see the rows of the lanes in mask.  Returns when the last
+ * fragment is back.
+ */
+static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, uint32_t mask, uint64_t now)
+{
+	int l0 = __builtin_ctz(mask);
+	int64_t ai = simt_eval(s, w, l0, &in->src.index), bi = simt_eval(s, w, l0, &in->dst.index);
+	int64_t lda = simt_eval(s, w, l0, &in->e[0]), ldb = simt_eval(s, w, l0, &in->e[1]);
+	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2;
+	uint64_t back = now, warp_t = now;
+	for (int f = 0; f < in->mma.tm + nb; f++) {
+		bool is_a = f < in->mma.tm;
+		const struct memref *ref = is_a ? &in->src : &in->dst;
+		const struct buffer *buf = &s->k->bufs[ref->buf];
+		uint64_t addr[32];
+		for (int L = 0; L < 32; L++) {
+			int64_t r = (L & 7) + 8 * ((L >> 3) & 1), col = 8 * (L >> 4), idx;
+			if (is_a) /* A[m][k], row-major: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) */
+				idx = ai + (16 * f + r) * lda + col;
+			else if (in->mma.b_col) /* B stored n-major: rows are n, ldmatrix without .trans */
+				idx = bi + (16 * (f - in->mma.tm) + (L & 7) + 8 * (L >> 4)) * ldb + 8 * ((L >> 3) & 1);
+			else /* B[k][n], row-major: rows are k, ldmatrix .trans */
+				idx = bi + r * ldb + 16 * (f - in->mma.tm) + col;
+			if (idx < 0 || (uint64_t)idx + 8 > buf->elems) {
+				sim_fail(s, DIAG_INPUT, w, "mma's ldmatrix row of lane %d reads %s[%lld..%lld], outside its %llu elements",
+					 L, buf->name, (long long)idx, (long long)idx + 7, (unsigned long long)buf->elems);
+				return now;
+			}
+			addr[L] = buf->base + (uint64_t)idx * buf->elem_bytes;
+		}
+		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			for (uint32_t o = 0; o < 16; o += s->flow_grain)
+				flow_read(s, w, lane, addr[lane] + o, now);
+		}
+		/* the warp's own LDSMs follow each other by their per-warp cost (iclass.csv ldsm, one warp) */
+		/*
+		 * The cost depends on the rows' addresses relative to each other and to the banks:
+		 * an op's fragments repeat theirs from one k-tile to the next (its buffers' stages
+		 * are whole multiples of 128 bytes apart), so the last cost of each is kept.
+		 */
+		struct mma_cost *mc = &s->mma_costs[(size_t)(in - s->k->code) % MMA_COST_SLOTS][f < 8 ? f : 7];
+		uint64_t key = (addr[0] % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
+		struct smem_cost wc;
+		if (mc->in == in && mc->f == f + 1 && mc->key == key && mc->a0 % 128 == addr[0] % 128 &&
+		    same_shape(mc->rel, addr)) {
+			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways};
+		} else {
+			wc = smem_access_cost(addr, 0xffffffffu, 16);
+			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways};
+			for (int L = 0; L < 32; L++)
+				mc->rel[L] = (int32_t)(addr[L] - addr[0]);
+		}
+		uint64_t t = smem_access_c(s, wc, now);
+		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency +
+				 (uint64_t)llround(s->m->ldsm_latency_per_wavefront * (double)wc.wavefronts);
+		if (alone > t)
+			t = alone;
+		warp_t += (uint64_t)s->m->ldsm_warp_cycles + (uint64_t)s->m->ldsm_warp_wavefront_cycles * wc.wavefronts;
+		if (t > back)
+			back = t;
+	}
+	s->rep->mma_ops++;
+	uint64_t h = (uint64_t)in->mma.tm * (uint64_t)n8 * in->mma.rep;
+	s->rep->hmma += h;
+	s->rep->tensor_busy += (double)(h * s->cls_ivl[IC_MMA]) / (double)s->m->subpartitions;
+	return back;
 }
 
 static void global_store(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
@@ -287,6 +382,8 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	}
 	case OP_GLOBAL_LOAD: s->anchor_result = global_load(s, w, &in->src, mask, now); return ANCHOR_DONE;
 	case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); return ANCHOR_DONE;
+	case OP_MMA: s->anchor_result = exec_mma(s, w, in, mask, now); return ANCHOR_DONE;
+	case OP_FENCE_PROXY_ASYNC: flow_proxy_fence(s, w, mask); return ANCHOR_DONE;
 	case OP_FMA:
 	case OP_SHFL:
 	case OP_COUNT: break;

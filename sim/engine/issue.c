@@ -59,7 +59,9 @@ static enum stall op_cause(enum op op)
 	case OP_JMP:
 	case OP_EXIT:
 	case OP_COMPUTE:
-	case OP_FMA: return STALL_ALU;
+	case OP_FMA:
+	case OP_MMA: return STALL_ALU;
+	case OP_FENCE_PROXY_ASYNC: return STALL_SMEM;
 	default: return STALL_BARRIER; /* the other pipeline, mbarrier and cuda::barrier calls */
 	}
 }
@@ -471,6 +473,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		/* a branch the compiled path takes (a try_wait's ready case jumps over its retry loop) */
 		e->redirect = now + (uint64_t)s->m->branch_redirect;
 	e->li++;
+	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
+	if (in->op == OP_MMA && f->loop_begin >= 0 && e->li == (uint16_t)f->loop_end && ++e->op_step < in->mma.rep)
+		e->li = (uint16_t)f->loop_begin;
 	/* a form with rounds: back to its loop (or its anchor) while the anchor wants another round */
 	if (e->again) {
 		int lb = f->loop_begin >= 0 ? f->loop_begin : f->anchor;

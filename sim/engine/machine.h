@@ -68,6 +68,10 @@
 	X(smem_latency, I, 23, 1, 1000, "cycles, shared load issue to data")            \
 	X(smem_conflict_latency, I, 2, 0, 100, "cycles added per extra bank-conflict way") \
 	X(smem_wavefront_cycles, I, 1, 1, 100, "cycles the shared-memory port is busy per wavefront") \
+	X(ldsm_latency, I, 15, 0, 1000, "cycles, ldmatrix .x4 issue to data, besides its wavefronts") \
+	X(ldsm_latency_per_wavefront, F, 3.5, 0, 100, "cycles an ldmatrix's data takes per wavefront") \
+	X(ldsm_warp_cycles, I, 13, 0, 1000, "cycles one warp's ldmatrix .x4 holds its next one, besides its wavefronts") \
+	X(ldsm_warp_wavefront_cycles, I, 2, 0, 100, "cycles per wavefront one warp's ldmatrix holds its next one") \
 	X(l2_latency, I, 283, 1, 10000, "cycles, L2 hit load")                           \
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \

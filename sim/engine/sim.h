@@ -91,6 +91,8 @@ struct sim_report {
 	char provenance_text[8][256];
 	uint64_t quits;
 	uint64_t bulk_copies, bulk_bytes;
+	uint64_t mma_ops, hmma; /* mma ops executed (per warp) and the HMMA.16816 they issued */
+	double tensor_busy;     /* HMMA x the mma pipe's interval, over the sub-partitions: cycles of a busy SM */
 	char quit_model[16];
 	char reconverge[24];
 	bool checks;

@@ -233,6 +233,7 @@ struct block {
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
 	uint32_t sync_gen;       /* __syncthreads completed */
 	uint64_t *bar_sync;      /* per thread: completion cycle of the latest barrier phase it waited for */
+	uint32_t *proxy_fences;  /* per thread: fence.proxy.async it has executed */
 };
 
 struct gmem {
@@ -283,6 +284,16 @@ struct sim {
 	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
+	/* mma's last ldmatrix cost per op (by code index) and fragment (exec.c) */
+#define MMA_COST_SLOTS 16
+	struct mma_cost {
+		const struct insn *in;
+		int f;        /* fragment + 1; 0: empty */
+		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
+		uint64_t a0;
+		int32_t rel[32];
+		uint32_t wavefronts, ways; /* its smem_cost */
+	} mma_costs[MMA_COST_SLOTS][8];
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
 };
@@ -559,6 +570,9 @@ void flow_sync(struct sim *s, struct block *b);
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
+void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
+void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
+void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
 void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
 		     int out_buf, int64_t out_index);
 

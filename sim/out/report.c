@@ -122,6 +122,13 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(smem, "wavefronts", (double)r->smem_wavefronts);
 	cJSON_AddNumberToObject(smem, "bank_conflicts", (double)r->bank_conflicts);
 
+	if (r->mma_ops) { /* only kernels with mma ops: the others' reports stay as they were */
+		cJSON *tc = cJSON_AddObjectToObject(o, "tensor");
+		cJSON_AddNumberToObject(tc, "mma_ops", (double)r->mma_ops);
+		cJSON_AddNumberToObject(tc, "hmma", (double)r->hmma);
+		cJSON_AddNumberToObject(tc, "pipe_utilisation", round6(r->cycles ? r->tensor_busy / (double)r->cycles : 0));
+	}
+
 	cJSON *dram = cJSON_AddObjectToObject(o, "dram");
 	cJSON_AddNumberToObject(dram, "bytes", (double)r->dram_bytes);
 	cJSON_AddNumberToObject(dram, "bytes_per_cycle",
@@ -241,6 +248,9 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		(unsigned long long)r->bank_conflicts);
 	fprintf(out, "DRAM             %llu bytes, %.2f bytes/cycle\n", (unsigned long long)r->dram_bytes,
 		r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0.0);
+	if (r->mma_ops)
+		fprintf(out, "tensor pipe      %llu HMMA from %llu mma ops, %.1f%% busy\n", (unsigned long long)r->hmma,
+			(unsigned long long)r->mma_ops, r->cycles ? 100.0 * r->tensor_busy / (double)r->cycles : 0.0);
 
 	uint64_t total = 0;
 	for (int c = 0; c < STALL_COUNT; c++)

@@ -176,6 +176,16 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 				 (long long)update, b->what, (long long)b->expected);
 			return true;
 		}
+		if (in->e[1].len > 0 || in->e[1].is_const) { /* arrive.expect_tx: each arriving thread announces its bytes first */
+			int64_t tx = 0;
+			for (uint32_t m = mask; m; m &= m - 1)
+				tx += simt_eval(s, w, __builtin_ctz(m), &in->e[1]);
+			if (tx < 0) {
+				sim_fail(s, DIAG_INPUT, w, "program error: arrive.expect_tx of %lld bytes on %s", (long long)tx, b->what);
+				return true;
+			}
+			mbar_expect_tx(s, bar, tx, now);
+		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
@@ -252,6 +262,24 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			return true;
 		}
 		ok[lane] = in->parity ? mbar_parity_done(b, (uint32_t)(v[lane] & 1)) : b->phase > (uint32_t)v[lane];
+		if (ok[lane] && in->parity && s->checks) {
+			/*
+			 * The phase a parity wait means is the first of that parity it has not waited
+			 * for; when a later phase of the same parity has completed too, the wait is two
+			 * phases behind and cannot tell them apart (PTX: the parity names only the
+			 * current or the immediately preceding phase).
+			 */
+			const struct block *blk = &s->blocks[w->block];
+			int64_t seen = blk->bar_seen[(size_t)elem * (size_t)s->launch.block_size + w->in_block * 32 + (uint32_t)lane];
+			int64_t p = v[lane] & 1, meant = seen + ((seen & 1) != p), last = (int64_t)b->phase - 1;
+			if ((last & 1) != p)
+				last--;
+			if (last > meant)
+				flow_report(s, w, lane,
+					    "waits on %s by parity %lld two phases behind: phases %lld and %lld of that parity have "
+					    "completed (cycle %llu)",
+					    b->what, (long long)p, (long long)meant, (long long)last, (unsigned long long)now);
+		}
 		if (ok[lane]) {
 			done |= 1u << lane;
 			saw_phase(s, w, bar, elem, in->parity ? b->phase - 1 : (uint32_t)v[lane], 1u << lane);

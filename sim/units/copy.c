@@ -151,7 +151,8 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		mbar_expect_tx(s, (uint32_t)id, bytes, now);
+		if (!in->complete_tx)
+			mbar_expect_tx(s, (uint32_t)id, bytes, now);
 		mbar_note_copy(s, (uint32_t)id, now, land);
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
 		s->rep->bulk_copies++;
@@ -159,6 +160,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		stats_copy(s, 1, (uint32_t)bytes, now, land,
 			   gmem_unloaded_bulk(s, (src->base + sbyte) / 32, nsec) + (uint64_t)s->m->bulk_extra_latency +
 				   (uint64_t)bytes / 128);
+		flow_async_write(s, w, lane, dst->base + dbyte, (uint32_t)bytes);
 		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
 			  s->mbars[id].phase);
 	}

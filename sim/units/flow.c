@@ -22,7 +22,8 @@ int flow_setup(struct sim *s, struct block *b)
 	b->flow = malloc((words + 1) * sizeof *b->flow);
 	b->vis = calloc((size_t)s->launch.block_size, sizeof *b->vis);
 	b->bar_sync = calloc((size_t)s->launch.block_size, sizeof *b->bar_sync);
-	if (!b->flow || !b->vis || !b->bar_sync)
+	b->proxy_fences = calloc((size_t)s->launch.block_size, sizeof *b->proxy_fences);
+	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -34,6 +35,8 @@ void flow_free(struct block *b)
 	free(b->flow);
 	free(b->vis);
 	free(b->bar_sync);
+	free(b->proxy_fences);
+	b->proxy_fences = NULL;
 	b->flow = NULL;
 	b->vis = NULL;
 	b->bar_sync = NULL;
@@ -63,6 +66,68 @@ static void note(struct sim *s, char (*list)[256], uint64_t count, const char *f
 static const char *where(const struct sim *s, const struct warp *w)
 {
 	return s->k->paths[s->k->code[simt_pc(w)].where];
+}
+
+/* "path (line N)" of the op at code index pc. */
+static const char *where_line(const struct sim *s, uint32_t pc, char *buf, size_t n)
+{
+	uint32_t p = s->k->code[pc].where;
+	snprintf(buf, n, "%s (line %d)", s->k->paths[p], s->k->path_line ? s->k->path_line[p] : 0);
+	return buf;
+}
+
+/* A hazard found by another unit: counted and, among the first few, described (fmt after "block B thread T: OP at PATH (line N): "). */
+void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...)
+{
+	struct sim_report *r = s->rep;
+	r->hazards++;
+	if (r->hazards > FLOW_MAX_SHOWN)
+		return;
+	char here[160], what[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s: %s", w->block, w->in_block * 32 + (uint32_t)lane,
+	     op_table[s->k->code[simt_pc(w)].op].name, where_line(s, (uint32_t)simt_pc(w), here, sizeof here), what);
+}
+
+/* fence.proxy.async by the lanes in mask: their generic accesses so far are ordered before their async ones. */
+void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = mask; m; m &= m - 1)
+		b->proxy_fences[w->in_block * 32 + (uint32_t)__builtin_ctz(m)]++;
+}
+
+/*
+ * A bulk copy (the async proxy) by lane is about to write [saddr, saddr + bytes): a word some
+ * thread last read through the generic proxy, with no fence.proxy.async by that thread since,
+ * is a hazard.  Reported once per copy, at the copy and at the read.
+ */
+void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	uint32_t g = s->flow_grain;
+	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
+		const struct flow_word *fw = &b->flow[a / g];
+		if (!fw->rd_op || b->proxy_fences[fw->reader] != fw->rd_fence)
+			continue;
+		struct sim_report *r = s->rep;
+		r->hazards++;
+		char here[160], there[160];
+		note(s, r->hazard_text, r->hazards,
+		     "block %u thread %u: %s at %s: bulk copy (async proxy) overwrites shared byte %llu that thread %u "
+		     "read at %s without fence.proxy.async since (cycle %llu)",
+		     w->block, w->in_block * 32 + (uint32_t)lane, op_table[s->k->code[simt_pc(w)].op].name,
+		     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->reader,
+		     where_line(s, fw->rd_op - 1, there, sizeof there), (unsigned long long)s->now);
+		return;
+	}
 }
 
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
@@ -117,8 +182,12 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 	if (!s->checks)
 		return NULL;
 	struct block *b = &s->blocks[w->block];
-	const struct flow_word *fw = &b->flow[saddr / s->flow_grain];
+	struct flow_word *fw = &b->flow[saddr / s->flow_grain];
 	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+	/* a generic-proxy read: what a later bulk copy into this word must be fenced from */
+	fw->rd_op = (uint32_t)simt_pc(w) + 1;
+	fw->reader = (uint16_t)tid;
+	fw->rd_fence = b->proxy_fences[tid];
 	const char *why = NULL;
 	char buf[96];
 	if (fw->kind == FLOW_NONE) {

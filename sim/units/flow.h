@@ -13,6 +13,13 @@
  * A "word" is 4 bytes, or the smallest element of the kernel's shared
  * buffers when that is smaller (flow_grain), so copies into neighbouring
  * 1- or 2-byte elements are told apart.
+ *
+ * Proxy ordering: shared memory written by the bulk-copy engine (the async
+ * proxy) after a thread read it through the generic proxy (LDS, LDSM) is a
+ * hazard unless that thread executed fence.proxy.async between its read and
+ * the copy (the PTX memory model; on the H100 the warp-specialised GEMM
+ * without the fence issues its release arrive while the stage's LDSMs are
+ * still in flight).
  */
 #ifndef SMSIM_FLOW_H
 #define SMSIM_FLOW_H
@@ -35,6 +42,10 @@ struct flow_word {
 	uint16_t writer; /* thread rank in the block */
 	uint32_t seq;
 	uint64_t land;
+	/* the last generic-proxy read since it was written (proxy ordering, flow_async_write) */
+	uint32_t rd_op;    /* code index + 1 of the reading op; 0: none */
+	uint16_t reader;   /* thread rank in the block */
+	uint32_t rd_fence; /* the reader's fence.proxy.async count at the read */
 };
 
 #define FLOW_MAX_SHOWN 8

@@ -5,6 +5,40 @@
 /* Distinct words per bank among the lanes of one phase: the phase's wavefronts. */
 static uint32_t phase_ways(const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
+	/*
+	 * 16-byte accesses at 16-byte-aligned addresses (LDS.128, ldmatrix rows): a lane's four
+	 * words fill one of the 8 groups of 4 banks, so the wavefronts are the most distinct
+	 * 16-byte chunks any group holds (at most 8 lanes in a phase).
+	 */
+	if (width == 16) {
+		uint64_t chunk[8];
+		uint32_t group[8], n = 0, worst = 0;
+		bool aligned = true;
+		for (uint32_t m = mask; m && aligned; m &= m - 1) {
+			uint64_t a = addr[__builtin_ctz(m)];
+			aligned = a % 16 == 0 && n < 8;
+			if (!aligned)
+				break;
+			uint64_t c = a / 16;
+			bool seen = false;
+			for (uint32_t i = 0; i < n && !seen; i++)
+				seen = chunk[i] == c;
+			if (!seen) {
+				chunk[n] = c;
+				group[n++] = (uint32_t)(c % (SMEM_BANKS / 4));
+			}
+		}
+		if (aligned) {
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t same = 0;
+				for (uint32_t j = 0; j < n; j++)
+					same += group[j] == group[i];
+				if (same > worst)
+					worst = same;
+			}
+			return worst;
+		}
+	}
 	/* The usual case first: no bank holds two different words (one wavefront, or none). */
 	uint64_t first[SMEM_BANKS];
 	uint32_t used = 0;

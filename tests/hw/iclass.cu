@@ -25,7 +25,7 @@
 // the second block at W = 16 read their start clock late and the slowest warp's t1 - t0 misses
 // that time (traces/h100/README.md: use W <= 8 there); absolute start/end clocks would fix it.
 //
-// Usage: iclass OUTDIR  ->  iclass.csv
+// Usage: iclass OUTDIR  ->  iclass.csv   (ICLASS_ONLY=ldsm,mma: only the classes named)
 #include <cuda_fp16.h>
 #include <type_traits>
 #include <utility>
@@ -323,6 +323,78 @@ struct OpLds {
     steps<kPerTrip / C, C>([&](auto, auto c) { asm volatile("ld.shared.u32 %0, [%0];" : "+r"(x[CV(c)])); });
   }
   __device__ void finish(const Params& p) { uint32_t s = 0; for (int c = 0; c < 8; ++c) s += x[c]; p.out[gtid()] = s; }
+};
+
+
+// ldsm: ldmatrix.sync.aligned.m8n8.x4.shared.b16 (LDSM.16.M88.4). Lane L gives the address of
+// row L%8 of matrix L/8; a matrix row is 16 bytes. kConflict = false: the 32 rows are 512
+// contiguous bytes (each phase of 8 rows covers the 32 banks once: conflict-free, 4 wavefronts).
+// kConflict = true: rows 128 bytes apart, so the 8 rows of a phase fall on the same 4 banks
+// (8-way conflict, 32 wavefronts). All warps read the same region per chain (loads only).
+// Every chain goes through its results: thread t receives word t%4 of row t/4 of matrix 0 in its
+// first register, and that word holds the address lane 4*(t/4)+t%4 = t gives, so the first
+// register is the thread's own row address again. (A first version gave the independent chains a
+// fixed address: ptxas then kept one LDSM per chain and loop trip, 8 instead of 256, and
+// run_calib.sh's check dropped those rows. The .trans form, LDSM.16.MT88.4, spreads a row over
+// several threads' registers, so it cannot chain this way; it is not timed here.)
+template <bool kConflict>
+struct OpLdsm {
+  static constexpr int kRowStride = kConflict ? 128 : 16;
+  static constexpr int kRegion = 32 * kRowStride;  // bytes per chain
+  uint32_t x[8], r[4];
+  __device__ void setup(const Params&, unsigned char* smem) {
+    const int L = lane_id();
+    for (int c = 0; c < 8; ++c) {
+      unsigned char* base = smem + c * kRegion;
+      const uint32_t mine = smem_addr(base + L * kRowStride);  // row L%8 of matrix L/8
+      // matrix 0 is rows 0..7: row L/4, word L%4 holds lane L's address
+      reinterpret_cast<uint32_t*>(base + (L / 4) * kRowStride)[L % 4] = mine;
+      x[c] = mine;
+    }
+    r[0] = r[1] = r[2] = 0;
+  }
+  template <int C> __device__ __forceinline__ void trip(const Params&) {
+    steps<kPerTrip / C, C>([&](auto, auto c) {
+      uint32_t a, b, d, e;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(a), "=r"(b), "=r"(d), "=r"(e) : "r"(x[CV(c)]));
+      x[CV(c)] = a;  // the next address is the loaded one
+      r[0] ^= b; r[1] ^= d; r[2] ^= e;
+    });
+  }
+  __device__ void finish(const Params& p) { uint32_t s = r[0] + r[1] + r[2]; for (int c = 0; c < 8; ++c) s += x[c]; p.out[gtid()] = s; }
+};
+
+// ldsm, indep only: ldmatrix .x4 (kTrans: .trans, LDSM.16.MT88.4) with rows kStride bytes apart
+// (16: conflict-free, 64: 4-way, 128: 8-way), 8 chains of fixed rows. Each LDSM's address is
+// the chain's row XOR p.zero * (trip * 64 + step + 1) (0 at run time): ptxas cannot tell the 32
+// LDSMs of a chain in one trip apart from their addresses, so it keeps all 256 (with fixed
+// addresses it kept one per chain and trip). The IMAD/LOP3 per LDSM go to other pipes; at 2+ warps
+// per scheduler the loop is bound by the shared path, which is what these rows time.
+template <bool kTrans, int kStride>
+struct OpLdsmX {
+  uint32_t base[8], zero, k, r[4];
+  __device__ void setup(const Params& p, unsigned char* smem) {
+    for (int c = 0; c < 8; ++c) base[c] = smem_addr(smem + c * 32 * kStride + lane_id() * kStride);
+    zero = uint32_t(p.zero);
+    k = 0;
+    r[0] = r[1] = r[2] = r[3] = 0;
+  }
+  template <int C> __device__ __forceinline__ void trip(const Params&) {
+    const uint32_t z = zero * (k++ * 64u);
+    steps<kPerTrip / C, C>([&](auto j, auto c) {
+      const uint32_t a = base[CV(c)] ^ (z + zero * uint32_t(CV(j) + 1));
+      uint32_t d0, d1, d2, d3;
+      if constexpr (kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a));
+      else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a));
+      r[0] ^= d0; r[1] ^= d1; r[2] ^= d2; r[3] ^= d3;
+    });
+  }
+  __device__ void finish(const Params& p) { p.out[gtid()] = r[0] + r[1] + r[2] + r[3]; }
 };
 
 // sts: stores, each lane its own word; chain c stores at +c*128 bytes. chains = 1 stores to one
@@ -639,6 +711,14 @@ const Bench kBenches[] = {
     {"bar", "BAR.SYNC", "5OpBar", "^BAR\\.SYNC", iclass_kernel<OpBar, 1>, iclass_kernel<OpBar, 1>, 1, 0, 0, 1, 1},
     BENCH("shfl", "SHFL", "6OpShfl", "^SHFL", OpShfl, 8),
     BENCH("mma", "HMMA", "5OpMma", "^HMMA", OpMma, 4),
+    BENCH("ldsm", "LDSM.16.M88.4", "6OpLdsmILb0EE", "^LDSM", OpLdsm<false>, 8),
+    BENCH("ldsm", "LDSM.16.M88.4(8-way)", "6OpLdsmILb1EE", "^LDSM", OpLdsm<true>, 8),
+    {"ldsm", "LDSM.16.M88.4(x)", "7OpLdsmXILb0ELi16EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 16>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.M88.4(x;4-way)", "7OpLdsmXILb0ELi64EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 64>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.M88.4(x;8-way)", "7OpLdsmXILb0ELi128EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<false, 128>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x)", "7OpLdsmXILb1ELi16EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 16>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x;4-way)", "7OpLdsmXILb1ELi64EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 64>, 8>, 8, 0, 0, 1, 1},
+    {"ldsm", "LDSM.16.MT88.4(x;8-way)", "7OpLdsmXILb1ELi128EE", "^LDSM", nullptr, iclass_kernel<OpLdsmX<true, 128>, 8>, 8, 0, 0, 1, 1},
 };
 
 struct Config {
@@ -685,7 +765,10 @@ int main(int argc, char** argv) {
       {"indep", 1, 128, 1}, {"indep", 2, 256, 1}, {"indep", 4, 512, 1}, {"indep", 8, 1024, 1}, {"indep", 16, 1024, 2},
       {"indep_1warp", 1, 32, 1},
   };
+  // ICLASS_ONLY=ldsm,mma: only those classes (a re-run that adds rows without re-timing the rest)
+  const std::string only = getenv("ICLASS_ONLY") ? std::string(",") + getenv("ICLASS_ONLY") + "," : "";
   for (const Bench& b : kBenches) {
+    if (!only.empty() && only.find(std::string(",") + b.cls + ",") == std::string::npos) continue;
     for (const Config& cf : configs) {
       const bool dep = cf.mode[0] == 'd';
       KernelFn fn = dep ? b.dep : b.indep;
