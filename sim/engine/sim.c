@@ -230,6 +230,17 @@ static void report_deadlock(struct sim *s)
 				first_block = b;
 			}
 	}
+	uint32_t absent = 0, absent_block = 0;
+	const struct pipe_block *absent_pipe = NULL;
+	for (uint32_t b = 0; b < s->nblocks && !absent; b++)
+		for (int i = 0; s->blocks[b].pipes && i < s->k->npipes && !absent; i++) {
+			const struct pipe_block *pb = &s->blocks[b].pipes[i];
+			if (pb->ready && pb->decl->scope == PIPE_SCOPE_BLOCK && pb->absent) {
+				absent = pb->absent;
+				absent_block = b;
+				absent_pipe = pb;
+			}
+		}
 	if (held)
 		snprintf(r->hint, sizeof r->hint,
 			 "block %u warp %u%s: %d thread(s) on another path of the warp never run while the path on top of "
@@ -237,6 +248,13 @@ static void report_deadlock(struct sim *s)
 			 "so if it waits for them this pattern needs independent thread scheduling: "
 			 "reconverge=convergence_barrier (Volta+, the default) runs them",
 			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
+	else if (absent)
+		snprintf(r->hint, sizeof r->hint,
+			 "%u thread(s) of block %u exited before make_pipeline(\"%s\"), but its stage barriers expect "
+			 "group.size() = %lld (produced %u, consumed %u per phase, as libcudacxx initialises them): "
+			 "the leavers' arrivals never come",
+			 absent, absent_block, absent_pipe->decl->name, (long long)s->launch.block_size,
+			 absent_pipe->producers, absent_pipe->consumers);
 	else if (no_quit)
 		snprintf(r->hint, sizeof r->hint,
 			 "thread %u of block %u%s exited without quit(): the stage barriers still count %s",

@@ -196,6 +196,9 @@ struct pipe_block {
 	uint32_t producers;  /* threads that produce (partitioned: P) */
 	uint32_t consumers;  /* threads that consume (partitioned: |group| - P) */
 	uint32_t members;    /* threads that ran make_pipeline */
+	uint8_t split;       /* enum pipe_split of the make_pipeline call */
+	int64_t pcount;      /* SPLIT_COUNT: the producer count rank 0 passed */
+	uint32_t absent;     /* threads of the group that exited before make_pipeline (set when ready) */
 	int64_t refcount;    /* libcudacxx: threads still in the pipeline */
 	uint8_t *role;       /* per thread: ROLE_* bits; 0 before make_pipeline */
 	uint8_t *quit;       /* per thread: left with quit() */

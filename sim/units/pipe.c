@@ -119,6 +119,8 @@ static uint32_t tid_of(const struct warp *w, int lane) { return w->in_block * 32
 
 static bool block_scope(const struct pipe_block *pb) { return pb->decl->scope == PIPE_SCOPE_BLOCK; }
 
+static bool thread_live(const struct sim *s, const struct warp *w, uint32_t t);
+
 /* The barriers are set up by the first call after make_pipeline's group sync. */
 static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 {
@@ -128,12 +130,44 @@ static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 		sim_fail(s, DIAG_INPUT, w, "program error: pipeline \"%s\" used before make_pipeline", pb->decl->name);
 		return false;
 	}
+	/*
+	 * libcudacxx (cuda/pipeline, make_pipeline): group rank 0 initialises
+	 * every stage's barriers with group.size() (unified), or P and
+	 * group.size() - P (partitioned; by role, P counts the producers that
+	 * reached it), whoever else reached the call: a thread that returned
+	 * before make_pipeline is still expected.
+	 */
+	uint32_t group = (uint32_t)s->launch.block_size;
+	pb->absent = group - pb->members;
+	if (block_scope(pb)) {
+		const struct block *b = &s->blocks[w->block];
+		if (!pb->role[0] && !thread_live(s, w, 0)) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread 0 of block %u exited before make_pipeline(\"%s\"): group rank 0 is "
+				 "the thread that initialises the stage barriers, so no thread does",
+				 b->id, pb->decl->name);
+			return false;
+		}
+		int64_t P = pb->split == SPLIT_UNIFIED ? group : pb->split == SPLIT_COUNT ? pb->pcount : pb->producers;
+		int64_t C = pb->split == SPLIT_UNIFIED ? group : (int64_t)group - P;
+		if (P <= 0 || C <= 0) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: make_pipeline(\"%s\") of a group of %u threads with %lld producer(s) "
+				 "initialises its %s barriers with an expected count of %lld: init needs a count of at "
+				 "least 1 (a partitioned pipeline needs producers and consumers)",
+				 pb->decl->name, group, (long long)P, P <= 0 ? "produced" : "consumed",
+				 (long long)(P <= 0 ? P : C));
+			return false;
+		}
+		pb->producers = (uint32_t)P;
+		pb->consumers = (uint32_t)C;
+	}
 	for (uint32_t st = 0; block_scope(pb) && st < pb->decl->stages; st++) {
 		struct mbar *p = &s->mbars[pb->produced + st], *c = &s->mbars[pb->consumed + st];
 		mbar_init(p, pb->producers);
 		mbar_init(c, pb->consumers);
 	}
-	pb->refcount = pb->members;
+	pb->refcount = group;
 	pb->ready = true;
 	return true;
 }
@@ -248,8 +282,12 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
 		bool producer = true;
-		if (in->split == SPLIT_COUNT)
-			producer = (int64_t)t < simt_eval(s, w, lane, &in->e[0]);
+		if (in->split == SPLIT_COUNT) {
+			int64_t P = simt_eval(s, w, lane, &in->e[0]);
+			producer = (int64_t)t < P;
+			if (t == 0)
+				pb->pcount = P; /* rank 0 initialises the barriers: its argument is the one that counts */
+		}
 		else if (in->split == SPLIT_ROLE)
 			producer = simt_eval(s, w, lane, &in->e[0]) != 0;
 		uint8_t role = in->split == SPLIT_UNIFIED ? ROLE_PRODUCER | ROLE_CONSUMER
@@ -263,6 +301,7 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		note_role(pb, t);
 	}
 	pb->made = true;
+	pb->split = (uint8_t)in->split;
 	if (!block_scope(pb))
 		return true; /* cuda::make_pipeline() of a thread is free: no shared state */
 	/* libcudacxx: thread 0 initialises the stage barriers, then the group syncs. */
