@@ -626,6 +626,10 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_THREAD)
 				return jdoc_error(c->doc, &c->at, c->d,
 						  "pipeline_consumer_wait_prior<N> needs a thread-scope pipeline");
+			if (n > 255) /* cuda/pipeline: template <uint8_t _Prior> */
+				return jdoc_error(c->doc, &c->at, c->d,
+						  "pipeline_consumer_wait_prior<N> takes a uint8_t N (0..255), not %lld",
+						  (long long)n);
 		}
 		return emit(c, in);
 	}

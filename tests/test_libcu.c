@@ -51,3 +51,38 @@ Test(libcu, rank_0_exiting_before_make_pipeline_is_a_program_error)
 	cr_assert(strstr(d.msg, "thread 0 of block 0 exited before make_pipeline(\"pipe\")"), "%s", d.msg);
 	cr_assert(strstr(d.msg, "exit_before_make_pipeline.json"), "the message names the file: %s", d.msg);
 }
+
+/*
+ * Point 2.  cuda/pipeline lines 373-384: a thread-scope consumer_wait()
+ * waits wait_group(head - tail - 1) with the calling thread's own counts
+ * and then ++tail; consumer_release() is empty (no program error without
+ * a wait, line 384).  Lanes with different counts take different paths.
+ */
+Test(libcu, thread_scope_wait_counts_are_per_thread)
+{
+	int rc = run_file_ov("thread_pipe_counts", NULL, 32, NULL, &r, &d);
+	cr_assert_eq(rc, 0, "rc %d: %s", rc, d.msg);
+	cr_assert_eq(r.hazards, 0, "odd lanes wait for their own newest batch: %s", r.hazard_text[0]);
+	/* waits: 16 even + 16 odd lanes, then only the 16 even lanes (the odd ones have head == tail) */
+	cr_assert_eq(r.overwait_waits, 48);
+	/* each even lane's wait covers one batch it did not need (E2, then O1); the odd lanes none */
+	cr_assert_eq(r.overwait_extra_batches, 32);
+	cr_assert_eq(r.cp_async_batches, 3, "E1, E2, O1");
+	rc = run_file_ov("thread_pipe_counts", "release_first=1", 32, NULL, &r, &d);
+	cr_assert_eq(rc, 0, "a release before any wait is empty, not a program error: %s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+}
+
+/* Lines 403-404, 377-379 and 426-431: uint8_t head and tail, wait_group min(prior, 8). */
+Test(libcu, thread_scope_head_and_tail_are_8_bit)
+{
+	int rc = run_file_ov("thread_pipe_wrap", "commits=255", 32, NULL, &r, &d);
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "prior 254 waits wait_group 8: batch 246 has landed (%s)", r.hazard_text[0]);
+	cr_assert_gt(r.stalls[STALL_CONSUMER_WAIT], 0);
+	rc = run_file_ov("thread_pipe_wrap", "commits=256", 32, NULL, &r, &d);
+	cr_assert_eq(rc, 0, "%s", d.msg);
+	cr_assert_eq(r.stalls[STALL_CONSUMER_WAIT], 0, "head == tail modulo 256: consumer_wait returns at once");
+	cr_assert_eq(r.hazards, 32, "every thread reads batch 247 before it lands");
+	cr_assert(strstr(r.hazard_text[0], "lands only at cycle"), "%s", r.hazard_text[0]);
+}

@@ -491,14 +491,38 @@ static void record_exposure(struct sim *s, struct warp *w, struct pipe_block *pb
 		r->exposed = blocked;
 }
 
-/* Thread scope: wait_prior(n) over the warp's cp.async batches; the wait is timed. */
-static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, uint32_t n, bool set_tail,
-			uint64_t now)
+/*
+ * Thread scope: cp.async.wait_group over the warp's batches, the wait
+ * timed.  n[lane] is each thread's own count (NO_WAIT: it does not wait);
+ * lanes with different counts run different paths of the compiled switch
+ * (cuda/pipeline, __pipeline_consumer_wait(pipe, prior)) one after the
+ * other, so the warp goes on when the last of them is released, while
+ * each thread's over-wait is measured against its own count.  tail_to:
+ * what the thread's tail becomes (TAIL_KEEP, TAIL_PLUS_ONE, TAIL_HEAD_MINUS_N).
+ */
+#define NO_WAIT UINT32_MAX
+enum tail_update { TAIL_KEEP, TAIL_PLUS_ONE, TAIL_HEAD_MINUS_N };
+
+static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, const uint32_t n[32],
+			enum tail_update tail_to, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
 	struct simt_entry *e = simt_cur(w);
 	if (e->wait_start == NEVER) {
-		uint64_t release = cpa_wait_prior(s, w, mask, n, now);
+		uint64_t release = now;
+		uint32_t left = mask;
+		while (left) {
+			uint32_t v = n[__builtin_ctz(left)], same = 0;
+			for (uint32_t m = left; m; m &= m - 1)
+				if (n[__builtin_ctz(m)] == v)
+					same |= m & -m;
+			left &= ~same;
+			if (v == NO_WAIT)
+				continue;
+			uint64_t r = cpa_wait_prior(s, w, same, v, now);
+			if (r > release)
+				release = r;
+		}
 		if (release > now) {
 			e->wait_start = now;
 			warp_set_ready(s, w, release);
@@ -506,16 +530,33 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 			return false; /* issue again at release, when the batches have landed */
 		}
 	}
+	if (!pb)
+		return true;
 	uint32_t first = tid_of(w, __builtin_ctz(mask));
-	if (pb)
+	if (pb->tail[first] < pb->head[first])
 		record_exposure(s, w, pb, pb->tail[first], now);
-	for (uint32_t m = mask; pb && m; m &= m - 1) {
-		uint32_t t = tid_of(w, __builtin_ctz(m));
-		if (set_tail)
-			pb->tail[t] = pb->head[t] > pb->base + n ? pb->head[t] - n : pb->base;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
+		if (n[lane] == NO_WAIT)
+			continue;
+		if (tail_to == TAIL_PLUS_ONE)
+			pb->tail[t]++;
+		else if (tail_to == TAIL_HEAD_MINUS_N)
+			pb->tail[t] = pb->head[t] - n[lane]; /* modulo 2^8 as the library's uint8_t, see thread_pending */
 		pb->waiting[t] = 1;
 	}
 	return true;
+}
+
+/*
+ * Batches committed and not yet waited for by a thread-scope pipeline, as
+ * the library's uint8_t __head - __tail (cuda/pipeline lines 403-404): 256
+ * commits without a wait read as none.
+ */
+static uint32_t thread_pending(const struct pipe_block *pb, uint32_t t)
+{
+	return (uint8_t)(pb->head[t] - pb->tail[t]);
 }
 
 /* Whether the stage of tail t has been produced (its lap's phase completed); else the warp waits for it. */
@@ -538,9 +579,18 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		return true;
 	uint32_t m = simt_mask(w);
 	if (!block_scope(pb)) {
-		uint32_t t = tid_of(w, __builtin_ctz(m));
-		uint32_t pending = pb->head[t] - pb->tail[t];
-		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
+		/*
+		 * cuda/pipeline lines 373-382: head == tail returns at once;
+		 * otherwise wait_group(min(head - tail - 1, 8)) of the thread's
+		 * own counts, then ++tail.
+		 */
+		uint32_t n[32];
+		for (uint32_t mm = m; mm; mm &= mm - 1) {
+			int lane = __builtin_ctz(mm);
+			uint32_t pending = thread_pending(pb, tid_of(w, lane));
+			n[lane] = pending ? pending - 1 : NO_WAIT;
+		}
+		return thread_wait(s, w, pb, n, TAIL_PLUS_ONE, now);
 	}
 	if (m == FULL_WARP) {
 		/* The usual call: 32 threads on one tail, one barrier test and whole-warp loops. */
@@ -583,13 +633,16 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 
 bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
-	uint32_t n = (uint32_t)in->e[0].value;
+	uint32_t n[32];
+	for (int l = 0; l < 32; l++)
+		n[l] = (uint32_t)in->e[0].value;
 	if (in->op == OP_PIPELINE_WAIT_PRIOR)
-		return thread_wait(s, w, NULL, n, false, now);
+		return thread_wait(s, w, NULL, n, TAIL_KEEP, now);
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait_prior"))
 		return true;
-	return thread_wait(s, w, pb, n, true, now);
+	/* cuda/pipeline lines 477-482: wait_group(min(N, 8)), then tail = head - N */
+	return thread_wait(s, w, pb, n, TAIL_HEAD_MINUS_N, now);
 }
 
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
@@ -597,11 +650,13 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_release"))
 		return true;
+	if (!block_scope(pb))
+		return true; /* cuda/pipeline line 384: consumer_release() of a thread-scope pipeline is empty */
 	uint32_t S = pb->decl->stages;
 	struct arrivals a;
 	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
-	bool block = block_scope(pb), any = false;
+	bool block = true, any = false;
 	if (block && simt_mask(w) == FULL_WARP) {
 		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
 		uint8_t *waiting = pb->waiting + tid_of(w, 0);
@@ -621,11 +676,7 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	uint32_t last_t = 0, bar = 0; /* the barrier of tail last_t: lanes mostly share their tail */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));
-		if (!pb->waiting[tid]) {
-			sim_fail(s, DIAG_INPUT, w, "program error: thread %u calls consumer_release without a consumer_wait",
-				 tid);
-			return true;
-		}
+		/* cuda/pipeline lines 168-175: release arrives and advances, with or without a wait before it */
 		pb->waiting[tid] = 0;
 		uint32_t t = pb->tail[tid]++;
 		if (!block)
