@@ -755,6 +755,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		}
 		in.align = (uint32_t)align;
+		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {

@@ -86,3 +86,32 @@ Test(libcu, thread_scope_head_and_tail_are_8_bit)
 	cr_assert_eq(r.hazards, 32, "every thread reads batch 247 before it lands");
 	cr_assert(strstr(r.hazard_text[0], "lands only at cycle"), "%s", r.hazard_text[0]);
 }
+
+/*
+ * Point 4.  PTX ISA "cp.async": the shared and global addresses are
+ * aligned to cp-size; libcudacxx cuda/__memcpy_async/check_preconditions.h
+ * (__memcpy_async_check_pre): both pointers aligned to max(alignof(T),
+ * aligned_size_t N); cuda/__memory/aligned_size.h line 42: the size is a
+ * multiple of N; PTX "cp.async.bulk": 16-byte aligned addresses.
+ */
+Test(libcu, copy_preconditions_are_program_errors)
+{
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=0", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=5", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=1 off=4", 64, NULL, &r, &d), 0, "16-byte steps: %s", d.msg);
+
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=1 off=1", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 0: __pipeline_memcpy_async of 16 bytes to s[1] (shared address 4)"), "%s", d.msg);
+	cr_assert(strstr(d.msg, "not aligned to 16 bytes") && strstr(d.msg, "cp.async"), "%s", d.msg);
+	cr_assert(strstr(d.msg, "$.body[4].then[0]"), "the statement: %s", d.msg);
+
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=2", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "from g[2] (global address 8): the source address is not aligned to 16"), "%s", d.msg);
+
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=3", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "aligned_size_t<16>(40)") && strstr(d.msg, "multiple of the alignment"), "%s", d.msg);
+
+	cr_assert_eq(run_file_ov("copy_preconditions", "case=4", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "bulk copy of 64 bytes to s[2] (shared address 8)") && strstr(d.msg, "16-byte aligned"),
+		  "%s", d.msg);
+}

@@ -119,6 +119,49 @@ static void completion(struct sim *s, struct warp *w, const struct insn *in, int
 	}
 }
 
+/*
+ * The copy's preconditions for one thread, at its first round; false after
+ * a program error naming the thread, the addresses and the rule.
+ *   __pipeline_memcpy_async (PTX cp.async, "cp-size"): shared and global
+ *     addresses aligned to the 4, 8 or 16 bytes copied;
+ *   memcpy_async (libcudacxx __memcpy_async_check_pre): both pointers
+ *     aligned to align = max(alignof(T), aligned_size_t's N); with an
+ *     aligned_size_t<N> ("align" given), bytes a multiple of N (its
+ *     constructor asserts it, cuda/__memory/aligned_size.h);
+ *   bulk (PTX cp.async.bulk): 16-byte aligned addresses, a size that is a
+ *     positive multiple of 16 (checked in bulk_issue).
+ */
+static bool copy_pre(struct sim *s, struct warp *w, const struct insn *in, int lane, int64_t bytes, int64_t di,
+		     int64_t si)
+{
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+	uint64_t da = dst->base + (uint64_t)di * dst->elem_bytes, sa = src->base + (uint64_t)si * src->elem_bytes;
+	uint64_t a = in->align;
+	bool prim = in->op == OP_PIPELINE_MEMCPY_ASYNC;
+	const char *call = prim ? "__pipeline_memcpy_async" : "memcpy_async";
+	if (da % a || sa % a) {
+		bool d_bad = da % a != 0;
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: %s of %lld bytes to %s[%lld] (shared address %llu) from %s[%lld] "
+			 "(global address %llu): the %s address is not aligned to %llu bytes, and %s",
+			 tid, call, (long long)bytes, dst->name, (long long)di, (unsigned long long)da, src->name,
+			 (long long)si, (unsigned long long)sa, d_bad ? "destination" : "source", (unsigned long long)a,
+			 prim ? "PTX cp.async needs both aligned to the copy size"
+			      : "memcpy_async needs both pointers aligned to max(alignof(T), aligned_size_t's N) "
+				"(libcudacxx __memcpy_async_check_pre)");
+		return false;
+	}
+	if (in->sized && bytes % (int64_t)a) {
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: memcpy_async to %s[%lld] with cuda::aligned_size_t<%llu>(%lld): "
+			 "the size must be a multiple of the alignment (aligned_size_t's precondition)",
+			 tid, dst->name, (long long)di, (unsigned long long)a, (long long)bytes);
+		return false;
+	}
+	return true;
+}
+
 static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
@@ -139,11 +182,21 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
 		    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
 			sim_fail(s, DIAG_INPUT, w,
-				 "bulk copy of %lld bytes from %s[%lld] to %s[%lld]: needs a positive multiple of 16 "
-				 "inside both buffers",
-				 (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
+				 "program error: thread %u: bulk copy of %lld bytes from %s[%lld] to %s[%lld]: PTX "
+				 "cp.async.bulk needs a size that is a positive multiple of 16, inside both buffers",
+				 tid, (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
 			return true;
 		}
+		if ((dst->base + dbyte) % 16 || (src->base + sbyte) % 16) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u: bulk copy of %lld bytes to %s[%lld] (shared address %llu) from "
+				 "%s[%lld] (global address %llu): PTX cp.async.bulk needs both addresses 16-byte aligned",
+				 tid, (long long)bytes, dst->name, (long long)di, (unsigned long long)(dst->base + dbyte),
+				 src->name, (long long)si, (unsigned long long)(src->base + sbyte));
+			return true;
+		}
+		if (!copy_pre(s, w, in, lane, bytes, di, si))
+			return true;
 		uint32_t nsec = (uint32_t)((bytes + 31) / 32);
 		/* The bulk engine streams the whole request through the DRAM (or L2) queue at once. */
 		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
@@ -188,6 +241,19 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
 	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
 	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
+	if (round == 0) {
+		if (uni_bytes && uni_dst && uni_src) {
+			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
+				return true;
+		} else {
+			for (uint32_t mm = mask; mm; mm &= mm - 1) {
+				int lane = __builtin_ctz(mm);
+				if (!copy_pre(s, w, in, lane, uni_bytes ? ubytes : nbytes[lane], uni_dst ? udst : dsti[lane],
+					      uni_src ? usrc : srci[lane]))
+					return true;
+			}
+		}
+	}
 	if (uni_bytes)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
 					uni_src ? &usrc : srci, uni_src ? 0 : 1, gaddr, saddr, sidx, &lanes);
