@@ -115,3 +115,40 @@ Test(libcu, copy_preconditions_are_program_errors)
 	cr_assert(strstr(d.msg, "bulk copy of 64 bytes to s[2] (shared address 8)") && strstr(d.msg, "16-byte aligned"),
 		  "%s", d.msg);
 }
+
+/*
+ * Point 5.  PTX ISA "mbarrier.test_wait / mbarrier.try_wait": the token
+ * names the current or the immediately preceding phase; libcudacxx
+ * cuda/std/__barrier/barrier.h: arrive_and_drop takes the thread out of
+ * later phases; a phase completes at its expected count (an arrival past
+ * it has no phase of its own); init needs a count of at least 1.
+ */
+Test(libcu, barrier_misuse_is_a_program_error)
+{
+	cr_assert_eq(run_file_ov("barrier_rules", "case=0", 64, NULL, &r, &d), 0, "%s", d.msg);
+
+	cr_assert_eq(run_file_ov("barrier_rules", "case=1", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 0: wait on bar with a token of phase 0 while the barrier is in phase 2"), "%s",
+		  d.msg);
+
+	cr_assert_eq(run_file_ov("barrier_rules", "case=2", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "thread 0 calls arrive on bar after its arrive_and_drop"), "%s", d.msg);
+
+	/* init(&bar, 32) and 64 arrivals in phase 0: the second warp's has no phase */
+	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=32", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "arrive on bar in phase 0, which already completed with its 32 expected arrivals"), "%s",
+		  d.msg);
+	cr_assert(strstr(d.msg, "$.body[2] (barrier_arrive)"), "names the statement: %s", d.msg);
+
+	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=-1", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "init(&bar, 0)"), "%s", d.msg);
+}
+
+/* cuda/pipeline lines 267-284: consumed is initialised with group.size() - P; a count of 0 is invalid. */
+Test(libcu, partitioned_pipeline_without_consumers_is_a_program_error)
+{
+	int rc = run_file_ov("exit_before_make_pipeline", "n=256 producers=256", 256, NULL, &r, &d);
+	cr_assert_eq(rc, DIAG_INPUT, "rc %d: %s", rc, d.msg);
+	cr_assert(strstr(d.msg, "256 producer(s) initialises its consumed barriers with an expected count of 0"), "%s",
+		  d.msg);
+}

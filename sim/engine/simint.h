@@ -165,6 +165,8 @@ struct batch_rec {
 	uint64_t exposed;    /* longest a consumer warp was blocked on it */
 };
 
+#define ARRIVAL_RING 1024 /* cuda::barrier arrivals in flight remembered (a few latencies' worth) */
+
 struct mbar {
 	uint32_t phase;    /* completed phases */
 	int64_t pending;   /* arrivals still needed in the current phase */
@@ -224,6 +226,7 @@ struct block {
 	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
 	uint32_t nbar_elems;    /* cuda::barrier objects in all */
 	uint32_t *bar_seen;     /* [element][thread]: phases below this it has waited for */
+	uint8_t *bar_dropped;   /* [element][thread]: it left the barrier with arrive_and_drop */
 	uint8_t *exited_in_pipe; /* per thread: exited while in a block pipeline, without quit() */
 	struct flow_word *flow;  /* shadow of shared memory, a word per 4 bytes */
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
@@ -280,6 +283,14 @@ struct sim {
 	uint64_t anchor_result;
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
+	/* cuda::barrier arrivals on their way (mbar_arrive_checked): who sent them, for the excess-arrival check */
+	struct arrival_rec {
+		uint32_t warp;  /* index into warps */
+		uint32_t lanes; /* the arriving threads */
+		uint32_t pc;    /* the statement */
+		uint32_t phase; /* the phase it arrived in: its token */
+	} arrivals[ARRIVAL_RING];
+	uint32_t arrivals_next;
 };
 
 /* sched.c */
@@ -472,6 +483,7 @@ uint32_t mbar_new(struct sim *s, uint32_t block, const char *what);
 void mbar_init(struct mbar *b, int64_t expected);
 /* Arrivals (drop: arrive_drop) counted at cycle at, serialized on the barrier. */
 void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop);
+void mbar_arrive_checked(struct sim *s, const struct warp *w, uint32_t bar, uint64_t at, uint32_t count, bool drop);
 void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_t now);
 void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land);
 void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t bytes);

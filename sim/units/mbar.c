@@ -75,10 +75,17 @@ void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_
 		complete_phase(s, b, now);
 }
 
-/* An EV_MBAR_ARRIVE argument: the count, the drop flag, and the init epoch the arrivals belong to. */
+/*
+ * An EV_MBAR_ARRIVE argument: the count (bits 0-31), the drop flag (32),
+ * the init epoch the arrivals belong to (33-47, modulo 2^15: an arrival is
+ * in flight for a few latencies, not 32768 inits), and for a cuda::barrier
+ * arrival the flag (48) and index (49-58) of its record in s->arrivals.
+ */
+#define ARG_EPOCH(e) ((uint64_t)((e) & 0x7fffu) << 33)
+#define ARG_CHECKED (1ull << 48)
 static uint64_t arrival_arg(const struct mbar *b, uint32_t count, bool drop)
 {
-	return (uint64_t)count | (drop ? 1ull << 32 : 0) | (uint64_t)(b->epoch & 0x7fffffffu) << 33;
+	return (uint64_t)count | (drop ? 1ull << 32 : 0) | ARG_EPOCH(b->epoch);
 }
 
 void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
@@ -88,9 +95,45 @@ void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
 	 * shared state whose last pipeline every thread quit): it belonged to
 	 * the barrier that init replaced, whose phases no thread waits on.
 	 */
-	if ((uint32_t)(arg >> 33) != (s->mbars[bar].epoch & 0x7fffffffu))
+	if ((arg & ARG_EPOCH(0x7fffu)) != ARG_EPOCH(s->mbars[bar].epoch))
 		return;
+	struct mbar *b = &s->mbars[bar];
+	if (arg & ARG_CHECKED) {
+		/*
+		 * Sent in phase p (its token), it finds p completed: p had all its
+		 * expected arrivals without it, so it is one more than the phase
+		 * expects (the hardware would count it in p + 1 and hand back a
+		 * token the thread does not hold).
+		 */
+		const struct arrival_rec *a = &s->arrivals[(arg >> 49) & (ARRIVAL_RING - 1)];
+		if (a->phase != b->phase) {
+			const struct warp *w = &s->warps[a->warp];
+			const struct insn *in = &s->k->code[a->pc < (uint32_t)s->k->ncode ? a->pc : 0];
+			sim_fail(s, DIAG_INPUT, NULL,
+				 "program error: at %s (%s), threads %u..%u of block %u arrive on %s in phase %u, which "
+				 "already completed with its %lld expected arrivals: more arrivals in a phase than the "
+				 "barrier's expected count",
+				 s->k->paths[in->where], op_table[in->op].name, w->in_block * 32 + (uint32_t)__builtin_ctz(a->lanes),
+				 w->in_block * 32 + 31 - (uint32_t)__builtin_clz(a->lanes), b->block, b->what, a->phase,
+				 (long long)b->expected);
+			return;
+		}
+	}
 	mbar_arrive(s, bar, (uint32_t)arg, (arg >> 32 & 1) != 0, now);
+}
+
+/* A cuda::barrier arrival by the warp's active threads: as mbar_arrive_later, checked against its token's phase. */
+void mbar_arrive_checked(struct sim *s, const struct warp *w, uint32_t bar, uint64_t at, uint32_t count, bool drop)
+{
+	struct mbar *b = &s->mbars[bar];
+	uint32_t idx = s->arrivals_next++ & (ARRIVAL_RING - 1);
+	s->arrivals[idx] = (struct arrival_rec){.warp = (uint32_t)(w - s->warps), .lanes = simt_mask(w),
+						.pc = simt_pc(w), .phase = b->phase};
+	if (at < b->busy_until)
+		at = b->busy_until;
+	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
+	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, arrival_arg(b, count, drop) | ARG_CHECKED | (uint64_t)idx << 49))
+		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
 void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop)
