@@ -152,3 +152,35 @@ Test(libcu, partitioned_pipeline_without_consumers_is_a_program_error)
 	cr_assert(strstr(d.msg, "256 producer(s) initialises its consumed barriers with an expected count of 0"), "%s",
 		  d.msg);
 }
+
+/*
+ * Point 3.  CUDA Programming Guide "Warp Synchronization Functions":
+ * __syncwarp() orders the participating threads' memory accesses; PTX ISA
+ * "mbarrier" / memory consistency model: arrive releases, a completed wait
+ * acquires.  A hazard is reported only where no ordering point lies
+ * between the write (or the writer's wait for its copy) and the read.
+ */
+Test(libcu, syncwarp_and_barrier_phases_order_memory)
+{
+	static const struct {
+		const char *set;
+		uint64_t hazards;
+	} cases[] = {
+		{"order=0", 64}, /* no ordering point: every read races */
+		{"order=1", 0},  /* __syncwarp between the wait and the read */
+		{"order=2", 0},  /* a cuda::barrier phase the writer arrived on after its wait */
+		{"order=3", 0},  /* a plain store, __syncwarp, the read */
+		{"order=4", 64}, /* a plain store read by another lane, no __syncwarp */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int rc = run_file_ov("ordering_exchange", cases[i].set, 64, NULL, &r, &d);
+		cr_assert_eq(rc, 0, "%s: %s", cases[i].set, d.msg);
+		cr_assert_eq(r.hazards, cases[i].hazards, "%s: %llu hazards (%s)", cases[i].set,
+			     (unsigned long long)r.hazards, r.hazard_text[0]);
+	}
+	struct machine m;
+	machine_defaults(&m);
+	m.reconverge = RECONVERGE_INDEPENDENT;
+	cr_assert_eq(run_file_ov("ordering_exchange", "order=1", 64, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "independent scheduling: %s", r.hazard_text[0]);
+}

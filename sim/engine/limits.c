@@ -65,7 +65,8 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 	uint64_t per_thread = sizeof(struct cpa_thread) + 1			 /* exited_in_pipe */
 			      + (uint64_t)k->npipes * (3 + 3 * sizeof(uint32_t)) /* role, quit, waiting; head, tail, seen */
 			      + bar_elems * (sizeof(uint32_t) + 1)		 /* bar_seen, bar_dropped */
-			      + sizeof(uint32_t) + sizeof(uint64_t);		 /* flow: vis, bar_sync */
+			      + sizeof(uint32_t) + sizeof(uint64_t)		 /* flow: vis, bar_sync */
+			      + 3 * sizeof(uint32_t) + 2 * sizeof(uint64_t);	 /* __syncwarp and barrier-arrive ordering */
 	uint64_t per_block = sizeof(struct block) + threads * per_thread +
 			     ((uint64_t)k->npipes + 1) * sizeof(struct pipe_block) + stages * sizeof(struct batch_rec) +
 			     ((uint64_t)k->nbars + 1) * sizeof(uint32_t) +

@@ -232,6 +232,11 @@ struct block {
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
 	uint32_t sync_gen;       /* __syncthreads completed */
 	uint64_t *bar_sync;      /* per thread: completion cycle of the latest barrier phase it waited for */
+	uint32_t *wsync_vis;     /* per thread: its cp.async batches below this were waited for at its last __syncwarp */
+	uint32_t *wsync_mask;    /* per thread: the lanes of that __syncwarp */
+	uint64_t *wsync_at;      /* per thread: its cycle */
+	uint32_t *rel_vis;       /* per thread: its cp.async batches below this were waited for at its last barrier arrive */
+	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
 };
 
 struct gmem {
@@ -554,6 +559,8 @@ uint32_t flow_grain(const struct kernel *k);
 int flow_setup(struct sim *s, struct block *b);
 void flow_free(struct block *b);
 void flow_sync(struct sim *s, struct block *b);
+void flow_syncwarp(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
+void flow_release(struct sim *s, struct warp *w, uint64_t now);
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);

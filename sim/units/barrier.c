@@ -239,6 +239,7 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
+		flow_release(s, w, now);
 		mbar_arrive_checked(s, w, bar, at, count * (uint32_t)update, false);
 		return true;
 	}
@@ -261,13 +262,15 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			if (!check_dropped(s, w, b, elem, "arrive_and_wait", false))
 				return true;
 			e->token = b->phase;
-			mbar_arrive_checked(s, w, bar, at, count, false);
+			flow_release(s, w, now);
+		mbar_arrive_checked(s, w, bar, at, count, false);
 			e->op_step = 1000000; /* arrived; retries only wait */
 		}
 		return wait_phase(s, w, bar, elem, e->token, now);
 	case OP_BARRIER_ARRIVE_AND_DROP:
 		if (!check_init(s, w, b, "arrive_and_drop") || !check_dropped(s, w, b, elem, "arrive_and_drop", true))
 			return true;
+		flow_release(s, w, now);
 		mbar_arrive_checked(s, w, bar, at, count, true);
 		return true;
 	default: return true;
