@@ -255,11 +255,12 @@ static void report_deadlock(struct sim *s)
 			 "the leavers' arrivals never come",
 			 absent, absent_block, absent_pipe->decl->name, (long long)s->launch.block_size,
 			 absent_pipe->producers, absent_pipe->consumers);
-	else if (no_quit)
+	else if (no_quit && s->m->quit == QUIT_LIBCUDACXX)
 		snprintf(r->hint, sizeof r->hint,
-			 "thread %u of block %u%s exited without quit(): the stage barriers still count %s",
-			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "",
-			 no_quit > 1 ? "them" : "it");
+			 "thread %u of block %u%s returned while in the pipeline: ~pipeline() called quit(), which under "
+			 "the libcudacxx model only drops a reference count, so the stage barriers still count %s "
+			 "(machine.quit=guide would let the others on)",
+			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "", no_quit > 1 ? "them" : "it");
 	else if (r->quits && s->m->quit == QUIT_LIBCUDACXX)
 		snprintf(r->hint, sizeof r->hint,
 			 "%llu thread(s) called quit(); under the libcudacxx model quit() only drops a reference "

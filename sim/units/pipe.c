@@ -737,6 +737,13 @@ bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return true;
 }
 
+/*
+ * Threads return while in a block pipeline: the pipeline object's
+ * destructor runs, and ~pipeline() calls quit() (cuda/pipeline lines
+ * 98-104) — under "guide" they drop out of the stage barriers, under
+ * "libcudacxx" only the reference count drops and the barriers keep
+ * expecting them (the deadlock hint names them).
+ */
 void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
 {
 	struct block *b = &s->blocks[w->block];
@@ -744,10 +751,29 @@ void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
 		struct pipe_block *pb = &b->pipes[i];
 		if (!block_scope(pb) || !pb->made)
 			continue;
+		uint32_t in = 0;
 		for (uint32_t m = lanes; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			if (pb->role[t] && !pb->quit[t])
-				b->exited_in_pipe[t] = 1;
+				in |= m & -m;
+		}
+		if (!in || !ensure_ready(s, w, pb))
+			continue;
+		uint32_t S = pb->decl->stages;
+		for (uint32_t m = in; m; m &= m - 1) {
+			uint32_t t = tid_of(w, __builtin_ctz(m));
+			b->exited_in_pipe[t] = 1;
+			pb->quit[t] = 1;
+			note_role(pb, t);
+			pb->refcount--;
+			if (s->m->quit == QUIT_LIBCUDACXX)
+				continue;
+			for (uint32_t st = 0; st < S; st++) {
+				if (pb->role[t] & ROLE_PRODUCER)
+					drop_from(s, pb->produced + st, arrivals_on(pb->head[t] - pb->base, st, S), s->now);
+				if (pb->role[t] & ROLE_CONSUMER)
+					drop_from(s, pb->consumed + st, arrivals_on(pb->tail[t] - pb->base, st, S), s->now);
+			}
 		}
 	}
 }
