@@ -184,3 +184,39 @@ Test(libcu, syncwarp_and_barrier_phases_order_memory)
 	cr_assert_eq(run_file_ov("ordering_exchange", "order=1", 64, &m, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.hazards, 0, "independent scheduling: %s", r.hazard_text[0]);
 }
+
+/*
+ * Point 6.  CUDA Programming Guide, "Shared Memory" (compute capability
+ * 5.x and later): a 64-bit access is served in two half-warp phases, a
+ * 128-bit one in four quarter-warp phases; only wavefronts beyond one per
+ * phase are bank conflicts, and only they add latency.
+ */
+Test(libcu, wide_shared_accesses_count_only_conflicts_beyond_their_phases)
+{
+	static const struct {
+		const char *set;
+		uint64_t wavefronts, conflicts;
+	} cases[] = {
+		{"width=4 stride=1", 1, 0}, {"width=8 stride=1", 2, 0}, {"width=16 stride=1", 4, 0},
+		/* 16 lanes 16 bytes apart: 2 words per bank in each half-warp phase */
+		{"width=8 stride=2", 4, 2},
+		/* 8 lanes 32 bytes apart: 2 words per bank in each quarter-warp phase */
+		{"width=16 stride=2", 8, 4},
+	};
+	uint64_t cycles[5];
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_eq(run_file_ov("wide_shared", cases[i].set, 32, NULL, &r, &d), 0, "%s", d.msg);
+		cr_assert_eq(r.smem_wavefronts, cases[i].wavefronts, "%s: %llu", cases[i].set,
+			     (unsigned long long)r.smem_wavefronts);
+		cr_assert_eq(r.bank_conflicts, cases[i].conflicts, "%s: %llu", cases[i].set,
+			     (unsigned long long)r.bank_conflicts);
+		cycles[i] = r.cycles;
+	}
+	struct machine m;
+	machine_defaults(&m);
+	/* the mandatory phases cost port time only; a 2-way conflict adds its latency on top */
+	cr_assert_leq(cycles[2] - cycles[0], 3 * (uint64_t)m.smem_wavefront_cycles, "%llu vs %llu",
+		      (unsigned long long)cycles[2], (unsigned long long)cycles[0]);
+	cr_assert_geq(cycles[3] - cycles[1], (uint64_t)m.smem_conflict_latency, "%llu vs %llu",
+		      (unsigned long long)cycles[3], (unsigned long long)cycles[1]);
+}

@@ -76,14 +76,22 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 	lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
-/* A shared-memory access through the SM's shared-memory port; returns when its data is back. */
-static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+/*
+ * A shared-memory access of `bytes` per lane (the element: 4, 8 or 16;
+ * narrower ones take a word, wider ones are taken as 16) through the SM's
+ * shared-memory port; returns when its data is back.  8- and 16-byte
+ * accesses run in 2 and 4 phases, a wavefront each at least: only the
+ * wavefronts beyond those count as bank conflicts, and the latency grows
+ * with the worst phase's conflict degree, not with the phases.
+ */
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint32_t bytes, uint64_t now)
 {
-	struct smem_cost c = smem_access_cost(addr, mask, 4);
+	uint32_t width = bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
+	struct smem_cost c = smem_access_cost(addr, mask, width);
 	struct sim_report *r = s->rep;
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
-	r->bank_conflicts += c.wavefronts > 1 ? c.wavefronts - 1 : 0;
+	r->bank_conflicts += c.wavefronts > c.phases ? c.wavefronts - c.phases : 0;
 	uint64_t start = s->mem.smem_free > now ? s->mem.smem_free : now;
 	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
 	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
@@ -134,7 +142,7 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 			flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
 					simt_eval(s, w, lane, &in->dst.index));
 		}
-		s->anchor_result = smem_access(s, addr, mask, now);
+		s->anchor_result = smem_access(s, addr, mask, s->k->bufs[in->src.buf].elem_bytes, now);
 		return;
 	}
 	global_store(s, w, &in->dst, &in->e[1], mask, now);
@@ -186,7 +194,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 				flow_copy(s, w, lane, addr[lane], s->k->bufs[in->src.buf].elem_bytes, -1, -1, now, FLOW_PLAIN, -1,
 					  s->blocks[w->block].sync_gen);
 		}
-		uint64_t back = smem_access(s, addr, mask, now);
+		uint64_t back = smem_access(s, addr, mask, s->k->bufs[in->src.buf].elem_bytes, now);
 		if (in->op == OP_SHARED_LOAD)
 			s->anchor_result = back;
 		return ANCHOR_DONE;
