@@ -676,6 +676,26 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		return emit(c, in);
 	}
+	case OP_BARRIER_EXPECT_TX: {
+		static const char *const keys[] = {"op", "barrier", "bytes", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_PIPELINE_ARRIVE_ON: {
+		static const char *const keys[] = {"op", "barrier", "pipeline", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)))
+			return rc;
+		if (cJSON_GetObjectItemCaseSensitive(st, "pipeline")) {
+			if ((rc = pipe_field(c, st, &in.obj)))
+				return rc;
+			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_THREAD)
+				return jdoc_error(c->doc, &c->at, c->d,
+						  "cuda::pipeline_producer_commit(pipe, bar) needs a thread-scope pipeline");
+		}
+		return emit(c, in);
+	}
 	case OP_NANOSLEEP: {
 		static const char *const keys[] = {"op", "ns", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
@@ -691,7 +711,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_PIPELINE_MEMCPY_ASYNC: {
-		static const char *const keys[] = {"op", "dst", "src", "bytes", "comment", NULL};
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "zfill", "comment", NULL};
 		int64_t bytes;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
 		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
@@ -708,11 +728,15 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		in.group = GROUP_THREAD;
 		in.align = (uint32_t)bytes;
 		in.e[0] = (struct expr){.is_const = true, .value = bytes};
+		/* __pipeline_memcpy_async(dst, src, size, zfill): the last zfill bytes are zeros, not read */
+		in.zfill = cJSON_GetObjectItemCaseSensitive(st, "zfill") != NULL;
+		if (in.zfill && (rc = compile_field(c, st, "zfill", true, NULL, &in.e[1])))
+			return rc;
 		return emit(c, in);
 	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "barrier", "comment", NULL};
+						   "barrier", "tx", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		const char *group = "thread";
@@ -756,6 +780,19 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		}
 		in.align = (uint32_t)align;
 		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
+		const cJSON *tx = cJSON_GetObjectItemCaseSensitive(st, "tx");
+		if (tx) {
+			/* cuda::device::memcpy_async_tx(dst, src, aligned_size_t<16>, bar): bulk, no expect_tx of its own */
+			if (!cJSON_IsBool(tx) || (cJSON_IsTrue(tx) && (!has_bar || align < 16 || in.group != GROUP_THREAD))) {
+				size_t old = jpath_key(&c->at, "tx");
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"\"tx\": true is cuda::device::memcpy_async_tx: a thread's own copy "
+						"(\"group\": \"thread\") with a barrier and \"align\" >= 16");
+				jpath_pop(&c->at, old);
+				return rc;
+			}
+			in.tx_only = cJSON_IsTrue(tx);
+		}
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {

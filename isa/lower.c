@@ -321,6 +321,8 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_BARRIER_WAIT: return LF_BARRIER_WAIT;
 	case OP_BARRIER_ARRIVE_AND_WAIT: return LF_BARRIER_ARRIVE_WAIT;
 	case OP_BARRIER_ARRIVE_AND_DROP: return LF_BARRIER_ARRIVE_DROP;
+	case OP_BARRIER_EXPECT_TX:
+	case OP_PIPELINE_ARRIVE_ON: return LF_BARRIER_ARRIVE; /* one SYNCS / cp.async.mbarrier.arrive, as an arrive */
 	case OP_COMPUTE: return LF_COMPUTE_LOAD;
 	case OP_SHFL: return LF_SHFL_STEP;
 	case OP_SHARED_LOAD: return LF_SHARED_LOAD;

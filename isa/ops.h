@@ -49,6 +49,8 @@ enum op_class {
 	X(BARRIER_TEST_WAIT, "barrier_test_wait", OPCLASS_PIPE, "ok = mbarrier.test_wait(token | parity): never blocks") \
 	X(BARRIER_ARRIVE_AND_WAIT, "barrier_arrive_and_wait", OPCLASS_PIPE, "bar.arrive_and_wait()")    \
 	X(BARRIER_ARRIVE_AND_DROP, "barrier_arrive_and_drop", OPCLASS_PIPE, "bar.arrive_and_drop()")    \
+	X(BARRIER_EXPECT_TX, "barrier_expect_tx", OPCLASS_PIPE, "cuda::device::barrier_expect_tx(bar, bytes)") \
+	X(PIPELINE_ARRIVE_ON, "pipeline_arrive_on", OPCLASS_PIPE, "__pipeline_arrive_on(&bar) / cuda::pipeline_producer_commit(pipe, bar)") \
 	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \
 	X(FMA, "fma", OPCLASS_ALU, "a chain of n dependent FMAs")                                        \
 	X(SHFL, "shfl", OPCLASS_ALU, "n dependent shfl_down + add steps (a warp reduction)")             \

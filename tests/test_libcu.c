@@ -220,3 +220,40 @@ Test(libcu, wide_shared_accesses_count_only_conflicts_beyond_their_phases)
 	cr_assert_geq(cycles[3] - cycles[1], (uint64_t)m.smem_conflict_latency, "%llu vs %llu",
 		      (unsigned long long)cycles[3], (unsigned long long)cycles[1]);
 }
+
+/*
+ * Point 8.  __pipeline_arrive_on and cuda::pipeline_producer_commit(pipe,
+ * bar) (cuda/pipeline lines 484-491): cp.async.mbarrier.arrive, per
+ * cuda/__memcpy_async/memcpy_completion.h (__defer, async_group): the
+ * barrier's phase waits for the thread's copies.  barrier_expect_tx with
+ * memcpy_async_tx: PTX mbarrier.expect_tx / cp.async.bulk complete_tx.
+ * zfill: PTX cp.async src-size, the rest zero-filled and never read.
+ */
+Test(libcu, arrive_on_expect_tx_and_zfill)
+{
+	static const struct {
+		const char *set;
+		int rc;
+		uint64_t hazards;
+	} cases[] = {
+		{"case=0 n=64", 0, 64}, /* nothing ties the copies to the barrier: a race */
+		{"case=1 n=64", 0, 0},  /* __pipeline_arrive_on */
+		{"case=2 n=64", 0, 0},  /* pipeline_producer_commit(pipe, bar) */
+		{"case=3 n=64", 0, 0},  /* expect_tx + memcpy_async_tx */
+		{"case=4 n=64", 0, 64}, /* memcpy_async_tx without expect_tx: the phase ends before the bytes */
+		{"case=5 n=32", 0, 0},  /* threads 32..63 zero-fill from out of range: nothing read */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int rc = run_file_ov("api_extras", cases[i].set, 64, NULL, &r, &d);
+		cr_assert_eq(rc, cases[i].rc, "%s: %s", cases[i].set, d.msg);
+		cr_assert_eq(r.hazards, cases[i].hazards, "%s: %llu (%s)", cases[i].set, (unsigned long long)r.hazards,
+			     r.hazard_text[0]);
+		if (i == 1)
+			cr_assert_gt(r.stalls[STALL_BARRIER], 2 * 500, "both warps wait out the copies' round trip");
+		if (i == 3)
+			cr_assert_eq(r.bulk_copies, 1);
+	}
+	int rc = run_file_ov("api_extras", "case=6 n=32", 64, NULL, &r, &d);
+	cr_assert_eq(rc, DIAG_INPUT, "without zfill the source is out of range: %s", d.msg);
+	cr_assert(strstr(d.msg, "thread 32 copies 16 bytes from g[128]"), "%s", d.msg);
+}

@@ -175,7 +175,9 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_BARRIER_ARRIVE:
 	case OP_BARRIER_WAIT:
 	case OP_BARRIER_ARRIVE_AND_WAIT:
-	case OP_BARRIER_ARRIVE_AND_DROP: return done_if(cbar_exec(s, w, in, now));
+	case OP_BARRIER_ARRIVE_AND_DROP:
+	case OP_BARRIER_EXPECT_TX:
+	case OP_PIPELINE_ARRIVE_ON: return done_if(cbar_exec(s, w, in, now));
 	case OP_BARRIER_TRY_WAIT:
 	case OP_BARRIER_TEST_WAIT: return done_if(cbar_poll(s, w, in, now));
 	case OP_NANOSLEEP: return done_if(sched_nanosleep(s, w, in, now));

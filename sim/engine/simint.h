@@ -561,6 +561,7 @@ void flow_free(struct block *b);
 void flow_sync(struct sim *s, struct block *b);
 void flow_syncwarp(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
 void flow_release(struct sim *s, struct warp *w, uint64_t now);
+void flow_arrive_on(struct sim *s, struct warp *w, uint64_t now);
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);

@@ -273,6 +273,55 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		flow_release(s, w, now);
 		mbar_arrive_checked(s, w, bar, at, count, true);
 		return true;
+	case OP_BARRIER_EXPECT_TX: {
+		/* cuda::device::barrier_expect_tx: each calling thread adds its bytes to the phase's tx-count */
+		if (!check_init(s, w, b, "barrier_expect_tx"))
+			return true;
+		int64_t v[32], bytes = 0;
+		simt_eval_lanes(s, w, &in->e[0], mask, v);
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int64_t n = v[__builtin_ctz(m)];
+			if (n < 0 || n >= (1ll << 20)) {
+				sim_fail(s, DIAG_INPUT, w,
+					 "program error: thread %u: barrier_expect_tx(%s, %lld): PTX mbarrier.expect_tx takes "
+					 "0 .. 2^20 - 1 bytes",
+					 w->in_block * 32 + (uint32_t)__builtin_ctz(m), b->what, (long long)n);
+				return true;
+			}
+			bytes += n;
+		}
+		mbar_expect_tx(s, bar, bytes, now);
+		return true;
+	}
+	case OP_PIPELINE_ARRIVE_ON: {
+		/*
+		 * cp.async.mbarrier.arrive (libcudacxx memcpy_completion.h, the
+		 * async_group case of __defer): the pending count grows by one per
+		 * thread now and shrinks when all the thread's earlier cp.async
+		 * copies have landed; the thread still arrives itself.
+		 */
+		if (!check_init(s, w, b, "pipeline_arrive_on"))
+			return true;
+		uint64_t land[32];
+		uint32_t left = mask;
+		for (uint32_t m = mask; m; m &= m - 1) {
+			uint64_t l = cpa_last_land(s, w, __builtin_ctz(m));
+			land[__builtin_ctz(m)] = l > now ? l : now;
+		}
+		while (left) {
+			uint64_t at = land[__builtin_ctz(left)];
+			uint32_t n = 0;
+			for (uint32_t m = left; m; m &= m - 1)
+				if (land[__builtin_ctz(m)] == at) {
+					n++;
+					left &= ~(m & -m);
+				}
+			mbar_track_copies(s, bar, n, at);
+			mbar_note_copy(s, bar, now, at);
+		}
+		flow_arrive_on(s, w, now);
+		return true;
+	}
 	default: return true;
 	}
 }

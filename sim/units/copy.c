@@ -204,7 +204,8 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		mbar_expect_tx(s, (uint32_t)id, bytes, now);
+		if (!in->tx_only) /* memcpy_async_tx: the caller's barrier_expect_tx announced the bytes */
+			mbar_expect_tx(s, (uint32_t)id, bytes, now);
 		mbar_note_copy(s, (uint32_t)id, now, land);
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
 		s->rep->bulk_copies++;
@@ -254,7 +255,10 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			}
 		}
 	}
-	if (uni_bytes)
+	int64_t zf[32] = {0}; /* per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill) */
+	if (in->zfill)
+		simt_eval_lanes(s, w, &in->e[1], mask, zf);
+	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
 					uni_src ? &usrc : srci, uni_src ? 0 : 1, gaddr, saddr, sidx, &lanes);
 	bool by_lane = rounds < 0;
@@ -277,8 +281,16 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		int64_t di = uni_dst ? udst : dsti[lane], si = uni_src ? usrc : srci[lane];
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
-		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
-		    sbyte + (uint64_t)c > src->elems * src->elem_bytes) {
+		if (zf[lane] < 0 || zf[lane] > c) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u: __pipeline_memcpy_async of %lld bytes with zfill %lld: PTX "
+				 "cp.async's src-size (bytes - zfill) must lie in 0..%lld",
+				 w->in_block * 32 + (unsigned)lane, (long long)c, (long long)zf[lane], (long long)c);
+			return true;
+		}
+		uint64_t sread = (uint64_t)(c - zf[lane]); /* bytes read from the source: only they must be valid */
+		if (di < 0 || (sread && si < 0) || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
+		    (sread && sbyte + sread > src->elems * src->elem_bytes)) {
 			sim_fail(s, DIAG_INPUT, w,
 				 "thread %u copies %lld bytes from %s[%lld] + %lld to %s[%lld] + %lld, outside the buffers",
 				 w->in_block * 32 + (unsigned)lane, (long long)c, src->name, (long long)si,
@@ -293,8 +305,13 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	}
 	if (lanes) {
 		uint64_t sectors[64];
-		uint32_t nsec = gmem_sectors(gaddr, lanes, (uint32_t)c, sectors);
-		uint64_t arrive = gmem_read(s, now, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
+		uint32_t reads = lanes; /* lanes that read global memory: all but those zero-filling their whole copy */
+		for (uint32_t mm = in->zfill ? lanes : 0; mm; mm &= mm - 1)
+			if (zf[__builtin_ctz(mm)] >= c)
+				reads &= ~(mm & -mm);
+		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
+		uint64_t arrive = (nsec ? gmem_read(s, now, sectors, nsec) : now) +
+				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
 		struct smem_cost sc = smem_access_cost(saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
@@ -321,7 +338,11 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			completion(s, w, in, lane, bar_elem, &kind, &obj, &seq);
 			if (kind == FLOW_BAR)
 				seq = s->mbars[bar].phase;
-			flow_copy(s, w, lane, saddr[lane], (uint32_t)c, in->src.buf, sidx[lane], land, kind, obj, seq);
+			uint32_t sread = (uint32_t)(c - zf[lane]);
+			if (sread)
+				flow_copy(s, w, lane, saddr[lane], sread, in->src.buf, sidx[lane], land, kind, obj, seq);
+			if (sread < (uint32_t)c) /* the zero-filled tail: written by the copy, from no global element */
+				flow_copy(s, w, lane, saddr[lane] + sread, (uint32_t)c - sread, -1, -1, land, kind, obj, seq);
 		}
 		if (c >= 4)
 			cpa_copy(s, w, lanes, now, land);

@@ -85,7 +85,25 @@ void flow_release(struct sim *s, struct warp *w, uint64_t now)
 	struct block *b = &s->blocks[w->block];
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
-		b->rel_vis[t] = b->cpa[t].waited;
+		if (b->cpa[t].waited > b->rel_vis[t]) /* an earlier arrive_on's copies stay covered */
+			b->rel_vis[t] = b->cpa[t].waited;
+		b->rel_at[t] = now;
+	}
+}
+
+/*
+ * cp.async.mbarrier.arrive by the warp's active threads: a phase that
+ * completes after it has waited for all their copies so far, so a thread
+ * that waits for it sees them (the same record as a release).
+ */
+void flow_arrive_on(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		b->rel_vis[t] = b->cpa[t].commits + 1; /* its open batch included */
 		b->rel_at[t] = now;
 	}
 }
