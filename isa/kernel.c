@@ -676,6 +676,72 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		return emit(c, in);
 	}
+	case OP_CG_MEMCPY_ASYNC: {
+		/*
+		 * cooperative_groups::memcpy_async (CUDA Programming Guide,
+		 * "memcpy_async" of cooperative groups): the group's cp.async
+		 * copies, then a commit of the calling threads' batch; lowered to a
+		 * memcpy_async completing on no object and a __pipeline_commit.
+		 */
+		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		const char *group = "block";
+		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+			return rc;
+		if (strcmp(group, "block") && strcmp(group, "thread")) {
+			size_t old = jpath_key(&c->at, "group");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"", group);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.op = OP_MEMCPY_ASYNC;
+		in.group = strcmp(group, "block") == 0 ? GROUP_BLOCK : GROUP_THREAD;
+		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
+					   ? c->k->bufs[in.dst.buf].elem_bytes
+					   : c->k->bufs[in.src.buf].elem_bytes;
+		char dflt[16];
+		snprintf(dflt, sizeof dflt, "%u", natural);
+		int64_t align;
+		if ((rc = const_field(c, st, "align", false, dflt, 1, 256, &align)))
+			return rc;
+		if (align & (align - 1))
+			return jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld", (long long)align);
+		in.align = (uint32_t)align;
+		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
+		if ((rc = emit(c, in)))
+			return rc;
+		return emit(c, (struct insn){.op = OP_PIPELINE_COMMIT, .obj = -1, .bar = -1, .dst = {.buf = -1},
+					     .src = {.buf = -1}});
+	}
+	case OP_CG_WAIT: {
+		/* cooperative_groups::wait(g) = wait_prior<0>(g): cp.async.wait_group N, then g.sync() */
+		static const char *const keys[] = {"op", "group", "n", "comment", NULL};
+		int64_t n;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = const_field(c, st, "n", false, "0", 0, 8, &n)))
+			return rc;
+		const char *group = "block";
+		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+			return rc;
+		if (strcmp(group, "block") && strcmp(group, "warp")) {
+			size_t old = jpath_key(&c->at, "group");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"warp\" (a tile of 32), got \"%s\"",
+					group);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.op = OP_PIPELINE_WAIT_PRIOR;
+		in.e[0] = (struct expr){.is_const = true, .value = n};
+		if ((rc = emit(c, in)))
+			return rc;
+		return emit(c, (struct insn){.op = strcmp(group, "block") == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
+					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}});
+	}
 	case OP_BARRIER_EXPECT_TX: {
 		static const char *const keys[] = {"op", "barrier", "bytes", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)) ||

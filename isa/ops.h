@@ -50,6 +50,8 @@ enum op_class {
 	X(BARRIER_ARRIVE_AND_WAIT, "barrier_arrive_and_wait", OPCLASS_PIPE, "bar.arrive_and_wait()")    \
 	X(BARRIER_ARRIVE_AND_DROP, "barrier_arrive_and_drop", OPCLASS_PIPE, "bar.arrive_and_drop()")    \
 	X(BARRIER_EXPECT_TX, "barrier_expect_tx", OPCLASS_PIPE, "cuda::device::barrier_expect_tx(bar, bytes)") \
+	X(CG_MEMCPY_ASYNC, "cg_memcpy_async", OPCLASS_COPY, "cooperative_groups::memcpy_async(group, dst, src, bytes): copy + commit") \
+	X(CG_WAIT, "cg_wait", OPCLASS_PIPE, "cooperative_groups::wait(group) / wait_prior<N>(group): wait_group N + group.sync()") \
 	X(PIPELINE_ARRIVE_ON, "pipeline_arrive_on", OPCLASS_PIPE, "__pipeline_arrive_on(&bar) / cuda::pipeline_producer_commit(pipe, bar)") \
 	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \
 	X(FMA, "fma", OPCLASS_ALU, "a chain of n dependent FMAs")                                        \

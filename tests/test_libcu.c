@@ -257,3 +257,21 @@ Test(libcu, arrive_on_expect_tx_and_zfill)
 	cr_assert_eq(rc, DIAG_INPUT, "without zfill the source is out of range: %s", d.msg);
 	cr_assert(strstr(d.msg, "thread 32 copies 16 bytes from g[128]"), "%s", d.msg);
 }
+
+/*
+ * Point 8.  cooperative_groups::memcpy_async / wait / wait_prior (CUDA
+ * Programming Guide, cooperative groups "memcpy_async", "wait and
+ * wait_prior"): one cp.async batch per call, wait_group N then the
+ * group's sync, which orders the copies for the group only.
+ */
+Test(libcu, cooperative_groups_memcpy_async_and_wait)
+{
+	cr_assert_eq(run_file_ov("cg_copy", "prior=0", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(r.cp_async_batches, 4, "two batches per warp");
+	cr_assert_eq(r.copies, 128, "64 threads, two 4-byte chunks each");
+	cr_assert_eq(run_file_ov("cg_copy", "prior=1", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 64, "the second batch is not waited for: every thread's read of it races");
+	cr_assert_eq(run_file_ov("cg_copy", "warp_sync=1", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 128, "a tile's sync does not order the other warp's copies");
+}

@@ -178,6 +178,8 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_BARRIER_ARRIVE_AND_DROP:
 	case OP_BARRIER_EXPECT_TX:
 	case OP_PIPELINE_ARRIVE_ON: return done_if(cbar_exec(s, w, in, now));
+	case OP_CG_MEMCPY_ASYNC:
+	case OP_CG_WAIT: return ANCHOR_DONE; /* the loader lowers them to memcpy_async, commit, wait_prior and a sync */
 	case OP_BARRIER_TRY_WAIT:
 	case OP_BARRIER_TEST_WAIT: return done_if(cbar_poll(s, w, in, now));
 	case OP_NANOSLEEP: return done_if(sched_nanosleep(s, w, in, now));
