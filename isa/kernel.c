@@ -742,6 +742,14 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, (struct insn){.op = strcmp(group, "block") == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
 					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}});
 	}
+	case OP_CONSUMER_WAIT_FOR: {
+		/* ok = consumer_wait_for(ns) (consumer_wait_until(tp) is wait_for(tp - now), cuda/pipeline line 191) */
+		static const char *const keys[] = {"op", "pipeline", "ns", "var", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = pipe_field(c, st, &in.obj)) ||
+		    (rc = compile_field(c, st, "ns", true, NULL, &in.e[0])) || (rc = target_var(c, st, "var", &in.slot)))
+			return rc;
+		return emit(c, in);
+	}
 	case OP_BARRIER_EXPECT_TX: {
 		static const char *const keys[] = {"op", "barrier", "bytes", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)) ||

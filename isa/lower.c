@@ -305,7 +305,8 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_MAKE_PIPELINE: return LF_MAKE_PIPELINE;
 	case OP_PRODUCER_ACQUIRE: return block ? LF_ACQUIRE_BLOCK : LF_ACQUIRE_THREAD;
 	case OP_PRODUCER_COMMIT: return block ? LF_COMMIT_BLOCK : LF_COMMIT_THREAD;
-	case OP_CONSUMER_WAIT: return block ? LF_WAIT_BLOCK : LF_WAIT_THREAD;
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_WAIT_FOR: return block ? LF_WAIT_BLOCK : LF_WAIT_THREAD;
 	case OP_CONSUMER_RELEASE: return block ? LF_RELEASE_BLOCK : LF_RELEASE_THREAD;
 	case OP_CONSUMER_WAIT_PRIOR:
 	case OP_PIPELINE_WAIT_PRIOR: return LF_WAIT_PRIOR;

@@ -36,6 +36,7 @@ enum op_class {
 	X(PRODUCER_COMMIT, "producer_commit", OPCLASS_PIPE, "pipeline.producer_commit()")                \
 	X(CONSUMER_WAIT, "consumer_wait", OPCLASS_PIPE, "pipeline.consumer_wait()")                      \
 	X(CONSUMER_WAIT_PRIOR, "consumer_wait_prior", OPCLASS_PIPE, "cuda::pipeline_consumer_wait_prior<N>") \
+	X(CONSUMER_WAIT_FOR, "consumer_wait_for", OPCLASS_PIPE, "ok = pipeline.consumer_wait_for(duration) / consumer_wait_until(tp)") \
 	X(CONSUMER_RELEASE, "consumer_release", OPCLASS_PIPE, "pipeline.consumer_release()")             \
 	X(QUIT, "quit", OPCLASS_PIPE, "pipeline.quit(): leave the pipeline early")                       \
 	X(MEMCPY_ASYNC, "memcpy_async", OPCLASS_COPY, "cuda::memcpy_async(group, dst, src, bytes, pipe|bar)") \

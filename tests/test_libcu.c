@@ -275,3 +275,24 @@ Test(libcu, cooperative_groups_memcpy_async_and_wait)
 	cr_assert_eq(run_file_ov("cg_copy", "warp_sync=1", 64, NULL, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.hazards, 128, "a tile's sync does not order the other warp's copies");
 }
+
+/*
+ * Point 8.  consumer_wait_for (cuda/pipeline lines 178-186, block scope:
+ * false once the duration passes with the stage not produced; lines
+ * 386-392, thread scope: consumer_wait() then true).
+ */
+Test(libcu, consumer_wait_for_times_out_at_block_scope_only)
+{
+	cr_assert_eq(run_file_ov("wait_for", "ns=10", 64, NULL, &r, &d), 0, "%s", d.msg);
+	uint64_t timed_out = r.cycles;
+	cr_assert_lt(r.stalls[STALL_CONSUMER_WAIT], 2 * 300, "10 ns is about 20 cycles, then it gives up");
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(run_file_ov("wait_for", "ns=100000", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_gt(r.stalls[STALL_CONSUMER_WAIT], 2 * 500, "it waits the copy out");
+	cr_assert_lt(r.cycles + 2000, timed_out, "no FMA detour: %llu vs %llu", (unsigned long long)r.cycles,
+		     (unsigned long long)timed_out);
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(run_file_ov("wait_for", "ns=10 scope_thread=1", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_lt(r.cycles, timed_out - 2000, "thread scope waits in full and returns true");
+	cr_assert_eq(r.hazards, 0);
+}

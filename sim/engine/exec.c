@@ -166,6 +166,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_PRODUCER_ACQUIRE: return done_if(pipe_acquire(s, w, in, now));
 	case OP_PRODUCER_COMMIT: return done_if(pipe_commit(s, w, in, now));
 	case OP_CONSUMER_WAIT: return done_if(pipe_wait(s, w, in, now));
+	case OP_CONSUMER_WAIT_FOR: return done_if(pipe_wait_for(s, w, in, now));
 	case OP_CONSUMER_RELEASE: return done_if(pipe_release(s, w, in, now));
 	case OP_CONSUMER_WAIT_PRIOR:
 	case OP_PIPELINE_WAIT_PRIOR: return done_if(pipe_wait_prior(s, w, in, now));

@@ -513,6 +513,7 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);

@@ -631,6 +631,65 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return true;
 }
 
+/*
+ * ok = consumer_wait_for(ns).  Block scope (cuda/pipeline lines 178-186):
+ * poll produced[tail] with back-off until its phase completes or the
+ * duration (ns at the machine's clock, from the group's first try) has
+ * passed: 1 in the lanes whose stage landed — they hold it as after
+ * consumer_wait — 0 in the others, which may try again.  Thread scope
+ * (lines 386-392): consumer_wait(), then true.
+ */
+bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	struct pipe_block *pb = pipe_of(s, w, in->obj);
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait_for"))
+		return true;
+	uint32_t mask = simt_mask(w);
+	int64_t ok[32];
+	if (!block_scope(pb)) {
+		if (!pipe_wait(s, w, in, now))
+			return false;
+		for (int l = 0; l < 32; l++)
+			ok[l] = 1;
+		simt_assign_values(s, w, in->slot, mask, ok);
+		return true;
+	}
+	struct simt_entry *e = simt_cur(w);
+	int64_t ns = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	uint64_t limit = ns > 0 ? (uint64_t)((double)ns * s->m->clock_ghz) : 0;
+	uint32_t S = pb->decl->stages, done = 0;
+	int64_t missing = -1;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(m))];
+		uint32_t bar = pb->produced + t % S;
+		if (mbar_phase_done(&s->mbars[bar], (t - pb->base) / S))
+			done |= m & -m;
+		else if (missing < 0)
+			missing = bar;
+	}
+	uint64_t start = e->wait_start == NEVER ? now : e->wait_start;
+	if (done != mask && now < start + limit) {
+		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		mbar_wait_on(s, w, (uint32_t)missing);
+		sched_timer(s, w, start + limit);
+		return false;
+	}
+	if (done)
+		record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(done))], now);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
+		ok[lane] = (done >> lane) & 1;
+		if (!ok[lane])
+			continue;
+		pb->waiting[t] = 1;
+		if (pb->tail[t] + 1 > pb->seen[t])
+			pb->seen[t] = pb->tail[t] + 1;
+	}
+	simt_assign_values(s, w, in->slot, mask, ok);
+	return true;
+}
+
 bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t n[32];
