@@ -1108,18 +1108,27 @@ static int load_pipelines(struct compiler *c, const cJSON *root)
 	c->k->pipes = calloc((size_t)cJSON_GetArraySize(ps) + 1, sizeof *c->k->pipes);
 	for (const cJSON *p = ps->child; p && !rc; p = p->next) {
 		size_t o2 = jpath_key(&c->at, p->string);
-		static const char *const keys[] = {"scope", "stages", "comment", NULL};
-		const char *scope = NULL;
+		static const char *const keys[] = {"scope", "stages", "group", "comment", NULL};
+		const char *scope = NULL, *group = "block";
 		int64_t stages = 1;
 		if (c->k->npipes >= 16 || strlen(p->string) >= sizeof c->k->pipes[0].name) {
 			rc = jdoc_error(c->doc, &c->at, c->d, "too many pipelines or name too long");
 		} else if (!(rc = jdoc_check_keys(c->doc, p, &c->at, keys, c->d)) &&
 			   !(rc = jdoc_string(c->doc, p, &c->at, "scope", true, &scope, c->d)) &&
-			   !(rc = const_field(c, p, "stages", true, NULL, 1, 64, &stages))) {
+			   !(rc = const_field(c, p, "stages", true, NULL, 1, 64, &stages)) &&
+			   !(rc = jdoc_string(c->doc, p, &c->at, "group", false, &group, c->d))) {
 			struct pipeline_decl *pd = &c->k->pipes[c->k->npipes];
 			snprintf(pd->name, sizeof pd->name, "%s", p->string);
 			pd->stages = (uint32_t)stages;
-			if (strcmp(scope, "block") == 0 || strcmp(scope, "thread") == 0) {
+			pd->warp_group = strcmp(group, "warp") == 0;
+			if (strcmp(group, "block") && (strcmp(group, "warp") || strcmp(scope, "block"))) {
+				size_t o3 = jpath_key(&c->at, "group");
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"expected \"block\" or, for a block-scope pipeline, \"warp\" (a tile of 32 "
+						"threads with its own shared state), got \"%s\"",
+						group);
+				jpath_pop(&c->at, o3);
+			} else if (strcmp(scope, "block") == 0 || strcmp(scope, "thread") == 0) {
 				pd->scope = scope[0] == 'b' ? PIPE_SCOPE_BLOCK : PIPE_SCOPE_THREAD;
 				c->k->npipes++;
 			} else {

@@ -38,6 +38,7 @@ struct pipeline_decl {
 	char name[48];
 	enum pipe_scope scope;
 	uint32_t stages;
+	bool warp_group; /* block scope over a tile of 32: make_pipeline(tiled_partition<32>(block), &state[warp]) */
 };
 
 /* cuda::barrier<thread_scope_block> objects in shared memory: name[count]. */

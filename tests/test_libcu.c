@@ -296,3 +296,22 @@ Test(libcu, consumer_wait_for_times_out_at_block_scope_only)
 	cr_assert_lt(r.cycles, timed_out - 2000, "thread scope waits in full and returns true");
 	cr_assert_eq(r.hazards, 0);
 }
+
+/*
+ * Point 8.  A pipeline over a tile of 32 threads with a shared state per
+ * warp (cuda/pipeline lines 247-262: group.size() = 32, tile rank 0 inits).
+ */
+Test(libcu, pipeline_over_a_warp_tile)
+{
+	cr_assert_eq(run_file_ov("warp_pipeline", NULL, 96, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.batches, 3 * 4, "three warps, four batches each");
+	cr_assert_eq(r.hazards, 0, "a lane reads its neighbour's word after the warp's consumer_wait: %s",
+		     r.hazard_text[0]);
+	cr_assert_eq(run_file_ov("warp_pipeline", "other_warp=1", 96, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 96 * 4, "another warp's pipeline orders nothing for this one");
+	cr_assert_eq(run_file_ov("warp_pipeline", "keep=16", 96, NULL, &r, &d), DIAG_DEADLOCK, "%s", d.msg);
+	cr_assert(strstr(r.hint, "16 thread(s) of block 0 exited before make_pipeline(\"p\")") &&
+		  strstr(r.hint, "group.size() = 32"), "%s", r.hint);
+	cr_assert_eq(r.nblocked, 1, "only warp 1 waits: the other warps' pipelines are whole");
+	cr_assert(strstr(r.blocked[0].on, "p[warp 1]"), "%s", r.blocked[0].on);
+}

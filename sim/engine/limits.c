@@ -55,8 +55,8 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 	uint64_t threads = (uint64_t)l->block_size, blocks = (uint64_t)l->blocks;
 	uint64_t warps = (threads + 31) / 32 * blocks;
 	uint64_t stages = 0, bar_elems = 0;
-	for (int i = 0; i < k->npipes; i++)
-		stages += k->pipes[i].stages;
+	for (int i = 0; i < k->npipes; i++) /* a pipeline over warps: a shared state per warp */
+		stages += k->pipes[i].stages * (k->pipes[i].warp_group ? (threads + 31) / 32 : 1);
 	for (int i = 0; i < k->nbars; i++)
 		bar_elems += k->bars[i].count;
 

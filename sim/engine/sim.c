@@ -54,8 +54,8 @@ static int setup(struct sim *s)
 	s->blocks = calloc(s->nblocks, sizeof *s->blocks);
 	s->sps = calloc((size_t)s->m->subpartitions, sizeof *s->sps);
 	uint32_t nbars = 0;
-	for (int i = 0; i < s->k->npipes; i++)
-		nbars += 2 * s->k->pipes[i].stages;
+	for (int i = 0; i < s->k->npipes; i++) /* a pipeline over warps has a shared state per warp */
+		nbars += 2 * s->k->pipes[i].stages * (s->k->pipes[i].warp_group ? per_block : 1);
 	for (int i = 0; i < s->k->nbars; i++)
 		nbars += s->k->bars[i].count;
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
@@ -233,9 +233,10 @@ static void report_deadlock(struct sim *s)
 	uint32_t absent = 0, absent_block = 0;
 	const struct pipe_block *absent_pipe = NULL;
 	for (uint32_t b = 0; b < s->nblocks && !absent; b++)
-		for (int i = 0; s->blocks[b].pipes && i < s->k->npipes && !absent; i++) {
+		for (uint32_t i = 0; s->blocks[b].pipes && i < (uint32_t)s->k->npipes * s->blocks[b].pipe_warps && !absent;
+		     i++) {
 			const struct pipe_block *pb = &s->blocks[b].pipes[i];
-			if (pb->ready && pb->decl->scope == PIPE_SCOPE_BLOCK && pb->absent) {
+			if (pb->decl && pb->ready && pb->decl->scope == PIPE_SCOPE_BLOCK && pb->absent) {
 				absent = pb->absent;
 				absent_block = b;
 				absent_pipe = pb;
@@ -251,9 +252,9 @@ static void report_deadlock(struct sim *s)
 	else if (absent)
 		snprintf(r->hint, sizeof r->hint,
 			 "%u thread(s) of block %u exited before make_pipeline(\"%s\"), but its stage barriers expect "
-			 "group.size() = %lld (produced %u, consumed %u per phase, as libcudacxx initialises them): "
+			 "group.size() = %u (produced %u, consumed %u per phase, as libcudacxx initialises them): "
 			 "the leavers' arrivals never come",
-			 absent, absent_block, absent_pipe->decl->name, (long long)s->launch.block_size,
+			 absent, absent_block, absent_pipe->decl->name, absent_pipe->size,
 			 absent_pipe->producers, absent_pipe->consumers);
 	else if (no_quit && s->m->quit == QUIT_LIBCUDACXX)
 		snprintf(r->hint, sizeof r->hint,

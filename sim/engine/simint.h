@@ -201,6 +201,7 @@ struct pipe_block {
 	uint8_t split;       /* enum pipe_split of the make_pipeline call */
 	int64_t pcount;      /* SPLIT_COUNT: the producer count rank 0 passed */
 	uint32_t absent;     /* threads of the group that exited before make_pipeline (set when ready) */
+	uint32_t first, size; /* the group: threads first .. first + size - 1 of the block (the block, or a warp) */
 	int64_t refcount;    /* libcudacxx: threads still in the pipeline */
 	uint8_t *role;       /* per thread: ROLE_* bits; 0 before make_pipeline */
 	uint8_t *quit;       /* per thread: left with quit() */
@@ -220,7 +221,8 @@ struct block {
 	uint32_t live_threads;
 	uint32_t bar_arrived;  /* threads at __syncthreads now */
 	uint32_t bar_waiters;  /* waiter list */
-	struct pipe_block *pipes;
+	struct pipe_block *pipes; /* npipes x pipe_warps: pipeline i of warp w at i * pipe_warps + w (block groups: w = 0) */
+	uint32_t pipe_warps;      /* warps of the block */
 	struct cpa_thread *cpa; /* per thread */
 	struct cpa_open *cpa_open; /* per thread: its open cp.async batch */
 	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
@@ -520,8 +522,8 @@ bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes);
 /* The stage sequence a copy by this thread joins (its head), for the dataflow checks. */
 uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane);
-bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq);
-bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq);
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t tid, uint32_t seq);
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t seq);
 void pipe_finish_stats(struct sim *s);
 
 /* cpasync.c */

@@ -151,7 +151,7 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
 		struct flow_word *fw = &b->flow[a / g];
 		if (fw->kind == FLOW_PIPE && kind == FLOW_PIPE && fw->seq != seq &&
-		    !pipe_released(s, w->block, fw->obj, fw->seq)) {
+		    !pipe_released(s, w->block, fw->obj, fw->writer, fw->seq)) {
 			struct sim_report *r = s->rep;
 			r->hazards++;
 			note(s, r->hazard_text, r->hazards,
@@ -176,7 +176,7 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 static bool visible(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid)
 {
 	switch (fw->kind) {
-	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, tid, fw->seq);
+	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, fw->writer, tid, fw->seq);
 	case FLOW_GROUP:
 		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq ||
 		       (warp_synced(b, fw->writer, tid) && b->wsync_vis[fw->writer] > fw->seq) ||

@@ -42,15 +42,23 @@
 int pipe_setup(struct sim *s, struct block *b)
 {
 	const struct kernel *k = s->k;
-	b->pipes = calloc((size_t)k->npipes + 1, sizeof *b->pipes);
+	uint32_t W = (uint32_t)((s->launch.block_size + 31) / 32);
+	b->pipe_warps = W;
+	b->pipes = calloc((size_t)k->npipes * W + 1, sizeof *b->pipes);
 	if (!b->pipes)
 		return -1;
 	size_t n = (size_t)s->launch.block_size;
 	uint32_t track = 0;
-	for (int i = 0; i < k->npipes; i++) {
-		struct pipe_block *pb = &b->pipes[i];
+	for (uint32_t slot = 0; slot < (uint32_t)k->npipes * W; slot++) {
+		int i = (int)(slot / W);
+		uint32_t warp = slot % W;
 		const struct pipeline_decl *pd = &k->pipes[i];
+		if (warp && !pd->warp_group)
+			continue; /* a block's pipeline has one shared state: slot i * W */
+		struct pipe_block *pb = &b->pipes[slot];
 		pb->decl = pd;
+		pb->first = pd->warp_group ? warp * 32 : 0;
+		pb->size = pd->warp_group ? (uint32_t)(n - pb->first < 32 ? n - pb->first : 32) : (uint32_t)n;
 		pb->role = calloc(n, 1);
 		pb->quit = calloc(n, 1);
 		pb->may_produce = calloc((n + 31) / 32, sizeof *pb->may_produce);
@@ -66,23 +74,28 @@ int pipe_setup(struct sim *s, struct block *b)
 		for (uint32_t st = 0; st < pd->stages; st++)
 			pb->ring[st] = (struct batch_rec){.seq = NEVER};
 		pb->track = b->id * s->copy_tracks_per_block + track;
-		track += pd->stages;
+		if (!pd->warp_group || warp == W - 1)
+			track += pd->stages; /* the warps of a pipeline over warps share its trace tracks */
 		if (s->trace)
 			for (uint32_t st = 0; st < pd->stages; st++)
 				snprintf(s->trace->copies[pb->track + st].name, sizeof s->trace->copies[0].name,
 					 "block %u %s stage %u", b->id, pd->name, st);
 		if (pd->scope != PIPE_SCOPE_BLOCK)
 			continue;
-		char what[96];
+		char what[128], name[72];
+		if (pd->warp_group)
+			snprintf(name, sizeof name, "%s[warp %u]", pd->name, warp);
+		else
+			snprintf(name, sizeof name, "%s", pd->name);
 		for (uint32_t st = 0; st < pd->stages; st++) {
-			snprintf(what, sizeof what, "%s.produced[%u]", pd->name, st);
+			snprintf(what, sizeof what, "%s.produced[%u]", name, st);
 			uint32_t id = mbar_new(s, b->id, what);
 			s->mbars[id].stage_kind = 1;
 			if (st == 0)
 				pb->produced = id;
 		}
 		for (uint32_t st = 0; st < pd->stages; st++) {
-			snprintf(what, sizeof what, "%s.consumed[%u]", pd->name, st);
+			snprintf(what, sizeof what, "%s.consumed[%u]", name, st);
 			uint32_t id = mbar_new(s, b->id, what);
 			s->mbars[id].stage_kind = -1;
 			if (st == 0)
@@ -94,7 +107,7 @@ int pipe_setup(struct sim *s, struct block *b)
 
 void pipe_free(struct sim *s, struct block *b)
 {
-	for (int i = 0; b->pipes && i < s->k->npipes; i++) {
+	for (uint32_t i = 0; b->pipes && i < (uint32_t)s->k->npipes * b->pipe_warps; i++) {
 		struct pipe_block *pb = &b->pipes[i];
 		free(pb->role);
 		free(pb->quit);
@@ -110,9 +123,16 @@ void pipe_free(struct sim *s, struct block *b)
 	b->pipes = NULL;
 }
 
+/* The shared state of pipeline `pipe` that thread tid of the block works on. */
+static struct pipe_block *pipe_at(struct sim *s, uint32_t block, int pipe, uint32_t tid)
+{
+	struct block *b = &s->blocks[block];
+	return &b->pipes[(uint32_t)pipe * b->pipe_warps + (s->k->pipes[pipe].warp_group ? tid / 32 : 0)];
+}
+
 static struct pipe_block *pipe_of(struct sim *s, const struct warp *w, int pipe)
 {
-	return &s->blocks[w->block].pipes[pipe];
+	return pipe_at(s, w->block, pipe, w->in_block * 32);
 }
 
 static uint32_t tid_of(const struct warp *w, int lane) { return w->in_block * 32 + (uint32_t)lane; }
@@ -137,15 +157,15 @@ static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 	 * reached it), whoever else reached the call: a thread that returned
 	 * before make_pipeline is still expected.
 	 */
-	uint32_t group = (uint32_t)s->launch.block_size;
+	uint32_t group = pb->size;
 	pb->absent = group - pb->members;
 	if (block_scope(pb)) {
 		const struct block *b = &s->blocks[w->block];
-		if (!pb->role[0] && !thread_live(s, w, 0)) {
+		if (!pb->role[pb->first] && !thread_live(s, w, pb->first)) {
 			sim_fail(s, DIAG_INPUT, w,
-				 "program error: thread 0 of block %u exited before make_pipeline(\"%s\"): group rank 0 is "
+				 "program error: thread %u of block %u exited before make_pipeline(\"%s\"): group rank 0 is "
 				 "the thread that initialises the stage barriers, so no thread does",
-				 b->id, pb->decl->name);
+				 pb->first, b->id, pb->decl->name);
 			return false;
 		}
 		int64_t P = pb->split == SPLIT_UNIFIED ? group : pb->split == SPLIT_COUNT ? pb->pcount : pb->producers;
@@ -284,8 +304,8 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		bool producer = true;
 		if (in->split == SPLIT_COUNT) {
 			int64_t P = simt_eval(s, w, lane, &in->e[0]);
-			producer = (int64_t)t < P;
-			if (t == 0)
+			producer = (int64_t)(t - pb->first) < P; /* the group's ranks below P */
+			if (t == pb->first)
 				pb->pcount = P; /* rank 0 initialises the barriers: its argument is the one that counts */
 		}
 		else if (in->split == SPLIT_ROLE)
@@ -305,6 +325,8 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	if (!block_scope(pb))
 		return true; /* cuda::make_pipeline() of a thread is free: no shared state */
 	/* libcudacxx: thread 0 initialises the stage barriers, then the group syncs. */
+	if (pb->decl->warp_group)
+		return true; /* a tile's sync: the warp's threads that reach it together (a diverged tile is not modelled) */
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
@@ -807,7 +829,7 @@ void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
 {
 	struct block *b = &s->blocks[w->block];
 	for (int i = 0; i < s->k->npipes; i++) {
-		struct pipe_block *pb = &b->pipes[i];
+		struct pipe_block *pb = pipe_of(s, w, i);
 		if (!block_scope(pb) || !pb->made)
 			continue;
 		uint32_t in = 0;
@@ -839,17 +861,19 @@ void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
 
 uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane)
 {
-	return s->blocks[w->block].pipes[pipe].head[tid_of(w, lane)];
+	return pipe_of(s, w, pipe)->head[tid_of(w, lane)];
 }
 
-bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq)
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t tid, uint32_t seq)
 {
-	return s->blocks[block].pipes[pipe].seen[tid] > seq;
+	const struct pipe_block *pb = pipe_at(s, block, pipe, writer);
+	/* a pipeline over warps orders its stages for its own warp only */
+	return (!pb->decl->warp_group || writer / 32 == tid / 32) && pb->seen[tid] > seq;
 }
 
-bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t seq)
 {
-	const struct pipe_block *pb = &s->blocks[block].pipes[pipe];
+	const struct pipe_block *pb = pipe_at(s, block, pipe, writer);
 	if (!block_scope(pb) || !pb->ready || seq < pb->base)
 		return true; /* a stage of a pipeline every thread has quit is free */
 	uint32_t S = pb->decl->stages;
@@ -859,9 +883,9 @@ bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
 void pipe_finish_stats(struct sim *s)
 {
 	for (uint32_t b = 0; b < s->nblocks; b++)
-		for (int i = 0; s->blocks[b].pipes && i < s->k->npipes; i++) {
+		for (uint32_t i = 0; s->blocks[b].pipes && i < (uint32_t)s->k->npipes * s->blocks[b].pipe_warps; i++) {
 			struct pipe_block *pb = &s->blocks[b].pipes[i];
-			for (uint32_t st = 0; st < pb->decl->stages; st++)
+			for (uint32_t st = 0; pb->decl && st < pb->decl->stages; st++)
 				if (pb->ring[st].seq != NEVER) {
 					stats_batch(s, &pb->ring[st], pb->track, st);
 					pb->ring[st].seq = NEVER;
