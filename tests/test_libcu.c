@@ -315,3 +315,11 @@ Test(libcu, pipeline_over_a_warp_tile)
 	cr_assert_eq(r.nblocked, 1, "only warp 1 waits: the other warps' pipelines are whole");
 	cr_assert(strstr(r.blocked[0].on, "p[warp 1]"), "%s", r.blocked[0].on);
 }
+
+/* Point 8.  barrier.arrive(update) (cuda/std/__barrier/barrier.h): update arrivals at once, within the phase's count. */
+Test(libcu, barrier_arrive_with_an_update_count)
+{
+	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=128 update=2", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=64 update=2", 64, NULL, &r, &d), DIAG_INPUT);
+	cr_assert(strstr(d.msg, "expected arrivals") || strstr(d.msg, "expects only"), "%s", d.msg);
+}

@@ -205,9 +205,10 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	switch (in->op) {
 	case OP_BARRIER_INIT: {
 		int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
-		if (n < 1 || n > (int64_t)s->launch.block_size * s->launch.grid_blocks) {
-			sim_fail(s, DIAG_INPUT, w, "program error: init(&%s, %lld): expected count 1..%lld", b->what,
-				 (long long)n, (long long)s->launch.block_size);
+		/* PTX mbarrier.init: a count in 1 .. 2^20 - 1; arrive(update) lets it exceed the threads */
+		if (n < 1 || n > (1 << 20) - 1) {
+			sim_fail(s, DIAG_INPUT, w, "program error: init(&%s, %lld): expected count 1..%d (PTX mbarrier.init)",
+				 b->what, (long long)n, (1 << 20) - 1);
 			return true;
 		}
 		mbar_init(b, n);
