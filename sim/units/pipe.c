@@ -678,7 +678,8 @@ bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_
 	}
 	struct simt_entry *e = simt_cur(w);
 	int64_t ns = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
-	uint64_t limit = ns > 0 ? (uint64_t)((double)ns * s->m->clock_ghz) : 0;
+	/* cycles at the machine's clock; capped far beyond any run (no overflow for huge durations) */
+	uint64_t limit = ns <= 0 ? 0 : ns >= (1ll << 40) ? 1ull << 44 : (uint64_t)((double)ns * s->m->clock_ghz);
 	uint32_t S = pb->decl->stages, done = 0;
 	int64_t missing = -1;
 	for (uint32_t m = mask; m; m &= m - 1) {
