@@ -323,3 +323,11 @@ Test(libcu, barrier_arrive_with_an_update_count)
 	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=64 update=2", 64, NULL, &r, &d), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "expected arrivals") || strstr(d.msg, "expects only"), "%s", d.msg);
 }
+
+Test(libcu, a_consumer_wait_for_loop_that_cannot_end_is_a_deadlock)
+{
+	cr_assert_eq(run_file_ov("wait_for_spin", NULL, 64, NULL, &r, &d), DIAG_DEADLOCK, "%s", d.msg);
+	cr_assert_eq(r.nblocked, 2, "both warps spin");
+	cr_assert(strstr(r.blocked[0].on, "p.produced[0]"), "%s", r.blocked[0].on);
+	cr_assert_lt(r.cycles, 100000, "found within a few spin checks: %llu", (unsigned long long)r.cycles);
+}

@@ -400,7 +400,8 @@ static bool keeps_polling(enum op op)
 	case OP_JMP:
 	case OP_NANOSLEEP:
 	case OP_BARRIER_TRY_WAIT:
-	case OP_BARRIER_TEST_WAIT: return true;
+	case OP_BARRIER_TEST_WAIT:
+	case OP_CONSUMER_WAIT_FOR: return true;
 	default: return false;
 	}
 }

@@ -699,6 +699,15 @@ bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_
 	}
 	if (done)
 		record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(done))], now);
+	if (done == mask) {
+		e->poll = -1;
+	} else {
+		/* timed out: a loop of nothing but such tries is a spin, and one that can never end a deadlock */
+		e->polls = e->poll == (int32_t)missing ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+		e->poll = (int32_t)missing;
+		if (e->polls >= SPIN_POLLS)
+			sim_check_spin(s, now);
+	}
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
