@@ -244,6 +244,10 @@ static int emit(struct compiler *c, struct insn in)
 		k->paths[k->npaths] = strdup(c->at.s);
 		if (!k->paths[k->npaths])
 			return diag_set(c->d, DIAG_LIMIT, "out of memory");
+		int line = 0, col = 0;
+		jdoc_locate(c->doc, c->at.s, &line, &col); /* for run-time program errors: file:line:col */
+		k->path_line[k->npaths] = line;
+		k->path_col[k->npaths] = col;
 		k->npaths++;
 	}
 	in.where = (uint32_t)(k->npaths - 1);
@@ -1201,8 +1205,10 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	k.bufs = calloc(64, sizeof *k.bufs);
 	k.code = calloc(MAX_CODE, sizeof *k.code);
 	k.paths = calloc(MAX_CODE, sizeof *k.paths);
+	k.path_line = calloc(MAX_CODE, sizeof *k.path_line);
+	k.path_col = calloc(MAX_CODE, sizeof *k.path_col);
 	k.slot_names = calloc(MAX_SLOTS, sizeof *k.slot_names);
-	if (!k.bufs || !k.code || !k.paths || !k.slot_names) {
+	if (!k.bufs || !k.code || !k.paths || !k.path_line || !k.path_col || !k.slot_names) {
 		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
 		goto out;
 	}
@@ -1278,6 +1284,8 @@ void kernel_free(struct kernel *k)
 	for (int i = 0; k->paths && i < k->npaths; i++)
 		free(k->paths[i]);
 	free(k->paths);
+	free(k->path_line);
+	free(k->path_col);
 	expr_pool_free(&k->pool);
 	*k = (struct kernel){0};
 }

@@ -109,6 +109,7 @@ struct kernel {
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
+	int32_t *path_line, *path_col; /* where each path's statement sits in the file (0: unknown) */
 	int npaths;
 	struct expr_pool pool;
 	uint64_t shared_bytes;   /* per block */

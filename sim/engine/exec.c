@@ -26,7 +26,10 @@ int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const cha
 	va_end(ap);
 	if (w && w->depth > 0 && simt_pc(w) < s->k->ncode) {
 		const struct insn *in = &s->k->code[simt_pc(w)];
-		diag_set(s->d, code, "%s: at %s (%s, block %u warp %u, cycle %llu): %s", s->k->file,
+		char at[32] = "";
+		if (s->k->path_line && s->k->path_line[in->where] > 0)
+			snprintf(at, sizeof at, ":%d:%d", (int)s->k->path_line[in->where], (int)s->k->path_col[in->where]);
+		diag_set(s->d, code, "%s%s: at %s (%s, block %u warp %u, cycle %llu): %s", s->k->file, at,
 			 s->k->paths[in->where], op_table[in->op].name[0] ? op_table[in->op].name : "branch", w->block,
 			 w->in_block, (unsigned long long)s->now, what);
 	} else {
