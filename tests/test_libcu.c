@@ -138,7 +138,7 @@ Test(libcu, barrier_misuse_is_a_program_error)
 	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=32", 64, NULL, &r, &d), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "arrive on bar in phase 0, which already completed with its 32 expected arrivals"), "%s",
 		  d.msg);
-	cr_assert(strstr(d.msg, "$.body[2] (barrier_arrive)"), "names the statement: %s", d.msg);
+	cr_assert(strstr(d.msg, "$.body[2] (barrier_arrive, line 10:5)"), "names the statement: %s", d.msg);
 
 	cr_assert_eq(run_file_ov("barrier_rules", "case=0 count=-1", 64, NULL, &r, &d), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "init(&bar, 0)"), "%s", d.msg);

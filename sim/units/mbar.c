@@ -110,10 +110,12 @@ void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
 			const struct warp *w = &s->warps[a->warp];
 			const struct insn *in = &s->k->code[a->pc < (uint32_t)s->k->ncode ? a->pc : 0];
 			sim_fail(s, DIAG_INPUT, NULL,
-				 "program error: at %s (%s), threads %u..%u of block %u arrive on %s in phase %u, which "
-				 "already completed with its %lld expected arrivals: more arrivals in a phase than the "
+				 "program error: at %s (%s, line %d:%d), threads %u..%u of block %u arrive on %s in phase %u, "
+				 "which already completed with its %lld expected arrivals: more arrivals in a phase than the "
 				 "barrier's expected count",
-				 s->k->paths[in->where], op_table[in->op].name, w->in_block * 32 + (uint32_t)__builtin_ctz(a->lanes),
+				 s->k->paths[in->where], op_table[in->op].name,
+				 s->k->path_line ? (int)s->k->path_line[in->where] : 0,
+				 s->k->path_col ? (int)s->k->path_col[in->where] : 0, w->in_block * 32 + (uint32_t)__builtin_ctz(a->lanes),
 				 w->in_block * 32 + 31 - (uint32_t)__builtin_clz(a->lanes), b->block, b->what, a->phase,
 				 (long long)b->expected);
 			return;
