@@ -747,6 +747,10 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_THREAD)
 				return jdoc_error(c->doc, &c->at, c->d,
 						  "pipeline_consumer_wait_prior<N> needs a thread-scope pipeline");
+			if (n > 255) /* cuda/pipeline: template <uint8_t _Prior> */
+				return jdoc_error(c->doc, &c->at, c->d,
+						  "pipeline_consumer_wait_prior<N> takes a uint8_t N (0..255), not %lld",
+						  (long long)n);
 		}
 		return emit(c, in);
 	}
@@ -796,6 +800,100 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		return emit(c, in);
 	}
+	case OP_CG_MEMCPY_ASYNC: {
+		/*
+		 * cooperative_groups::memcpy_async (CUDA Programming Guide,
+		 * "memcpy_async" of cooperative groups): the group's cp.async
+		 * copies, then a commit of the calling threads' batch; lowered to a
+		 * memcpy_async completing on no object and a __pipeline_commit.
+		 */
+		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		const char *group = "block";
+		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+			return rc;
+		if (strcmp(group, "block") && strcmp(group, "thread")) {
+			size_t old = jpath_key(&c->at, "group");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"", group);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.op = OP_MEMCPY_ASYNC;
+		in.group = strcmp(group, "block") == 0 ? GROUP_BLOCK : GROUP_THREAD;
+		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
+					   ? c->k->bufs[in.dst.buf].elem_bytes
+					   : c->k->bufs[in.src.buf].elem_bytes;
+		char dflt[16];
+		snprintf(dflt, sizeof dflt, "%u", natural);
+		int64_t align;
+		if ((rc = const_field(c, st, "align", false, dflt, 1, 256, &align)))
+			return rc;
+		if (align & (align - 1))
+			return jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld", (long long)align);
+		in.align = (uint32_t)align;
+		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
+		if ((rc = emit(c, in)))
+			return rc;
+		return emit(c, (struct insn){.op = OP_PIPELINE_COMMIT, .obj = -1, .bar = -1, .dst = {.buf = -1},
+					     .src = {.buf = -1}});
+	}
+	case OP_CG_WAIT: {
+		/* cooperative_groups::wait(g) = wait_prior<0>(g): cp.async.wait_group N, then g.sync() */
+		static const char *const keys[] = {"op", "group", "n", "comment", NULL};
+		int64_t n;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = const_field(c, st, "n", false, "0", 0, 8, &n)))
+			return rc;
+		const char *group = "block";
+		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+			return rc;
+		if (strcmp(group, "block") && strcmp(group, "warp")) {
+			size_t old = jpath_key(&c->at, "group");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"warp\" (a tile of 32), got \"%s\"",
+					group);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.op = OP_PIPELINE_WAIT_PRIOR;
+		in.e[0] = (struct expr){.is_const = true, .value = n};
+		if ((rc = emit(c, in)))
+			return rc;
+		return emit(c, (struct insn){.op = strcmp(group, "block") == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
+					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}});
+	}
+	case OP_CONSUMER_WAIT_FOR: {
+		/* ok = consumer_wait_for(ns) (consumer_wait_until(tp) is wait_for(tp - now), cuda/pipeline line 191) */
+		static const char *const keys[] = {"op", "pipeline", "ns", "var", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = pipe_field(c, st, &in.obj)) ||
+		    (rc = compile_field(c, st, "ns", true, NULL, &in.e[0])) || (rc = target_var(c, st, "var", &in.slot)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_BARRIER_EXPECT_TX: {
+		static const char *const keys[] = {"op", "barrier", "bytes", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_PIPELINE_ARRIVE_ON: {
+		static const char *const keys[] = {"op", "barrier", "pipeline", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = barrier_field(c, st, &in)))
+			return rc;
+		if (cJSON_GetObjectItemCaseSensitive(st, "pipeline")) {
+			if ((rc = pipe_field(c, st, &in.obj)))
+				return rc;
+			if (c->k->pipes[in.obj].scope != PIPE_SCOPE_THREAD)
+				return jdoc_error(c->doc, &c->at, c->d,
+						  "cuda::pipeline_producer_commit(pipe, bar) needs a thread-scope pipeline");
+		}
+		return emit(c, in);
+	}
 	case OP_NANOSLEEP: {
 		static const char *const keys[] = {"op", "ns", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
@@ -811,7 +909,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_PIPELINE_MEMCPY_ASYNC: {
-		static const char *const keys[] = {"op", "dst", "src", "bytes", "comment", NULL};
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "zfill", "comment", NULL};
 		int64_t bytes;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
 		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
@@ -828,11 +926,15 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		in.group = GROUP_THREAD;
 		in.align = (uint32_t)bytes;
 		in.e[0] = (struct expr){.is_const = true, .value = bytes};
+		/* __pipeline_memcpy_async(dst, src, size, zfill): the last zfill bytes are zeros, not read */
+		in.zfill = cJSON_GetObjectItemCaseSensitive(st, "zfill") != NULL;
+		if (in.zfill && (rc = compile_field(c, st, "zfill", true, NULL, &in.e[1])))
+			return rc;
 		return emit(c, in);
 	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "barrier", "complete_tx", "comment", NULL};
+						   "barrier", "complete_tx", "tx", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		const char *group = "thread";
@@ -885,6 +987,20 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			return rc;
 		}
 		in.complete_tx = cJSON_IsTrue(ctx);
+		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
+		const cJSON *tx = cJSON_GetObjectItemCaseSensitive(st, "tx");
+		if (tx) {
+			/* cuda::device::memcpy_async_tx(dst, src, aligned_size_t<16>, bar): bulk, no expect_tx of its own */
+			if (!cJSON_IsBool(tx) || (cJSON_IsTrue(tx) && (!has_bar || align < 16 || in.group != GROUP_THREAD))) {
+				size_t old = jpath_key(&c->at, "tx");
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"\"tx\": true is cuda::device::memcpy_async_tx: a thread's own copy "
+						"(\"group\": \"thread\") with a barrier and \"align\" >= 16");
+				jpath_pop(&c->at, old);
+				return rc;
+			}
+			in.tx_only = cJSON_IsTrue(tx);
+		}
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {
@@ -1199,18 +1315,27 @@ static int load_pipelines(struct compiler *c, const cJSON *root)
 	c->k->pipes = calloc((size_t)cJSON_GetArraySize(ps) + 1, sizeof *c->k->pipes);
 	for (const cJSON *p = ps->child; p && !rc; p = p->next) {
 		size_t o2 = jpath_key(&c->at, p->string);
-		static const char *const keys[] = {"scope", "stages", "comment", NULL};
-		const char *scope = NULL;
+		static const char *const keys[] = {"scope", "stages", "group", "comment", NULL};
+		const char *scope = NULL, *group = "block";
 		int64_t stages = 1;
 		if (c->k->npipes >= 16 || strlen(p->string) >= sizeof c->k->pipes[0].name) {
 			rc = jdoc_error(c->doc, &c->at, c->d, "too many pipelines or name too long");
 		} else if (!(rc = jdoc_check_keys(c->doc, p, &c->at, keys, c->d)) &&
 			   !(rc = jdoc_string(c->doc, p, &c->at, "scope", true, &scope, c->d)) &&
-			   !(rc = const_field(c, p, "stages", true, NULL, 1, 64, &stages))) {
+			   !(rc = const_field(c, p, "stages", true, NULL, 1, 64, &stages)) &&
+			   !(rc = jdoc_string(c->doc, p, &c->at, "group", false, &group, c->d))) {
 			struct pipeline_decl *pd = &c->k->pipes[c->k->npipes];
 			snprintf(pd->name, sizeof pd->name, "%s", p->string);
 			pd->stages = (uint32_t)stages;
-			if (strcmp(scope, "block") == 0 || strcmp(scope, "thread") == 0) {
+			pd->warp_group = strcmp(group, "warp") == 0;
+			if (strcmp(group, "block") && (strcmp(group, "warp") || strcmp(scope, "block"))) {
+				size_t o3 = jpath_key(&c->at, "group");
+				rc = jdoc_error(c->doc, &c->at, c->d,
+						"expected \"block\" or, for a block-scope pipeline, \"warp\" (a tile of 32 "
+						"threads with its own shared state), got \"%s\"",
+						group);
+				jpath_pop(&c->at, o3);
+			} else if (strcmp(scope, "block") == 0 || strcmp(scope, "thread") == 0) {
 				pd->scope = scope[0] == 'b' ? PIPE_SCOPE_BLOCK : PIPE_SCOPE_THREAD;
 				c->k->npipes++;
 			} else {

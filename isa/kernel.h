@@ -38,6 +38,7 @@ struct pipeline_decl {
 	char name[48];
 	enum pipe_scope scope;
 	uint32_t stages;
+	bool warp_group; /* block scope over a tile of 32: make_pipeline(tiled_partition<32>(block), &state[warp]) */
 };
 
 /* cuda::barrier<thread_scope_block> objects in shared memory: name[count]. */
@@ -73,6 +74,9 @@ struct insn {
 	bool parity;     /* BARRIER_TRY_WAIT/TEST_WAIT: e[0] is a phase parity, not an arrival token */
 	bool complete_tx; /* MEMCPY_ASYNC bulk: completes bytes only; a barrier_arrive's expect_tx announced them */
 	uint32_t align;  /* MEMCPY_ASYNC: bytes, as the pointers' alignment promises */
+	bool sized;      /* MEMCPY_ASYNC: "align" given, i.e. cuda::aligned_size_t<align>: bytes a multiple of it */
+	bool zfill;      /* PIPELINE_MEMCPY_ASYNC: e[1] is the zero-filled tail (__pipeline_memcpy_async's zfill) */
+	bool tx_only;    /* MEMCPY_ASYNC: cuda::device::memcpy_async_tx, a bulk copy whose bytes the caller expect_tx'd */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */

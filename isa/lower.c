@@ -604,7 +604,8 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_MAKE_PIPELINE: return LF_MAKE_PIPELINE;
 	case OP_PRODUCER_ACQUIRE: return block ? LF_ACQUIRE_BLOCK : LF_ACQUIRE_THREAD;
 	case OP_PRODUCER_COMMIT: return block ? LF_COMMIT_BLOCK : LF_COMMIT_THREAD;
-	case OP_CONSUMER_WAIT: return block ? LF_WAIT_BLOCK : LF_WAIT_THREAD;
+	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_WAIT_FOR: return block ? LF_WAIT_BLOCK : LF_WAIT_THREAD;
 	case OP_CONSUMER_RELEASE: return block ? LF_RELEASE_BLOCK : LF_RELEASE_THREAD;
 	case OP_CONSUMER_WAIT_PRIOR:
 	case OP_PIPELINE_WAIT_PRIOR: return LF_WAIT_PRIOR;
@@ -620,6 +621,8 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_BARRIER_WAIT: return LF_BARRIER_WAIT;
 	case OP_BARRIER_ARRIVE_AND_WAIT: return LF_BARRIER_ARRIVE_WAIT;
 	case OP_BARRIER_ARRIVE_AND_DROP: return LF_BARRIER_ARRIVE_DROP;
+	case OP_BARRIER_EXPECT_TX:
+	case OP_PIPELINE_ARRIVE_ON: return LF_BARRIER_ARRIVE; /* one SYNCS / cp.async.mbarrier.arrive, as an arrive */
 	case OP_COMPUTE: return LF_COMPUTE_LOAD;
 	case OP_SHFL: return LF_SHFL_STEP;
 	case OP_SHARED_LOAD: return LF_SHARED_LOAD;

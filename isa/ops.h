@@ -36,6 +36,7 @@ enum op_class {
 	X(PRODUCER_COMMIT, "producer_commit", OPCLASS_PIPE, "pipeline.producer_commit()")                \
 	X(CONSUMER_WAIT, "consumer_wait", OPCLASS_PIPE, "pipeline.consumer_wait()")                      \
 	X(CONSUMER_WAIT_PRIOR, "consumer_wait_prior", OPCLASS_PIPE, "cuda::pipeline_consumer_wait_prior<N>") \
+	X(CONSUMER_WAIT_FOR, "consumer_wait_for", OPCLASS_PIPE, "ok = pipeline.consumer_wait_for(duration) / consumer_wait_until(tp)") \
 	X(CONSUMER_RELEASE, "consumer_release", OPCLASS_PIPE, "pipeline.consumer_release()")             \
 	X(QUIT, "quit", OPCLASS_PIPE, "pipeline.quit(): leave the pipeline early")                       \
 	X(MEMCPY_ASYNC, "memcpy_async", OPCLASS_COPY, "cuda::memcpy_async(group, dst, src, bytes, pipe|bar)") \
@@ -49,6 +50,10 @@ enum op_class {
 	X(BARRIER_TEST_WAIT, "barrier_test_wait", OPCLASS_PIPE, "ok = mbarrier.test_wait(token | parity): never blocks") \
 	X(BARRIER_ARRIVE_AND_WAIT, "barrier_arrive_and_wait", OPCLASS_PIPE, "bar.arrive_and_wait()")    \
 	X(BARRIER_ARRIVE_AND_DROP, "barrier_arrive_and_drop", OPCLASS_PIPE, "bar.arrive_and_drop()")    \
+	X(BARRIER_EXPECT_TX, "barrier_expect_tx", OPCLASS_PIPE, "cuda::device::barrier_expect_tx(bar, bytes)") \
+	X(CG_MEMCPY_ASYNC, "cg_memcpy_async", OPCLASS_COPY, "cooperative_groups::memcpy_async(group, dst, src, bytes): copy + commit") \
+	X(CG_WAIT, "cg_wait", OPCLASS_PIPE, "cooperative_groups::wait(group) / wait_prior<N>(group): wait_group N + group.sync()") \
+	X(PIPELINE_ARRIVE_ON, "pipeline_arrive_on", OPCLASS_PIPE, "__pipeline_arrive_on(&bar) / cuda::pipeline_producer_commit(pipe, bar)") \
 	X(COMPUTE, "compute", OPCLASS_ALU, "compute(out, in): shared load, k dependent FMAs, store")      \
 	X(FMA, "fma", OPCLASS_ALU, "a chain of n dependent FMAs")                                        \
 	X(SHFL, "shfl", OPCLASS_ALU, "n dependent shfl_down + add steps (a warp reduction)")             \

@@ -194,13 +194,26 @@ Test(semantics, early_exit_with_quit_completes_under_the_guide_model)
 	cr_assert_eq(r.batches, 16, "the remaining threads consume every batch");
 }
 
+/*
+ * Returning runs ~pipeline(), which calls quit() (libcudacxx cuda/pipeline
+ * lines 98-104): under the libcudacxx model the barriers still expect the
+ * leavers, and the hint says so rather than "exited without quit()"; under
+ * the guide model they drop out and the others finish.
+ */
 Test(semantics, early_exit_without_quit_deadlocks_naming_the_exited_threads)
 {
-	int rc = RUN("early_exit", "quit=0");
+	int rc = RUN("early_exit", "quit=0", "machine.quit=libcudacxx");
 	cr_assert_eq(rc, DIAG_DEADLOCK, "%s", d.msg);
 	cr_assert_eq(r.nblocked, 7, "the seven warps that stayed");
-	cr_assert(strstr(r.hint, "thread 224 of block 0") && strstr(r.hint, "exited without quit()"), "%s", r.hint);
+	cr_assert(strstr(r.hint, "thread 224 of block 0") && strstr(r.hint, "~pipeline() called quit()"), "%s", r.hint);
+	cr_assert(!strstr(r.hint, "without quit()"), "%s", r.hint);
 	cr_assert_eq(r.blocked[0].expected - r.blocked[0].arrived, 32, "the barrier still expects the 32 leavers");
+	rc = run_exp("early_exit_deadlock", NULL, 0);
+	cr_assert_eq(rc, DIAG_DEADLOCK, "the shipped deadlock runs the default model, libcudacxx: %s", d.msg);
+	cr_assert_str_eq(r.quit_model, "libcudacxx");
+	rc = RUN("early_exit", "quit=0", "machine.quit=guide");
+	cr_assert_eq(rc, 0, "the destructor's quit() drops them under the guide model: %s", d.msg);
+	cr_assert_eq(r.batches, 16);
 }
 
 Test(semantics, early_exit_with_quit_deadlocks_under_the_libcudacxx_model)

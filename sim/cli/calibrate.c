@@ -490,8 +490,9 @@ static void derive_choices(struct calib *c)
 	cite(c, "scheduler", "model: greedy-then-oldest, as Accel-Sim's SM90 configuration");
 	m->reconverge = RECONVERGE_CONVERGENCE_BARRIER;
 	cite(c, "reconverge", "model: nvcc closes divergent regions with BSSY/BSYNC (traces/h100/diverged_commit.sass), where the paths rejoin; a path that waits lets the others issue, as Volta+ independent thread scheduling guarantees (the libcu++ barrier and pipeline tests need it)");
-	m->quit = QUIT_GUIDE;
-	cite(c, "quit", "model: the Programming Guide's promise; 'libcudacxx' models the shipped library");
+	m->quit = QUIT_LIBCUDACXX;
+	cite(c, "quit", "model: what CUDA 13's libcu++ does (cuda/pipeline quit(): only the reference count drops); "
+			"'guide' models the Programming Guide's promise");
 }
 
 static void write_json_string(FILE *f, const char *s)

@@ -123,23 +123,31 @@ static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *
 	lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
-/* A shared-memory access of width bytes per lane through the SM's shared-memory port; returns when its data is back. */
 /* An access whose cost is known, through the shared-memory port; returns when its data is back. */
 static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
 {
 	struct sim_report *r = s->rep;
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
-	r->bank_conflicts += c.wavefronts > 1 ? c.wavefronts - 1 : 0;
+	r->bank_conflicts += c.wavefronts > c.phases ? c.wavefronts - c.phases : 0;
 	uint64_t start = s->mem.smem_free > now ? s->mem.smem_free : now;
 	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
 	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
 	return start + (uint64_t)s->m->smem_latency + extra;
 }
 
-static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint64_t now)
+/*
+ * A shared-memory access of `bytes` per lane (the element: 4, 8 or 16;
+ * narrower ones take a word, wider ones are taken as 16) through the SM's
+ * shared-memory port; returns when its data is back.  8- and 16-byte
+ * accesses run in 2 and 4 phases, a wavefront each at least: only the
+ * wavefronts beyond those count as bank conflicts, and the latency grows
+ * with the worst phase's conflict degree, not with the phases.
+ */
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint32_t bytes, uint64_t now)
 {
-	return smem_access_c(s, smem_access_cost(addr, mask, 4), now);
+	uint32_t width = bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
+	return smem_access_c(s, smem_access_cost(addr, mask, width), now);
 }
 
 /* Whether addr's rows lie as rel says relative to addr[0]. */
@@ -208,10 +216,11 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		struct smem_cost wc;
 		if (mc->in == in && mc->f == f + 1 && mc->key == key && mc->a0 % 128 == addr[0] % 128 &&
 		    same_shape(mc->rel, addr)) {
-			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways};
+			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways, .phases = mc->phases};
 		} else {
 			wc = smem_access_cost(addr, 0xffffffffu, 16);
-			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways};
+			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways,
+					       .phases = wc.phases};
 			for (int L = 0; L < 32; L++)
 				mc->rel[L] = (int32_t)(addr[L] - addr[0]);
 		}
@@ -278,7 +287,7 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
 							simt_eval(s, w, lane, &in->dst.index));
 			}
-			uint64_t back = smem_access(s, addr, mask, now);
+			uint64_t back = smem_access(s, addr, mask, s->k->bufs[ref->buf].elem_bytes, now);
 			done = back > done ? back : done;
 		}
 		s->anchor_result = done;
@@ -347,6 +356,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_PRODUCER_ACQUIRE: return done_if(pipe_acquire(s, w, in, now));
 	case OP_PRODUCER_COMMIT: return done_if(pipe_commit(s, w, in, now));
 	case OP_CONSUMER_WAIT: return done_if(pipe_wait(s, w, in, now));
+	case OP_CONSUMER_WAIT_FOR: return done_if(pipe_wait_for(s, w, in, now));
 	case OP_CONSUMER_RELEASE: return done_if(pipe_release(s, w, in, now));
 	case OP_CONSUMER_WAIT_PRIOR:
 	case OP_PIPELINE_WAIT_PRIOR: return done_if(pipe_wait_prior(s, w, in, now));
@@ -356,7 +366,11 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_BARRIER_ARRIVE:
 	case OP_BARRIER_WAIT:
 	case OP_BARRIER_ARRIVE_AND_WAIT:
-	case OP_BARRIER_ARRIVE_AND_DROP: return done_if(cbar_exec(s, w, in, now));
+	case OP_BARRIER_ARRIVE_AND_DROP:
+	case OP_BARRIER_EXPECT_TX:
+	case OP_PIPELINE_ARRIVE_ON: return done_if(cbar_exec(s, w, in, now));
+	case OP_CG_MEMCPY_ASYNC:
+	case OP_CG_WAIT: return ANCHOR_DONE; /* the loader lowers them to memcpy_async, commit, wait_prior and a sync */
 	case OP_BARRIER_TRY_WAIT:
 	case OP_BARRIER_TEST_WAIT: return done_if(cbar_poll(s, w, in, now));
 	case OP_NANOSLEEP: return done_if(sched_nanosleep(s, w, in, now));
@@ -375,7 +389,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 				flow_copy(s, w, lane, addr[lane], s->k->bufs[in->src.buf].elem_bytes, -1, -1, now, FLOW_PLAIN, -1,
 					  s->blocks[w->block].sync_gen);
 		}
-		uint64_t back = smem_access(s, addr, mask, now);
+		uint64_t back = smem_access(s, addr, mask, s->k->bufs[in->src.buf].elem_bytes, now);
 		if (in->op == OP_SHARED_LOAD)
 			s->anchor_result = back;
 		return ANCHOR_DONE;

@@ -40,6 +40,7 @@ static enum stall op_cause(enum op op)
 	switch (op) {
 	case OP_PRODUCER_ACQUIRE: return STALL_PRODUCER_ACQUIRE;
 	case OP_CONSUMER_WAIT:
+	case OP_CONSUMER_WAIT_FOR:
 	case OP_CONSUMER_WAIT_PRIOR:
 	case OP_PIPELINE_WAIT_PRIOR: return STALL_CONSUMER_WAIT;
 	case OP_SYNCTHREADS:

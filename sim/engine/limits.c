@@ -55,8 +55,8 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 	uint64_t threads = (uint64_t)l->block_size, blocks = (uint64_t)l->blocks;
 	uint64_t warps = (threads + 31) / 32 * blocks;
 	uint64_t stages = 0, bar_elems = 0;
-	for (int i = 0; i < k->npipes; i++)
-		stages += k->pipes[i].stages;
+	for (int i = 0; i < k->npipes; i++) /* a pipeline over warps: a shared state per warp */
+		stages += k->pipes[i].stages * (k->pipes[i].warp_group ? (threads + 31) / 32 : 1);
 	for (int i = 0; i < k->nbars; i++)
 		bar_elems += k->bars[i].count;
 
@@ -64,8 +64,9 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 			    + CPA_WARP_RING * sizeof(uint64_t);				 /* cp.async batches */
 	uint64_t per_thread = sizeof(struct cpa_thread) + 1			 /* exited_in_pipe */
 			      + (uint64_t)k->npipes * (3 + 3 * sizeof(uint32_t)) /* role, quit, waiting; head, tail, seen */
-			      + bar_elems * sizeof(uint32_t)			 /* bar_seen */
-			      + 2 * sizeof(uint32_t) + sizeof(uint64_t);	 /* flow: vis, proxy_fences, bar_sync */
+			      + bar_elems * (sizeof(uint32_t) + 1)		 /* bar_seen, bar_dropped */
+			      + 2 * sizeof(uint32_t) + sizeof(uint64_t)		 /* flow: vis, proxy_fences, bar_sync */
+			      + 3 * sizeof(uint32_t) + 2 * sizeof(uint64_t);	 /* __syncwarp and barrier-arrive ordering */
 	uint64_t per_block = sizeof(struct block) + threads * per_thread +
 			     ((uint64_t)k->npipes + 1) * sizeof(struct pipe_block) + stages * sizeof(struct batch_rec) +
 			     ((uint64_t)k->nbars + 1) * sizeof(uint32_t) +

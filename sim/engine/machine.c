@@ -19,7 +19,7 @@ void machine_defaults(struct machine *m)
 #undef MACHINE_DEFAULT
 	m->scheduler = SCHED_GTO;
 	m->reconverge = RECONVERGE_CONVERGENCE_BARRIER;
-	m->quit = QUIT_GUIDE;
+	m->quit = QUIT_LIBCUDACXX; /* what CUDA 13's libcu++ does (issue 15) */
 }
 
 const char *machine_reconverge_name(enum reconverge r)

@@ -54,8 +54,8 @@ static int setup(struct sim *s)
 	s->blocks = calloc(s->nblocks, sizeof *s->blocks);
 	s->sps = calloc((size_t)s->m->subpartitions, sizeof *s->sps);
 	uint32_t nbars = 0;
-	for (int i = 0; i < s->k->npipes; i++)
-		nbars += 2 * s->k->pipes[i].stages;
+	for (int i = 0; i < s->k->npipes; i++) /* a pipeline over warps has a shared state per warp */
+		nbars += 2 * s->k->pipes[i].stages * (s->k->pipes[i].warp_group ? per_block : 1);
 	for (int i = 0; i < s->k->nbars; i++)
 		nbars += s->k->bars[i].count;
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
@@ -230,6 +230,18 @@ static void report_deadlock(struct sim *s)
 				first_block = b;
 			}
 	}
+	uint32_t absent = 0, absent_block = 0;
+	const struct pipe_block *absent_pipe = NULL;
+	for (uint32_t b = 0; b < s->nblocks && !absent; b++)
+		for (uint32_t i = 0; s->blocks[b].pipes && i < (uint32_t)s->k->npipes * s->blocks[b].pipe_warps && !absent;
+		     i++) {
+			const struct pipe_block *pb = &s->blocks[b].pipes[i];
+			if (pb->decl && pb->ready && pb->decl->scope == PIPE_SCOPE_BLOCK && pb->absent) {
+				absent = pb->absent;
+				absent_block = b;
+				absent_pipe = pb;
+			}
+		}
 	if (held)
 		snprintf(r->hint, sizeof r->hint,
 			 "block %u warp %u%s: %d thread(s) on another path of the warp never run while the path on top of "
@@ -237,11 +249,19 @@ static void report_deadlock(struct sim *s)
 			 "so if it waits for them this pattern needs independent thread scheduling: "
 			 "reconverge=convergence_barrier (Volta+, the default) runs them",
 			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
-	else if (no_quit)
+	else if (absent)
 		snprintf(r->hint, sizeof r->hint,
-			 "thread %u of block %u%s exited without quit(): the stage barriers still count %s",
-			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "",
-			 no_quit > 1 ? "them" : "it");
+			 "%u thread(s) of block %u exited before make_pipeline(\"%s\"), but its stage barriers expect "
+			 "group.size() = %u (produced %u, consumed %u per phase, as libcudacxx initialises them): "
+			 "the leavers' arrivals never come",
+			 absent, absent_block, absent_pipe->decl->name, absent_pipe->size,
+			 absent_pipe->producers, absent_pipe->consumers);
+	else if (no_quit && s->m->quit == QUIT_LIBCUDACXX)
+		snprintf(r->hint, sizeof r->hint,
+			 "thread %u of block %u%s returned while in the pipeline: ~pipeline() called quit(), which under "
+			 "the libcudacxx model only drops a reference count, so the stage barriers still count %s "
+			 "(machine.quit=guide would let the others on)",
+			 first_no_quit, first_block, no_quit > 1 ? " (and others)" : "", no_quit > 1 ? "them" : "it");
 	else if (r->quits && s->m->quit == QUIT_LIBCUDACXX)
 		snprintf(r->hint, sizeof r->hint,
 			 "%llu thread(s) called quit(); under the libcudacxx model quit() only drops a reference "

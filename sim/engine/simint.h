@@ -172,11 +172,15 @@ struct batch_rec {
 	uint64_t exposed;    /* longest a consumer warp was blocked on it */
 };
 
+#define ARRIVAL_RING 1024 /* cuda::barrier arrivals in flight remembered (a few latencies' worth) */
+
 struct mbar {
 	uint32_t phase;    /* completed phases */
 	int64_t pending;   /* arrivals still needed in the current phase */
 	int64_t expected;  /* arrivals per phase */
 	int64_t tx;        /* outstanding transaction bytes */
+	int64_t inflight;  /* arrivals sent and not yet counted (they land in order) */
+	int64_t inflight_warp; /* the warp that sent all of them; -1: several warps */
 	uint64_t busy_until; /* arrivals serialize on the barrier */
 	uint32_t waiters;  /* waiter list */
 	uint32_t block;
@@ -203,6 +207,10 @@ struct pipe_block {
 	uint32_t producers;  /* threads that produce (partitioned: P) */
 	uint32_t consumers;  /* threads that consume (partitioned: |group| - P) */
 	uint32_t members;    /* threads that ran make_pipeline */
+	uint8_t split;       /* enum pipe_split of the make_pipeline call */
+	int64_t pcount;      /* SPLIT_COUNT: the producer count rank 0 passed */
+	uint32_t absent;     /* threads of the group that exited before make_pipeline (set when ready) */
+	uint32_t first, size; /* the group: threads first .. first + size - 1 of the block (the block, or a warp) */
 	int64_t refcount;    /* libcudacxx: threads still in the pipeline */
 	uint8_t *role;       /* per thread: ROLE_* bits; 0 before make_pipeline */
 	uint8_t *quit;       /* per thread: left with quit() */
@@ -222,18 +230,25 @@ struct block {
 	uint32_t live_threads;
 	uint32_t bar_arrived;  /* threads at __syncthreads now */
 	uint32_t bar_waiters;  /* waiter list */
-	struct pipe_block *pipes;
+	struct pipe_block *pipes; /* npipes x pipe_warps: pipeline i of warp w at i * pipe_warps + w (block groups: w = 0) */
+	uint32_t pipe_warps;      /* warps of the block */
 	struct cpa_thread *cpa; /* per thread */
 	struct cpa_open *cpa_open; /* per thread: its open cp.async batch */
 	uint32_t *bars;         /* first mbarrier of each cuda::barrier declaration */
 	uint32_t nbar_elems;    /* cuda::barrier objects in all */
 	uint32_t *bar_seen;     /* [element][thread]: phases below this it has waited for */
+	uint8_t *bar_dropped;   /* [element][thread]: it left the barrier with arrive_and_drop */
 	uint8_t *exited_in_pipe; /* per thread: exited while in a block pipeline, without quit() */
 	struct flow_word *flow;  /* shadow of shared memory, a word per 4 bytes */
 	uint32_t *vis;           /* per thread: its cp.async batches below this are visible to all */
 	uint32_t sync_gen;       /* __syncthreads completed */
 	uint64_t *bar_sync;      /* per thread: completion cycle of the latest barrier phase it waited for */
 	uint32_t *proxy_fences;  /* per thread: fence.proxy.async it has executed */
+	uint32_t *wsync_vis;     /* per thread: its cp.async batches below this were waited for at its last __syncwarp */
+	uint32_t *wsync_mask;    /* per thread: the lanes of that __syncwarp */
+	uint64_t *wsync_at;      /* per thread: its cycle */
+	uint32_t *rel_vis;       /* per thread: its cp.async batches below this were waited for at its last barrier arrive */
+	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
 };
 
 struct gmem {
@@ -292,10 +307,18 @@ struct sim {
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
 		uint64_t a0;
 		int32_t rel[32];
-		uint32_t wavefronts, ways; /* its smem_cost */
+		uint32_t wavefronts, ways, phases; /* its smem_cost */
 	} mma_costs[MMA_COST_SLOTS][8];
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
+	/* cuda::barrier arrivals on their way (mbar_arrive_checked): who sent them, for the excess-arrival check */
+	struct arrival_rec {
+		uint32_t warp;  /* index into warps */
+		uint32_t lanes; /* the arriving threads */
+		uint32_t pc;    /* the statement */
+		uint32_t phase; /* the phase it arrived in: its token */
+	} arrivals[ARRIVAL_RING];
+	uint32_t arrivals_next;
 };
 
 /* sched.c */
@@ -497,6 +520,8 @@ uint32_t mbar_new(struct sim *s, uint32_t block, const char *what);
 void mbar_init(struct mbar *b, int64_t expected);
 /* Arrivals (drop: arrive_drop) counted at cycle at, serialized on the barrier. */
 void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop);
+void mbar_arrive_checked(struct sim *s, const struct warp *w, uint32_t bar, uint64_t at, uint32_t count, bool drop);
+uint32_t mbar_landing_phase(const struct mbar *b, uint32_t warp);
 void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_t now);
 void mbar_track_copies(struct sim *s, uint32_t bar, uint32_t count, uint64_t land);
 void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t bytes);
@@ -521,14 +546,15 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes);
 /* The stage sequence a copy by this thread joins (its head), for the dataflow checks. */
 uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane);
-bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq);
-bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq);
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t tid, uint32_t seq);
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t seq);
 void pipe_finish_stats(struct sim *s);
 
 /* cpasync.c */
@@ -567,6 +593,9 @@ uint32_t flow_grain(const struct kernel *k);
 int flow_setup(struct sim *s, struct block *b);
 void flow_free(struct block *b);
 void flow_sync(struct sim *s, struct block *b);
+void flow_syncwarp(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now);
+void flow_release(struct sim *s, struct warp *w, uint64_t now);
+void flow_arrive_on(struct sim *s, struct warp *w, uint64_t now);
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);

@@ -462,7 +462,8 @@ static bool keeps_polling(enum op op)
 	case OP_JMP:
 	case OP_NANOSLEEP:
 	case OP_BARRIER_TRY_WAIT:
-	case OP_BARRIER_TEST_WAIT: return true;
+	case OP_BARRIER_TEST_WAIT:
+	case OP_CONSUMER_WAIT_FOR: return true;
 	default: return false;
 	}
 }
@@ -676,6 +677,7 @@ static void release_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 			at |= w->stack[i].mask;
 	if (!at || at != w->live)
 		return;
+	flow_syncwarp(s, w, at, now);
 	for (int i = 0; i < w->depth; i++)
 		if (w->stack[i].mask && w->stack[i].blocked == WAIT_SYNCWARP)
 			simt_release(s, w, i, now + 1);
@@ -695,6 +697,7 @@ static void release_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (stack_mode(s) || (paths_mode(s) && simt_mask(w) == w->live)) {
+		flow_syncwarp(s, w, simt_mask(w), now);
 		simt_advance(s, w);
 		return;
 	}

@@ -42,15 +42,18 @@ int cbar_setup(struct sim *s, struct block *b)
 	}
 	b->nbar_elems = elems;
 	b->bar_seen = calloc((size_t)elems * (size_t)s->launch.block_size + 1, sizeof *b->bar_seen);
-	return b->bar_seen ? 0 : -1;
+	b->bar_dropped = calloc((size_t)elems * (size_t)s->launch.block_size + 1, 1);
+	return b->bar_seen && b->bar_dropped ? 0 : -1;
 }
 
 void cbar_free(struct block *b)
 {
 	free(b->bars);
 	free(b->bar_seen);
+	free(b->bar_dropped);
 	b->bars = NULL;
 	b->bar_seen = NULL;
+	b->bar_dropped = NULL;
 }
 
 int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint32_t *elem)
@@ -105,6 +108,56 @@ static void mark_seen(struct sim *s, struct warp *w, uint32_t elem, uint32_t pha
 	}
 }
 
+/*
+ * A thread that left the barrier with arrive_and_drop arrives on it again:
+ * a program error (libcudacxx cuda/std/__barrier/barrier.h: arrive_and_drop
+ * takes the thread out of every later phase's expected count).  `drop`:
+ * the lanes leave now.
+ */
+static bool check_dropped(struct sim *s, struct warp *w, const struct mbar *b, uint32_t elem, const char *call,
+			  bool drop)
+{
+	uint8_t *dropped = &s->blocks[w->block].bar_dropped[(size_t)elem * (size_t)s->launch.block_size];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		if (dropped[t]) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u calls %s on %s after its arrive_and_drop: it is no longer a "
+				 "participant of the barrier",
+				 t, call, b->what);
+			return false;
+		}
+		if (drop)
+			dropped[t] = 1;
+	}
+	return true;
+}
+
+/*
+ * A wait by token: the token must be of the current phase or the one just
+ * completed (PTX mbarrier.test_wait/try_wait: "the phase indicated by the
+ * state operand" must be the current or the immediately preceding phase).
+ */
+static bool check_token(struct sim *s, struct warp *w, int lane, const struct mbar *b, int64_t token,
+			const char *call)
+{
+	uint32_t t = w->in_block * 32 + (uint32_t)lane;
+	if (token < 0 || token > (int64_t)mbar_landing_phase(b, (uint32_t)(w - s->warps))) { /* a token is at most the phase the warp's arrivals land in */
+		sim_fail(s, DIAG_INPUT, w, "program error: thread %u: %s on %s with token %lld, which no arrive returned", t,
+			 call, b->what, (long long)token);
+		return false;
+	}
+	if (token + 1 < (int64_t)b->phase) {
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: %s on %s with a token of phase %lld while the barrier is in phase %u: "
+			 "a token must be of the current or the immediately preceding phase (PTX "
+			 "mbarrier.test_wait/try_wait)",
+			 t, call, b->what, (long long)token, b->phase);
+		return false;
+	}
+	return true;
+}
+
 /* The lanes waited for phase `phase`, completed: what its arrivals ordered is visible to them. */
 static void saw_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem, uint32_t phase, uint32_t lanes)
 {
@@ -152,9 +205,10 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	switch (in->op) {
 	case OP_BARRIER_INIT: {
 		int64_t n = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
-		if (n < 1 || n > (int64_t)s->launch.block_size * s->launch.grid_blocks) {
-			sim_fail(s, DIAG_INPUT, w, "program error: init(&%s, %lld): expected count 1..%lld", b->what,
-				 (long long)n, (long long)s->launch.block_size);
+		/* PTX mbarrier.init: a count in 1 .. 2^20 - 1; arrive(update) lets it exceed the threads */
+		if (n < 1 || n > (1 << 20) - 1) {
+			sim_fail(s, DIAG_INPUT, w, "program error: init(&%s, %lld): expected count 1..%d (PTX mbarrier.init)",
+				 b->what, (long long)n, (1 << 20) - 1);
 			return true;
 		}
 		mbar_init(b, n);
@@ -162,6 +216,8 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	}
 	case OP_BARRIER_ARRIVE: {
 		if (!check_init(s, w, b, "arrive"))
+			return true;
+		if (!check_dropped(s, w, b, elem, "arrive", false))
 			return true;
 		/* arrive(update): every thread of the group arrives `update` times at once (one count for the group) */
 		int64_t update = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
@@ -176,6 +232,11 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 				 (long long)update, b->what, (long long)b->expected);
 			return true;
 		}
+		if ((uint64_t)update * count >= 1ull << 31) {
+			sim_fail(s, DIAG_INPUT, w, "program error: arrive(%lld) by %u threads on %s: too many arrivals",
+				 (long long)update, count, b->what);
+			return true;
+		}
 		if (in->e[1].len > 0 || in->e[1].is_const) { /* arrive.expect_tx: each arriving thread announces its bytes first */
 			int64_t tx = 0;
 			for (uint32_t m = mask; m; m &= m - 1)
@@ -188,8 +249,9 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		for (uint32_t m = mask; m; m &= m - 1)
-			*simt_reg(w, in->slot, __builtin_ctz(m)) = b->phase;
-		mbar_arrive_later(s, bar, at, count * (uint32_t)update, false);
+			*simt_reg(w, in->slot, __builtin_ctz(m)) = mbar_landing_phase(b, (uint32_t)(w - s->warps));
+		flow_release(s, w, now);
+		mbar_arrive_checked(s, w, bar, at, count * (uint32_t)update, false);
 		return true;
 	}
 	case OP_BARRIER_WAIT: {
@@ -199,27 +261,78 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		for (uint32_t m = mask & (mask - 1); m; m &= m - 1)
 			if (simt_eval(s, w, __builtin_ctz(m), &in->e[0]) > token)
 				token = simt_eval(s, w, __builtin_ctz(m), &in->e[0]);
-		if (token < 0 || token > (int64_t)b->phase) {
-			sim_fail(s, DIAG_INPUT, w, "program error: wait on %s with token %lld, which no arrive returned",
-				 b->what, (long long)token);
-			return true;
-		}
+		for (uint32_t m = mask; m; m &= m - 1)
+			if (!check_token(s, w, __builtin_ctz(m), b, simt_eval(s, w, __builtin_ctz(m), &in->e[0]), "wait"))
+				return true;
 		return wait_phase(s, w, bar, elem, (uint32_t)token, now);
 	}
 	case OP_BARRIER_ARRIVE_AND_WAIT:
 		if (!check_init(s, w, b, "arrive_and_wait"))
 			return true;
 		if (e->wait_start == NEVER && e->op_step < 1000000) {
-			e->token = b->phase;
-			mbar_arrive_later(s, bar, at, count, false);
+			if (!check_dropped(s, w, b, elem, "arrive_and_wait", false))
+				return true;
+			e->token = mbar_landing_phase(b, (uint32_t)(w - s->warps));
+			flow_release(s, w, now);
+		mbar_arrive_checked(s, w, bar, at, count, false);
 			e->op_step = 1000000; /* arrived; retries only wait */
 		}
 		return wait_phase(s, w, bar, elem, e->token, now);
 	case OP_BARRIER_ARRIVE_AND_DROP:
-		if (!check_init(s, w, b, "arrive_and_drop"))
+		if (!check_init(s, w, b, "arrive_and_drop") || !check_dropped(s, w, b, elem, "arrive_and_drop", true))
 			return true;
-		mbar_arrive_later(s, bar, at, count, true);
+		flow_release(s, w, now);
+		mbar_arrive_checked(s, w, bar, at, count, true);
 		return true;
+	case OP_BARRIER_EXPECT_TX: {
+		/* cuda::device::barrier_expect_tx: each calling thread adds its bytes to the phase's tx-count */
+		if (!check_init(s, w, b, "barrier_expect_tx"))
+			return true;
+		int64_t v[32], bytes = 0;
+		simt_eval_lanes(s, w, &in->e[0], mask, v);
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int64_t n = v[__builtin_ctz(m)];
+			if (n < 0 || n >= (1ll << 20)) {
+				sim_fail(s, DIAG_INPUT, w,
+					 "program error: thread %u: barrier_expect_tx(%s, %lld): PTX mbarrier.expect_tx takes "
+					 "0 .. 2^20 - 1 bytes",
+					 w->in_block * 32 + (uint32_t)__builtin_ctz(m), b->what, (long long)n);
+				return true;
+			}
+			bytes += n;
+		}
+		mbar_expect_tx(s, bar, bytes, now);
+		return true;
+	}
+	case OP_PIPELINE_ARRIVE_ON: {
+		/*
+		 * cp.async.mbarrier.arrive (libcudacxx memcpy_completion.h, the
+		 * async_group case of __defer): the pending count grows by one per
+		 * thread now and shrinks when all the thread's earlier cp.async
+		 * copies have landed; the thread still arrives itself.
+		 */
+		if (!check_init(s, w, b, "pipeline_arrive_on"))
+			return true;
+		uint64_t land[32];
+		uint32_t left = mask;
+		for (uint32_t m = mask; m; m &= m - 1) {
+			uint64_t l = cpa_last_land(s, w, __builtin_ctz(m));
+			land[__builtin_ctz(m)] = l > now ? l : now;
+		}
+		while (left) {
+			uint64_t at = land[__builtin_ctz(left)];
+			uint32_t n = 0;
+			for (uint32_t m = left; m; m &= m - 1)
+				if (land[__builtin_ctz(m)] == at) {
+					n++;
+					left &= ~(m & -m);
+				}
+			mbar_track_copies(s, bar, n, at);
+			mbar_note_copy(s, bar, now, at);
+		}
+		flow_arrive_on(s, w, now);
+		return true;
+	}
 	default: return true;
 	}
 }
@@ -256,11 +369,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	simt_eval_lanes(s, w, &in->e[0], mask, v);
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		if (!in->parity && (v[lane] < 0 || v[lane] > (int64_t)b->phase)) {
-			sim_fail(s, DIAG_INPUT, w, "program error: %s on %s with token %lld, which no arrive returned",
-				 try_wait ? "try_wait" : "test_wait", b->what, (long long)v[lane]);
+		if (!in->parity && !check_token(s, w, lane, b, v[lane], try_wait ? "try_wait" : "test_wait"))
 			return true;
-		}
 		ok[lane] = in->parity ? mbar_parity_done(b, (uint32_t)(v[lane] & 1)) : b->phase > (uint32_t)v[lane];
 		if (ok[lane] && in->parity && s->checks) {
 			/*

@@ -119,6 +119,49 @@ static void completion(struct sim *s, struct warp *w, const struct insn *in, int
 	}
 }
 
+/*
+ * The copy's preconditions for one thread, at its first round; false after
+ * a program error naming the thread, the addresses and the rule.
+ *   __pipeline_memcpy_async (PTX cp.async, "cp-size"): shared and global
+ *     addresses aligned to the 4, 8 or 16 bytes copied;
+ *   memcpy_async (libcudacxx __memcpy_async_check_pre): both pointers
+ *     aligned to align = max(alignof(T), aligned_size_t's N); with an
+ *     aligned_size_t<N> ("align" given), bytes a multiple of N (its
+ *     constructor asserts it, cuda/__memory/aligned_size.h);
+ *   bulk (PTX cp.async.bulk): 16-byte aligned addresses, a size that is a
+ *     positive multiple of 16 (checked in bulk_issue).
+ */
+static bool copy_pre(struct sim *s, struct warp *w, const struct insn *in, int lane, int64_t bytes, int64_t di,
+		     int64_t si)
+{
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane;
+	uint64_t da = dst->base + (uint64_t)di * dst->elem_bytes, sa = src->base + (uint64_t)si * src->elem_bytes;
+	uint64_t a = in->align;
+	bool prim = in->op == OP_PIPELINE_MEMCPY_ASYNC;
+	const char *call = prim ? "__pipeline_memcpy_async" : "memcpy_async";
+	if (da % a || sa % a) {
+		bool d_bad = da % a != 0;
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: %s of %lld bytes to %s[%lld] (shared address %llu) from %s[%lld] "
+			 "(global address %llu): the %s address is not aligned to %llu bytes, and %s",
+			 tid, call, (long long)bytes, dst->name, (long long)di, (unsigned long long)da, src->name,
+			 (long long)si, (unsigned long long)sa, d_bad ? "destination" : "source", (unsigned long long)a,
+			 prim ? "PTX cp.async needs both aligned to the copy size"
+			      : "memcpy_async needs both pointers aligned to max(alignof(T), aligned_size_t's N) "
+				"(libcudacxx __memcpy_async_check_pre)");
+		return false;
+	}
+	if (in->sized && bytes % (int64_t)a) {
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: memcpy_async to %s[%lld] with cuda::aligned_size_t<%llu>(%lld): "
+			 "the size must be a multiple of the alignment (aligned_size_t's precondition)",
+			 tid, dst->name, (long long)di, (unsigned long long)a, (long long)bytes);
+		return false;
+	}
+	return true;
+}
+
 static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
@@ -139,11 +182,21 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
 		    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
 			sim_fail(s, DIAG_INPUT, w,
-				 "bulk copy of %lld bytes from %s[%lld] to %s[%lld]: needs a positive multiple of 16 "
-				 "inside both buffers",
-				 (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
+				 "program error: thread %u: bulk copy of %lld bytes from %s[%lld] to %s[%lld]: PTX "
+				 "cp.async.bulk needs a size that is a positive multiple of 16, inside both buffers",
+				 tid, (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
 			return true;
 		}
+		if ((dst->base + dbyte) % 16 || (src->base + sbyte) % 16) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u: bulk copy of %lld bytes to %s[%lld] (shared address %llu) from "
+				 "%s[%lld] (global address %llu): PTX cp.async.bulk needs both addresses 16-byte aligned",
+				 tid, (long long)bytes, dst->name, (long long)di, (unsigned long long)(dst->base + dbyte),
+				 src->name, (long long)si, (unsigned long long)(src->base + sbyte));
+			return true;
+		}
+		if (!copy_pre(s, w, in, lane, bytes, di, si))
+			return true;
 		uint32_t nsec = (uint32_t)((bytes + 31) / 32);
 		/* The bulk engine streams the whole request through the DRAM (or L2) queue at once. */
 		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
@@ -151,7 +204,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
-		if (!in->complete_tx)
+		if (!in->complete_tx && !in->tx_only) /* the kernel's own expect_tx (arrive.expect_tx, barrier_expect_tx) announced the bytes */
 			mbar_expect_tx(s, (uint32_t)id, bytes, now);
 		mbar_note_copy(s, (uint32_t)id, now, land);
 		mbar_complete_tx_later(s, (uint32_t)id, land, bytes);
@@ -192,7 +245,23 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
 	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
 	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
-	if (uni_bytes)
+	if (round == 0) {
+		if (uni_bytes && uni_dst && uni_src) {
+			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
+				return true;
+		} else {
+			for (uint32_t mm = mask; mm; mm &= mm - 1) {
+				int lane = __builtin_ctz(mm);
+				if (!copy_pre(s, w, in, lane, uni_bytes ? ubytes : nbytes[lane], uni_dst ? udst : dsti[lane],
+					      uni_src ? usrc : srci[lane]))
+					return true;
+			}
+		}
+	}
+	int64_t zf[32] = {0}; /* per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill) */
+	if (in->zfill)
+		simt_eval_lanes(s, w, &in->e[1], mask, zf);
+	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
 					uni_src ? &usrc : srci, uni_src ? 0 : 1, gaddr, saddr, sidx, &lanes);
 	bool by_lane = rounds < 0;
@@ -215,8 +284,16 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		int64_t di = uni_dst ? udst : dsti[lane], si = uni_src ? usrc : srci[lane];
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
-		if (di < 0 || si < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
-		    sbyte + (uint64_t)c > src->elems * src->elem_bytes) {
+		if (zf[lane] < 0 || zf[lane] > c) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u: __pipeline_memcpy_async of %lld bytes with zfill %lld: PTX "
+				 "cp.async's src-size (bytes - zfill) must lie in 0..%lld",
+				 w->in_block * 32 + (unsigned)lane, (long long)c, (long long)zf[lane], (long long)c);
+			return true;
+		}
+		uint64_t sread = (uint64_t)(c - zf[lane]); /* bytes read from the source: only they must be valid */
+		if (di < 0 || (sread && si < 0) || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
+		    (sread && sbyte + sread > src->elems * src->elem_bytes)) {
 			bool dst_bad = di < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes;
 			const struct buffer *bad = dst_bad ? dst : src;
 			char text[256], vals[256], vars[512];
@@ -239,8 +316,13 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	}
 	if (lanes) {
 		uint64_t sectors[64];
-		uint32_t nsec = gmem_sectors(gaddr, lanes, (uint32_t)c, sectors);
-		uint64_t arrive = gmem_read(s, now, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
+		uint32_t reads = lanes; /* lanes that read global memory: all but those zero-filling their whole copy */
+		for (uint32_t mm = in->zfill ? lanes : 0; mm; mm &= mm - 1)
+			if (zf[__builtin_ctz(mm)] >= c)
+				reads &= ~(mm & -mm);
+		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
+		uint64_t arrive = (nsec ? gmem_read(s, now, sectors, nsec) : now) +
+				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
 		struct smem_cost sc = smem_access_cost(saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
@@ -269,7 +351,11 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			completion(s, w, in, lane, bar_elem, &kind, &obj, &seq);
 			if (kind == FLOW_BAR)
 				seq = s->mbars[bar].phase;
-			flow_copy(s, w, lane, saddr[lane], (uint32_t)c, in->src.buf, sidx[lane], land, kind, obj, seq);
+			uint32_t sread = (uint32_t)(c - zf[lane]);
+			if (sread)
+				flow_copy(s, w, lane, saddr[lane], sread, in->src.buf, sidx[lane], land, kind, obj, seq);
+			if (sread < (uint32_t)c) /* the zero-filled tail: written by the copy, from no global element */
+				flow_copy(s, w, lane, saddr[lane] + sread, (uint32_t)c - sread, -1, -1, land, kind, obj, seq);
 		}
 		if (c >= 4)
 			cpa_copy(s, w, lanes, now, land);

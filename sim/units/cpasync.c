@@ -81,7 +81,17 @@ uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n
 			if (mine_land > own_ready)
 				own_ready = mine_land;
 			extra = need_actual > mine ? (uint64_t)(need_actual - mine) : 0;
-			t->waited = (uint32_t)own + 1;
+			/*
+			 * Visible to it now: every own batch that went into an actual
+			 * batch up to PL - N (the release covers them all), at least
+			 * its batches up to TL - N.
+			 */
+			uint32_t seen = (uint32_t)own + 1;
+			while (seen < t->commits && seen + CPA_RING > t->commits &&
+			       (int64_t)t->actual[seen % CPA_RING] <= need_actual)
+				seen++;
+			if (seen > t->waited)
+				t->waited = seen;
 		} else {
 			extra = need_actual >= 0 ? (uint64_t)need_actual + 1 : 0;
 		}

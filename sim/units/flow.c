@@ -23,7 +23,13 @@ int flow_setup(struct sim *s, struct block *b)
 	b->vis = calloc((size_t)s->launch.block_size, sizeof *b->vis);
 	b->bar_sync = calloc((size_t)s->launch.block_size, sizeof *b->bar_sync);
 	b->proxy_fences = calloc((size_t)s->launch.block_size, sizeof *b->proxy_fences);
-	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences)
+	b->wsync_vis = calloc((size_t)s->launch.block_size, sizeof *b->wsync_vis);
+	b->wsync_mask = calloc((size_t)s->launch.block_size, sizeof *b->wsync_mask);
+	b->wsync_at = calloc((size_t)s->launch.block_size, sizeof *b->wsync_at);
+	b->rel_vis = calloc((size_t)s->launch.block_size, sizeof *b->rel_vis);
+	b->rel_at = calloc((size_t)s->launch.block_size, sizeof *b->rel_at);
+	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences || !b->wsync_vis || !b->wsync_mask || !b->wsync_at ||
+	    !b->rel_vis || !b->rel_at)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -37,9 +43,78 @@ void flow_free(struct block *b)
 	free(b->bar_sync);
 	free(b->proxy_fences);
 	b->proxy_fences = NULL;
+	free(b->wsync_vis);
+	free(b->wsync_mask);
+	free(b->wsync_at);
+	free(b->rel_vis);
+	free(b->rel_at);
 	b->flow = NULL;
 	b->vis = NULL;
 	b->bar_sync = NULL;
+	b->wsync_vis = b->rel_vis = b->wsync_mask = NULL;
+	b->wsync_at = b->rel_at = NULL;
+}
+
+/*
+ * __syncwarp by `lanes` of warp w at cycle now: it orders memory among
+ * them (CUDA Programming Guide, "Warp Synchronization Functions": the
+ * threads' memory accesses before it are visible to the others after it),
+ * so what each had waited for, and stored, becomes visible to the rest.
+ */
+void flow_syncwarp(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = lanes; m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		b->wsync_vis[t] = b->cpa[t].waited;
+		b->wsync_mask[t] = lanes;
+		b->wsync_at[t] = now;
+	}
+}
+
+/*
+ * The warp's active threads arrive on a cuda::barrier at cycle now (a
+ * release): the copies each had waited for are ordered before the phase's
+ * completion, so a thread that waits for a phase completing after it sees
+ * them (PTX memory model: mbarrier arrive has release, the completed wait
+ * acquire semantics).
+ */
+void flow_release(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		if (b->cpa[t].waited > b->rel_vis[t]) /* an earlier arrive_on's copies stay covered */
+			b->rel_vis[t] = b->cpa[t].waited;
+		b->rel_at[t] = now;
+	}
+}
+
+/*
+ * cp.async.mbarrier.arrive by the warp's active threads: a phase that
+ * completes after it has waited for all their copies so far, so a thread
+ * that waits for it sees them (the same record as a release).
+ */
+void flow_arrive_on(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		b->rel_vis[t] = b->cpa[t].commits + 1; /* its open batch included */
+		b->rel_at[t] = now;
+	}
+}
+
+/* Reader tid took part in writer's last __syncwarp (same warp), which came after `since`. */
+static bool warp_synced(const struct block *b, uint32_t writer, uint32_t tid)
+{
+	return writer / 32 == tid / 32 && (b->wsync_mask[writer] >> (tid % 32) & 1);
 }
 
 /* __syncthreads released: what each thread had waited for becomes visible to all. */
@@ -141,7 +216,7 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
 		struct flow_word *fw = &b->flow[a / g];
 		if (fw->kind == FLOW_PIPE && kind == FLOW_PIPE && fw->seq != seq &&
-		    !pipe_released(s, w->block, fw->obj, fw->seq)) {
+		    !pipe_released(s, w->block, fw->obj, fw->writer, fw->seq)) {
 			struct sim_report *r = s->rep;
 			r->hazards++;
 			note(s, r->hazard_text, r->hazards,
@@ -166,13 +241,16 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 static bool visible(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid)
 {
 	switch (fw->kind) {
-	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, tid, fw->seq);
+	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, fw->writer, tid, fw->seq);
 	case FLOW_GROUP:
-		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq;
+		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq ||
+		       (warp_synced(b, fw->writer, tid) && b->wsync_vis[fw->writer] > fw->seq) ||
+		       (b->rel_vis[fw->writer] > fw->seq && b->bar_sync[tid] > b->rel_at[fw->writer]);
 	case FLOW_BAR: return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq);
 	case FLOW_PLAIN:
 		/* A barrier phase that completed after the store orders it before the reader's wait. */
-		return tid == fw->writer || b->sync_gen > fw->seq || b->bar_sync[tid] > fw->land;
+		return tid == fw->writer || b->sync_gen > fw->seq || b->bar_sync[tid] > fw->land ||
+		       (warp_synced(b, fw->writer, tid) && b->wsync_at[fw->writer] >= fw->land);
 	default: return false;
 	}
 }

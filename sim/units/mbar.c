@@ -30,6 +30,8 @@ void mbar_init(struct mbar *b, int64_t expected)
 	b->phase = 0;
 	b->pending = b->expected = expected;
 	b->tx = 0;
+	b->inflight = 0; /* what is on its way belongs to the old epoch (mbar_arrive_event drops it) */
+	b->inflight_warp = -1;
 }
 
 static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
@@ -83,10 +85,17 @@ void mbar_arrive(struct sim *s, uint32_t bar, uint32_t count, bool drop, uint64_
 		complete_phase(s, b, now);
 }
 
-/* An EV_MBAR_ARRIVE argument: the count, the drop flag, and the init epoch the arrivals belong to. */
+/*
+ * An EV_MBAR_ARRIVE argument: the count (bits 0-31), the drop flag (32),
+ * the init epoch the arrivals belong to (33-47, modulo 2^15: an arrival is
+ * in flight for a few latencies, not 32768 inits), and for a cuda::barrier
+ * arrival the flag (48) and index (49-58) of its record in s->arrivals.
+ */
+#define ARG_EPOCH(e) ((uint64_t)((e) & 0x7fffu) << 33)
+#define ARG_CHECKED (1ull << 48)
 static uint64_t arrival_arg(const struct mbar *b, uint32_t count, bool drop)
 {
-	return (uint64_t)count | (drop ? 1ull << 32 : 0) | (uint64_t)(b->epoch & 0x7fffffffu) << 33;
+	return (uint64_t)count | (drop ? 1ull << 32 : 0) | ARG_EPOCH(b->epoch);
 }
 
 void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
@@ -96,14 +105,80 @@ void mbar_arrive_event(struct sim *s, uint32_t bar, uint64_t arg, uint64_t now)
 	 * shared state whose last pipeline every thread quit): it belonged to
 	 * the barrier that init replaced, whose phases no thread waits on.
 	 */
-	if ((uint32_t)(arg >> 33) != (s->mbars[bar].epoch & 0x7fffffffu))
+	if ((arg & ARG_EPOCH(0x7fffu)) != ARG_EPOCH(s->mbars[bar].epoch))
 		return;
+	struct mbar *b = &s->mbars[bar];
+	b->inflight -= (uint32_t)arg;
+	if (arg & ARG_CHECKED) {
+		/*
+		 * Sent in phase p (its token), it finds p completed: p had all its
+		 * expected arrivals without it, so it is one more than the phase
+		 * expects (the hardware would count it in p + 1 and hand back a
+		 * token the thread does not hold).
+		 */
+		const struct arrival_rec *a = &s->arrivals[(arg >> 49) & (ARRIVAL_RING - 1)];
+		if (a->phase != b->phase) {
+			const struct warp *w = &s->warps[a->warp];
+			const struct insn *in = &s->k->code[a->pc < (uint32_t)s->k->ncode ? a->pc : 0];
+			sim_fail(s, DIAG_INPUT, NULL,
+				 "program error: at %s (%s, line %d:%d), threads %u..%u of block %u arrive on %s in phase %u, "
+				 "which already completed with its %lld expected arrivals: more arrivals in a phase than the "
+				 "barrier's expected count",
+				 s->k->paths[in->where], op_table[in->op].name,
+				 s->k->path_line ? (int)s->k->path_line[in->where] : 0,
+				 s->k->path_col ? (int)s->k->path_col[in->where] : 0, w->in_block * 32 + (uint32_t)__builtin_ctz(a->lanes),
+				 w->in_block * 32 + 31 - (uint32_t)__builtin_clz(a->lanes), b->block, b->what, a->phase,
+				 (long long)b->expected);
+			return;
+		}
+	}
 	mbar_arrive(s, bar, (uint32_t)arg, (arg >> 32 & 1) != 0, now);
+}
+
+/*
+ * The phase an arrival by warp `warp` sent now belongs to.  Arrivals reach
+ * the barrier in the order they were sent: where the warp's own earlier
+ * arrivals, still on their way, complete the current phase, the warp knows
+ * it (program order) and arrives in the next one, as a thread arriving
+ * again on a barrier of count 1 does on the hardware.  Arrivals of other
+ * warps on their way do not move it: a phase that gets more arrivals than
+ * it expects from threads that could not know it completed is the excess
+ * mbar_arrive_event reports.  With transaction bytes outstanding no phase
+ * completes.
+ */
+uint32_t mbar_landing_phase(const struct mbar *b, uint32_t warp)
+{
+	int64_t beyond = b->inflight - b->pending;
+	if (beyond < 0 || b->tx > 0 || b->expected <= 0 || b->inflight_warp != (int64_t)warp)
+		return b->phase;
+	return b->phase + 1 + (uint32_t)(beyond / b->expected);
+}
+
+static void note_inflight(struct mbar *b, int64_t warp, uint32_t count)
+{
+	b->inflight_warp = b->inflight == 0 || b->inflight_warp == warp ? warp : -1;
+	b->inflight += count;
+}
+
+/* A cuda::barrier arrival by the warp's active threads: as mbar_arrive_later, checked against its token's phase. */
+void mbar_arrive_checked(struct sim *s, const struct warp *w, uint32_t bar, uint64_t at, uint32_t count, bool drop)
+{
+	struct mbar *b = &s->mbars[bar];
+	uint32_t idx = s->arrivals_next++ & (ARRIVAL_RING - 1);
+	s->arrivals[idx] = (struct arrival_rec){.warp = (uint32_t)(w - s->warps), .lanes = simt_mask(w),
+						.pc = simt_pc(w), .phase = mbar_landing_phase(b, (uint32_t)(w - s->warps))};
+	note_inflight(b, w - s->warps, count);
+	if (at < b->busy_until)
+		at = b->busy_until;
+	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
+	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, arrival_arg(b, count, drop) | ARG_CHECKED | (uint64_t)idx << 49))
+		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
 }
 
 void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count, bool drop)
 {
 	struct mbar *b = &s->mbars[bar];
+	note_inflight(b, -1, count); /* a pipeline's or a copy's arrival: no thread's own */
 	if (at < b->busy_until)
 		at = b->busy_until;
 	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;

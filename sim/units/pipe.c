@@ -42,15 +42,23 @@
 int pipe_setup(struct sim *s, struct block *b)
 {
 	const struct kernel *k = s->k;
-	b->pipes = calloc((size_t)k->npipes + 1, sizeof *b->pipes);
+	uint32_t W = (uint32_t)((s->launch.block_size + 31) / 32);
+	b->pipe_warps = W;
+	b->pipes = calloc((size_t)k->npipes * W + 1, sizeof *b->pipes);
 	if (!b->pipes)
 		return -1;
 	size_t n = (size_t)s->launch.block_size;
 	uint32_t track = 0;
-	for (int i = 0; i < k->npipes; i++) {
-		struct pipe_block *pb = &b->pipes[i];
+	for (uint32_t slot = 0; slot < (uint32_t)k->npipes * W; slot++) {
+		int i = (int)(slot / W);
+		uint32_t warp = slot % W;
 		const struct pipeline_decl *pd = &k->pipes[i];
+		if (warp && !pd->warp_group)
+			continue; /* a block's pipeline has one shared state: slot i * W */
+		struct pipe_block *pb = &b->pipes[slot];
 		pb->decl = pd;
+		pb->first = pd->warp_group ? warp * 32 : 0;
+		pb->size = pd->warp_group ? (uint32_t)(n - pb->first < 32 ? n - pb->first : 32) : (uint32_t)n;
 		pb->role = calloc(n, 1);
 		pb->quit = calloc(n, 1);
 		pb->may_produce = calloc((n + 31) / 32, sizeof *pb->may_produce);
@@ -66,23 +74,28 @@ int pipe_setup(struct sim *s, struct block *b)
 		for (uint32_t st = 0; st < pd->stages; st++)
 			pb->ring[st] = (struct batch_rec){.seq = NEVER};
 		pb->track = b->id * s->copy_tracks_per_block + track;
-		track += pd->stages;
+		if (!pd->warp_group || warp == W - 1)
+			track += pd->stages; /* the warps of a pipeline over warps share its trace tracks */
 		if (s->trace)
 			for (uint32_t st = 0; st < pd->stages; st++)
 				snprintf(s->trace->copies[pb->track + st].name, sizeof s->trace->copies[0].name,
 					 "block %u %s stage %u", b->id, pd->name, st);
 		if (pd->scope != PIPE_SCOPE_BLOCK)
 			continue;
-		char what[96];
+		char what[128], name[72];
+		if (pd->warp_group)
+			snprintf(name, sizeof name, "%s[warp %u]", pd->name, warp);
+		else
+			snprintf(name, sizeof name, "%s", pd->name);
 		for (uint32_t st = 0; st < pd->stages; st++) {
-			snprintf(what, sizeof what, "%s.produced[%u]", pd->name, st);
+			snprintf(what, sizeof what, "%s.produced[%u]", name, st);
 			uint32_t id = mbar_new(s, b->id, what);
 			s->mbars[id].stage_kind = 1;
 			if (st == 0)
 				pb->produced = id;
 		}
 		for (uint32_t st = 0; st < pd->stages; st++) {
-			snprintf(what, sizeof what, "%s.consumed[%u]", pd->name, st);
+			snprintf(what, sizeof what, "%s.consumed[%u]", name, st);
 			uint32_t id = mbar_new(s, b->id, what);
 			s->mbars[id].stage_kind = -1;
 			if (st == 0)
@@ -94,7 +107,7 @@ int pipe_setup(struct sim *s, struct block *b)
 
 void pipe_free(struct sim *s, struct block *b)
 {
-	for (int i = 0; b->pipes && i < s->k->npipes; i++) {
+	for (uint32_t i = 0; b->pipes && i < (uint32_t)s->k->npipes * b->pipe_warps; i++) {
 		struct pipe_block *pb = &b->pipes[i];
 		free(pb->role);
 		free(pb->quit);
@@ -110,14 +123,23 @@ void pipe_free(struct sim *s, struct block *b)
 	b->pipes = NULL;
 }
 
+/* The shared state of pipeline `pipe` that thread tid of the block works on. */
+static struct pipe_block *pipe_at(struct sim *s, uint32_t block, int pipe, uint32_t tid)
+{
+	struct block *b = &s->blocks[block];
+	return &b->pipes[(uint32_t)pipe * b->pipe_warps + (s->k->pipes[pipe].warp_group ? tid / 32 : 0)];
+}
+
 static struct pipe_block *pipe_of(struct sim *s, const struct warp *w, int pipe)
 {
-	return &s->blocks[w->block].pipes[pipe];
+	return pipe_at(s, w->block, pipe, w->in_block * 32);
 }
 
 static uint32_t tid_of(const struct warp *w, int lane) { return w->in_block * 32 + (uint32_t)lane; }
 
 static bool block_scope(const struct pipe_block *pb) { return pb->decl->scope == PIPE_SCOPE_BLOCK; }
+
+static bool thread_live(const struct sim *s, const struct warp *w, uint32_t t);
 
 /* The barriers are set up by the first call after make_pipeline's group sync. */
 static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
@@ -128,12 +150,44 @@ static bool ensure_ready(struct sim *s, struct warp *w, struct pipe_block *pb)
 		sim_fail(s, DIAG_INPUT, w, "program error: pipeline \"%s\" used before make_pipeline", pb->decl->name);
 		return false;
 	}
+	/*
+	 * libcudacxx (cuda/pipeline, make_pipeline): group rank 0 initialises
+	 * every stage's barriers with group.size() (unified), or P and
+	 * group.size() - P (partitioned; by role, P counts the producers that
+	 * reached it), whoever else reached the call: a thread that returned
+	 * before make_pipeline is still expected.
+	 */
+	uint32_t group = pb->size;
+	pb->absent = group - pb->members;
+	if (block_scope(pb)) {
+		const struct block *b = &s->blocks[w->block];
+		if (!pb->role[pb->first] && !thread_live(s, w, pb->first)) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: thread %u of block %u exited before make_pipeline(\"%s\"): group rank 0 is "
+				 "the thread that initialises the stage barriers, so no thread does",
+				 pb->first, b->id, pb->decl->name);
+			return false;
+		}
+		int64_t P = pb->split == SPLIT_UNIFIED ? group : pb->split == SPLIT_COUNT ? pb->pcount : pb->producers;
+		int64_t C = pb->split == SPLIT_UNIFIED ? group : (int64_t)group - P;
+		if (P <= 0 || C <= 0) {
+			sim_fail(s, DIAG_INPUT, w,
+				 "program error: make_pipeline(\"%s\") of a group of %u threads with %lld producer(s) "
+				 "initialises its %s barriers with an expected count of %lld: init needs a count of at "
+				 "least 1 (a partitioned pipeline needs producers and consumers)",
+				 pb->decl->name, group, (long long)P, P <= 0 ? "produced" : "consumed",
+				 (long long)(P <= 0 ? P : C));
+			return false;
+		}
+		pb->producers = (uint32_t)P;
+		pb->consumers = (uint32_t)C;
+	}
 	for (uint32_t st = 0; block_scope(pb) && st < pb->decl->stages; st++) {
 		struct mbar *p = &s->mbars[pb->produced + st], *c = &s->mbars[pb->consumed + st];
 		mbar_init(p, pb->producers);
 		mbar_init(c, pb->consumers);
 	}
-	pb->refcount = pb->members;
+	pb->refcount = group;
 	pb->ready = true;
 	return true;
 }
@@ -248,8 +302,12 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		int lane = __builtin_ctz(m);
 		uint32_t t = tid_of(w, lane);
 		bool producer = true;
-		if (in->split == SPLIT_COUNT)
-			producer = (int64_t)t < simt_eval(s, w, lane, &in->e[0]);
+		if (in->split == SPLIT_COUNT) {
+			int64_t P = simt_eval(s, w, lane, &in->e[0]);
+			producer = (int64_t)(t - pb->first) < P; /* the group's ranks below P */
+			if (t == pb->first)
+				pb->pcount = P; /* rank 0 initialises the barriers: its argument is the one that counts */
+		}
 		else if (in->split == SPLIT_ROLE)
 			producer = simt_eval(s, w, lane, &in->e[0]) != 0;
 		uint8_t role = in->split == SPLIT_UNIFIED ? ROLE_PRODUCER | ROLE_CONSUMER
@@ -263,9 +321,12 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		note_role(pb, t);
 	}
 	pb->made = true;
+	pb->split = (uint8_t)in->split;
 	if (!block_scope(pb))
 		return true; /* cuda::make_pipeline() of a thread is free: no shared state */
 	/* libcudacxx: thread 0 initialises the stage barriers, then the group syncs. */
+	if (pb->decl->warp_group)
+		return true; /* a tile's sync: the warp's threads that reach it together (a diverged tile is not modelled) */
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
@@ -455,14 +516,38 @@ static void record_exposure(struct sim *s, struct warp *w, struct pipe_block *pb
 		r->exposed = blocked;
 }
 
-/* Thread scope: wait_prior(n) over the warp's cp.async batches; the wait is timed. */
-static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, uint32_t n, bool set_tail,
-			uint64_t now)
+/*
+ * Thread scope: cp.async.wait_group over the warp's batches, the wait
+ * timed.  n[lane] is each thread's own count (NO_WAIT: it does not wait);
+ * lanes with different counts run different paths of the compiled switch
+ * (cuda/pipeline, __pipeline_consumer_wait(pipe, prior)) one after the
+ * other, so the warp goes on when the last of them is released, while
+ * each thread's over-wait is measured against its own count.  tail_to:
+ * what the thread's tail becomes (TAIL_KEEP, TAIL_PLUS_ONE, TAIL_HEAD_MINUS_N).
+ */
+#define NO_WAIT UINT32_MAX
+enum tail_update { TAIL_KEEP, TAIL_PLUS_ONE, TAIL_HEAD_MINUS_N };
+
+static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, const uint32_t n[32],
+			enum tail_update tail_to, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
 	struct simt_entry *e = simt_cur(w);
 	if (e->wait_start == NEVER) {
-		uint64_t release = cpa_wait_prior(s, w, mask, n, now);
+		uint64_t release = now;
+		uint32_t left = mask;
+		while (left) {
+			uint32_t v = n[__builtin_ctz(left)], same = 0;
+			for (uint32_t m = left; m; m &= m - 1)
+				if (n[__builtin_ctz(m)] == v)
+					same |= m & -m;
+			left &= ~same;
+			if (v == NO_WAIT)
+				continue;
+			uint64_t r = cpa_wait_prior(s, w, same, v, now);
+			if (r > release)
+				release = r;
+		}
 		if (release > now) {
 			e->wait_start = now;
 			warp_set_ready(s, w, release);
@@ -470,16 +555,33 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, ui
 			return false; /* issue again at release, when the batches have landed */
 		}
 	}
+	if (!pb)
+		return true;
 	uint32_t first = tid_of(w, __builtin_ctz(mask));
-	if (pb)
+	if (pb->tail[first] < pb->head[first])
 		record_exposure(s, w, pb, pb->tail[first], now);
-	for (uint32_t m = mask; pb && m; m &= m - 1) {
-		uint32_t t = tid_of(w, __builtin_ctz(m));
-		if (set_tail)
-			pb->tail[t] = pb->head[t] > pb->base + n ? pb->head[t] - n : pb->base;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
+		if (n[lane] == NO_WAIT)
+			continue;
+		if (tail_to == TAIL_PLUS_ONE)
+			pb->tail[t]++;
+		else if (tail_to == TAIL_HEAD_MINUS_N)
+			pb->tail[t] = pb->head[t] - n[lane]; /* modulo 2^8 as the library's uint8_t, see thread_pending */
 		pb->waiting[t] = 1;
 	}
 	return true;
+}
+
+/*
+ * Batches committed and not yet waited for by a thread-scope pipeline, as
+ * the library's uint8_t __head - __tail (cuda/pipeline lines 403-404): 256
+ * commits without a wait read as none.
+ */
+static uint32_t thread_pending(const struct pipe_block *pb, uint32_t t)
+{
+	return (uint8_t)(pb->head[t] - pb->tail[t]);
 }
 
 /* Whether the stage of tail t has been produced (its lap's phase completed); else the warp waits for it. */
@@ -502,9 +604,18 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		return true;
 	uint32_t m = simt_mask(w);
 	if (!block_scope(pb)) {
-		uint32_t t = tid_of(w, __builtin_ctz(m));
-		uint32_t pending = pb->head[t] - pb->tail[t];
-		return thread_wait(s, w, pb, pending ? pending - 1 : 0, false, now);
+		/*
+		 * cuda/pipeline lines 373-382: head == tail returns at once;
+		 * otherwise wait_group(min(head - tail - 1, 8)) of the thread's
+		 * own counts, then ++tail.
+		 */
+		uint32_t n[32];
+		for (uint32_t mm = m; mm; mm &= mm - 1) {
+			int lane = __builtin_ctz(mm);
+			uint32_t pending = thread_pending(pb, tid_of(w, lane));
+			n[lane] = pending ? pending - 1 : NO_WAIT;
+		}
+		return thread_wait(s, w, pb, n, TAIL_PLUS_ONE, now);
 	}
 	if (m == FULL_WARP) {
 		/* The usual call: 32 threads on one tail, one barrier test and whole-warp loops. */
@@ -545,15 +656,87 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return true;
 }
 
+/*
+ * ok = consumer_wait_for(ns).  Block scope (cuda/pipeline lines 178-186):
+ * poll produced[tail] with back-off until its phase completes or the
+ * duration (ns at the machine's clock, from the group's first try) has
+ * passed: 1 in the lanes whose stage landed — they hold it as after
+ * consumer_wait — 0 in the others, which may try again.  Thread scope
+ * (lines 386-392): consumer_wait(), then true.
+ */
+bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
+{
+	struct pipe_block *pb = pipe_of(s, w, in->obj);
+	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait_for"))
+		return true;
+	uint32_t mask = simt_mask(w);
+	int64_t ok[32];
+	if (!block_scope(pb)) {
+		if (!pipe_wait(s, w, in, now))
+			return false;
+		for (int l = 0; l < 32; l++)
+			ok[l] = 1;
+		simt_assign_values(s, w, in->slot, mask, ok);
+		return true;
+	}
+	struct simt_entry *e = simt_cur(w);
+	int64_t ns = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
+	/* cycles at the machine's clock; capped far beyond any run (no overflow for huge durations) */
+	uint64_t limit = ns <= 0 ? 0 : ns >= (1ll << 40) ? 1ull << 44 : (uint64_t)((double)ns * s->m->clock_ghz);
+	uint32_t S = pb->decl->stages, done = 0;
+	int64_t missing = -1;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(m))];
+		uint32_t bar = pb->produced + t % S;
+		if (mbar_phase_done(&s->mbars[bar], (t - pb->base) / S))
+			done |= m & -m;
+		else if (missing < 0)
+			missing = bar;
+	}
+	uint64_t start = e->wait_start == NEVER ? now : e->wait_start;
+	if (done != mask && now < start + limit) {
+		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		mbar_wait_on(s, w, (uint32_t)missing);
+		sched_timer(s, w, start + limit);
+		return false;
+	}
+	if (done)
+		record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(done))], now);
+	if (done == mask) {
+		e->poll = -1;
+	} else {
+		/* timed out: a loop of nothing but such tries is a spin, and one that can never end a deadlock */
+		e->polls = e->poll == (int32_t)missing ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+		e->poll = (int32_t)missing;
+		if (e->polls >= SPIN_POLLS)
+			sim_check_spin(s, now);
+	}
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		uint32_t t = tid_of(w, lane);
+		ok[lane] = (done >> lane) & 1;
+		if (!ok[lane])
+			continue;
+		pb->waiting[t] = 1;
+		if (pb->tail[t] + 1 > pb->seen[t])
+			pb->seen[t] = pb->tail[t] + 1;
+	}
+	simt_assign_values(s, w, in->slot, mask, ok);
+	return true;
+}
+
 bool pipe_wait_prior(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
-	uint32_t n = (uint32_t)in->e[0].value;
+	uint32_t n[32];
+	for (int l = 0; l < 32; l++)
+		n[l] = (uint32_t)in->e[0].value;
 	if (in->op == OP_PIPELINE_WAIT_PRIOR)
-		return thread_wait(s, w, NULL, n, false, now);
+		return thread_wait(s, w, NULL, n, TAIL_KEEP, now);
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_wait_prior"))
 		return true;
-	return thread_wait(s, w, pb, n, true, now);
+	/* cuda/pipeline lines 477-482: wait_group(min(N, 8)), then tail = head - N */
+	return thread_wait(s, w, pb, n, TAIL_HEAD_MINUS_N, now);
 }
 
 bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
@@ -561,11 +744,13 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
 	if (!ensure_ready(s, w, pb) || !check_role(s, w, pb, ROLE_CONSUMER, "consumer_release"))
 		return true;
+	if (!block_scope(pb))
+		return true; /* cuda/pipeline line 384: consumer_release() of a thread-scope pipeline is empty */
 	uint32_t S = pb->decl->stages;
 	struct arrivals a;
 	a.n = 0;
 	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
-	bool block = block_scope(pb), any = false;
+	bool block = true, any = false;
 	if (block && simt_mask(w) == FULL_WARP) {
 		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
 		uint8_t *waiting = pb->waiting + tid_of(w, 0);
@@ -585,11 +770,7 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	uint32_t last_t = 0, bar = 0; /* the barrier of tail last_t: lanes mostly share their tail */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t tid = tid_of(w, __builtin_ctz(m));
-		if (!pb->waiting[tid]) {
-			sim_fail(s, DIAG_INPUT, w, "program error: thread %u calls consumer_release without a consumer_wait",
-				 tid);
-			return true;
-		}
+		/* cuda/pipeline lines 168-175: release arrives and advances, with or without a wait before it */
 		pb->waiting[tid] = 0;
 		uint32_t t = pb->tail[tid]++;
 		if (!block)
@@ -650,34 +831,62 @@ bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return true;
 }
 
+/*
+ * Threads return while in a block pipeline: the pipeline object's
+ * destructor runs, and ~pipeline() calls quit() (cuda/pipeline lines
+ * 98-104) — under "guide" they drop out of the stage barriers, under
+ * "libcudacxx" only the reference count drops and the barriers keep
+ * expecting them (the deadlock hint names them).
+ */
 void pipe_thread_exits(struct sim *s, struct warp *w, uint32_t lanes)
 {
 	struct block *b = &s->blocks[w->block];
 	for (int i = 0; i < s->k->npipes; i++) {
-		struct pipe_block *pb = &b->pipes[i];
+		struct pipe_block *pb = pipe_of(s, w, i);
 		if (!block_scope(pb) || !pb->made)
 			continue;
+		uint32_t in = 0;
 		for (uint32_t m = lanes; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			if (pb->role[t] && !pb->quit[t])
-				b->exited_in_pipe[t] = 1;
+				in |= m & -m;
+		}
+		if (!in || !ensure_ready(s, w, pb))
+			continue;
+		uint32_t S = pb->decl->stages;
+		for (uint32_t m = in; m; m &= m - 1) {
+			uint32_t t = tid_of(w, __builtin_ctz(m));
+			b->exited_in_pipe[t] = 1;
+			pb->quit[t] = 1;
+			note_role(pb, t);
+			pb->refcount--;
+			if (s->m->quit == QUIT_LIBCUDACXX)
+				continue;
+			for (uint32_t st = 0; st < S; st++) {
+				if (pb->role[t] & ROLE_PRODUCER)
+					drop_from(s, pb->produced + st, arrivals_on(pb->head[t] - pb->base, st, S), s->now);
+				if (pb->role[t] & ROLE_CONSUMER)
+					drop_from(s, pb->consumed + st, arrivals_on(pb->tail[t] - pb->base, st, S), s->now);
+			}
 		}
 	}
 }
 
 uint32_t pipe_copy_seq(struct sim *s, const struct warp *w, int pipe, int lane)
 {
-	return s->blocks[w->block].pipes[pipe].head[tid_of(w, lane)];
+	return pipe_of(s, w, pipe)->head[tid_of(w, lane)];
 }
 
-bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t tid, uint32_t seq)
+bool pipe_visible(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t tid, uint32_t seq)
 {
-	return s->blocks[block].pipes[pipe].seen[tid] > seq;
+	const struct pipe_block *pb = pipe_at(s, block, pipe, writer);
+	/* a pipeline over warps orders its stages for its own warp only */
+	return (!pb->decl->warp_group || writer / 32 == tid / 32) && pb->seen[tid] > seq;
 }
 
-bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
+bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t writer, uint32_t seq)
 {
-	const struct pipe_block *pb = &s->blocks[block].pipes[pipe];
+	const struct pipe_block *pb = pipe_at(s, block, pipe, writer);
 	if (!block_scope(pb) || !pb->ready || seq < pb->base)
 		return true; /* a stage of a pipeline every thread has quit is free */
 	uint32_t S = pb->decl->stages;
@@ -687,9 +896,9 @@ bool pipe_released(struct sim *s, uint32_t block, int pipe, uint32_t seq)
 void pipe_finish_stats(struct sim *s)
 {
 	for (uint32_t b = 0; b < s->nblocks; b++)
-		for (int i = 0; s->blocks[b].pipes && i < s->k->npipes; i++) {
+		for (uint32_t i = 0; s->blocks[b].pipes && i < (uint32_t)s->k->npipes * s->blocks[b].pipe_warps; i++) {
 			struct pipe_block *pb = &s->blocks[b].pipes[i];
-			for (uint32_t st = 0; st < pb->decl->stages; st++)
+			for (uint32_t st = 0; pb->decl && st < pb->decl->stages; st++)
 				if (pb->ring[st].seq != NEVER) {
 					stats_batch(s, &pb->ring[st], pb->track, st);
 					pb->ring[st].seq = NEVER;

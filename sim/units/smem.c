@@ -95,7 +95,7 @@ static bool consecutive(const uint64_t addr[32], uint32_t mask, uint32_t width)
 
 struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
-	struct smem_cost c = {0, 0};
+	struct smem_cost c = {0, 0, 0};
 	if (width < 4)
 		width = 4;
 	/* 8-byte accesses run as 2 half-warp phases, 16-byte ones as 4 quarter-warp phases. */
@@ -109,6 +109,7 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 		for (uint32_t first = 0; first < 32; first += lanes_per_phase)
 			if (lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first))
 				c.wavefronts++;
+		c.phases = c.wavefronts;
 		c.ways = 1;
 		return c;
 	}
@@ -117,6 +118,7 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 		if (!phase_mask)
 			continue;
 		uint32_t ways = phase_ways(addr, phase_mask, width);
+		c.phases++;
 		c.wavefronts += ways;
 		if (ways > c.ways)
 			c.ways = ways;

@@ -16,6 +16,7 @@
 struct smem_cost {
 	uint32_t wavefronts; /* total, all phases */
 	uint32_t ways;       /* the worst bank's distinct words in one phase */
+	uint32_t phases;     /* phases with a lane in them: the wavefronts even without a conflict */
 };
 
 /*
