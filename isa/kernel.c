@@ -140,8 +140,8 @@ static void with_values(struct compiler *c, const char *text, char *out, size_t 
 				q++;
 			char name[64];
 			snprintf(name, sizeof name, "%.*s", (int)(q - p < 63 ? q - p : 63), p);
-			int64_t v;
-			bool per_thread;
+			int64_t v = 0;
+			bool per_thread = true; /* lookup leaves it alone for names it does not resolve to a value */
 			const char *ws = q;
 			while (*ws == ' ')
 				ws++;
