@@ -141,11 +141,12 @@ static void with_values(struct compiler *c, const char *text, char *out, size_t 
 			char name[64];
 			snprintf(name, sizeof name, "%.*s", (int)(q - p < 63 ? q - p : 63), p);
 			int64_t v = 0;
-			bool per_thread = true; /* lookup leaves it alone for names it does not resolve to a value */
+			bool per_thread = false;
 			const char *ws = q;
 			while (*ws == ' ')
 				ws++;
-			if (*ws != '(' && lookup(c, name, &v, &per_thread) != EXPR_NAME_UNKNOWN && !per_thread)
+			/* a constant (parameter, launch size) shows its value; a variable, even a uniform one, its name */
+			if (*ws != '(' && lookup(c, name, &v, &per_thread) == EXPR_NAME_CONST)
 				len += (size_t)snprintf(out + len, n - len, "%lld", (long long)v);
 			else
 				len += (size_t)snprintf(out + len, n - len, "%s", name);
