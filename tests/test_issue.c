@@ -6,6 +6,7 @@
  * calibration that may move.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -342,4 +343,45 @@ Test(issue, computes_independent_chains_overlap_and_a_second_input_is_read)
 		 "{\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"a[0]\", \"in2\": \"b[0]\", \"k\": 4}]");
 	run_text(unwritten, 32, 1, &m);
 	cr_assert_gt(r.hazards, 0, "an unwritten second tile is reported");
+}
+
+/* iclass.csv's row for class, sass, mode and warps per scheduler: cycles per instruction per warp. */
+static double iclass_row(const char *cls, const char *sass, const char *mode, int wps)
+{
+	FILE *f = fopen("traces/h100/iclass.csv", "r");
+	cr_assert_not_null(f, "traces/h100/iclass.csv");
+	char line[256], c[32], sa[32], mo[32];
+	int w;
+	double cpi = -1, v;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%31[^,],%31[^,],%d,%31[^,],%*d,%*d,%*f,%lf", c, sa, &w, mo, &v) == 5 && !strcmp(c, cls) &&
+		    !strcmp(sa, sass) && !strcmp(mo, mode) && w == wps)
+			cpi = v;
+	fclose(f);
+	cr_assert_gt(cpi, 0, "no iclass.csv row %s %s %s %d", cls, sass, mode, wps);
+	return cpi;
+}
+
+/*
+ * A loop's time against warps per scheduler follows its microbenchmark (iclass.csv, IADD3 dependent
+ * chains at 1, 2, 4 and 8 warps per scheduler: latency-bound, then the sub-partition's integer pipe)
+ * within 5%, on the calibrated H100 machine.
+ */
+Test(issue, a_chain_against_warps_per_scheduler_follows_its_microbenchmark)
+{
+	struct machine m;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &d), 0, "%s", d.msg);
+	char body[512];
+	snprintf(body, sizeof body,
+		 "\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+		 "{\"op\": \"let\", \"var\": \"y\", \"type\": \"int\", \"value\": \"block_size / block_size\"},"
+		 "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": 512, \"unroll\": true, \"body\": ["
+		 "{\"op\": \"set\", \"var\": \"x\", \"value\": \"x + y\"}]}]");
+	int wps[] = {1, 2, 4, 8};
+	for (int i = 0; i < 4; i++) {
+		uint64_t cycles = run_text(body, 128 * wps[i], 1, &m);
+		double per = (double)cycles / 512.0, hw = iclass_row("alu", "IADD3", "dep", wps[i]);
+		cr_assert(fabs(per - hw) <= 0.05 * hw, "%d warps per scheduler: %.2f cycles per IADD3 per warp, H100 %.2f",
+			  wps[i], per, hw);
+	}
 }
