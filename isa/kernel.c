@@ -189,6 +189,29 @@ static int const_field(struct compiler *c, const cJSON *obj, const char *key, bo
 	return rc;
 }
 
+/*
+ * A copy's "align" (bytes the pointers' alignment promises): a power of two,
+ * by default the smaller element size of its two buffers; into in->align.
+ */
+static int copy_align(struct compiler *c, const cJSON *st, struct insn *in)
+{
+	uint32_t dst = c->k->bufs[in->dst.buf].elem_bytes, src = c->k->bufs[in->src.buf].elem_bytes;
+	char dflt[16];
+	snprintf(dflt, sizeof dflt, "%u", dst < src ? dst : src);
+	int64_t align;
+	int rc = const_field(c, st, "align", false, dflt, 1, 256, &align);
+	if (rc)
+		return rc;
+	if (align & (align - 1)) {
+		size_t old = jpath_key(&c->at, "align");
+		rc = jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld", (long long)align);
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	in->align = (uint32_t)align;
+	return 0;
+}
+
 /* An optional string field that must be one of choices (NULL-terminated); *out: its index, 0 when absent. */
 static int choice_field(struct compiler *c, const cJSON *obj, const char *key, const char *const *choices, int *out)
 {
@@ -826,17 +849,8 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
 		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
 			return rc;
-		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
-					   ? c->k->bufs[in.dst.buf].elem_bytes
-					   : c->k->bufs[in.src.buf].elem_bytes;
-		char dflt[16];
-		snprintf(dflt, sizeof dflt, "%u", natural);
-		int64_t align;
-		if ((rc = const_field(c, st, "align", false, dflt, 1, 256, &align)))
+		if ((rc = copy_align(c, st, &in)))
 			return rc;
-		if (align & (align - 1))
-			return jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld", (long long)align);
-		in.align = (uint32_t)align;
 		in.sized = cJSON_GetObjectItemCaseSensitive(st, "align") != NULL;
 		if ((rc = emit(c, in)))
 			return rc;
@@ -962,22 +976,9 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 					  "memcpy_async completes on exactly one of \"pipeline\" or \"barrier\"");
 		if ((has_pipe && (rc = pipe_field(c, st, &in.obj))) || (has_bar && (rc = barrier_field(c, st, &in))))
 			return rc;
-		uint32_t natural = c->k->bufs[in.dst.buf].elem_bytes < c->k->bufs[in.src.buf].elem_bytes
-					   ? c->k->bufs[in.dst.buf].elem_bytes
-					   : c->k->bufs[in.src.buf].elem_bytes;
-		char dflt[16];
-		snprintf(dflt, sizeof dflt, "%u", natural);
-		int64_t align;
-		if ((rc = const_field(c, st, "align", false, dflt, 1, 256, &align)))
+		if ((rc = copy_align(c, st, &in)))
 			return rc;
-		if (align & (align - 1)) {
-			size_t old = jpath_key(&c->at, "align");
-			rc = jdoc_error(c->doc, &c->at, c->d, "alignment must be a power of two, got %lld",
-					(long long)align);
-			jpath_pop(&c->at, old);
-			return rc;
-		}
-		in.align = (uint32_t)align;
+		uint32_t align = in.align;
 		/* "complete_tx": true: cp.async.bulk ... mbarrier::complete_tx only, the kernel's own arrive.expect_tx announces the bytes */
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(st, "complete_tx");
 		if (ctx && (!cJSON_IsBool(ctx) || (cJSON_IsTrue(ctx) && (!has_bar || align < 16)))) {

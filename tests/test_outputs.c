@@ -17,26 +17,8 @@
 #include <cjson/cJSON.h>
 
 #include "isa/jdoc.h"
+#include "support/sh.h"
 
-static int sh(const char *cmd, char **out)
-{
-	FILE *p = popen(cmd, "r");
-	cr_assert(p);
-	size_t cap = 1 << 16, n = 0, got;
-	char *buf = malloc(cap);
-	while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-		n += got;
-		if (n + 1 >= cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = '\0';
-	int st = pclose(p);
-	if (out)
-		*out = buf;
-	else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static char *tmp_path(const char *suffix)
 {

@@ -93,6 +93,10 @@ int issue_setup(struct sim *s)
 		s->cls_ivl[c] = (uint64_t)ivl[c];
 		s->cls_mio[c] = (uint64_t)mio[c];
 	}
+	/* a branch reads a compare's predicate this much later than an ALU reads its register (iclass.csv, BRA) */
+	s->pred_extra = (uint64_t)m->branch_predicate_latency > s->cls_lat[IC_ALU]
+				? (uint64_t)m->branch_predicate_latency - s->cls_lat[IC_ALU]
+				: 0;
 	return 0;
 }
 
@@ -237,9 +241,6 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
 			    enum stall *cause)
 {
-	uint64_t pred_extra = (uint64_t)s->m->branch_predicate_latency > s->cls_lat[IC_ALU]
-				      ? (uint64_t)s->m->branch_predicate_latency - s->cls_lat[IC_ALU]
-				      : 0;
 	const struct simt_entry *e = c->e;
 	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
 		*deps_at = w->chain_ready[c->in->chains > 1 ? e->op_step % c->in->chains : 0];
@@ -252,9 +253,8 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	for (uint64_t d = li->deps; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
-		/* a branch reads a compare's predicate later than an ALU reads its register (iclass.csv, BRA) */
 		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready)
-			ready += pred_extra;
+			ready += s->pred_extra;
 		if (ready > at) {
 			at = ready;
 			why = c->f->code[j].cls == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[c->f->code[j].cls];
@@ -435,12 +435,11 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		return;
 	}
 
-	if (f->code[e->li].flags & LI_LOCAL)
-		lat = (uint64_t)s->m->local_load_latency;
-	else if (f->code[e->li].flags & LI_LDC)
-		lat = (uint64_t)s->m->ldc_latency;
-	else if (f->code[e->li].flags & LI_ARRIVE)
-		lat = (uint64_t)s->m->mbarrier_arrive_latency;
+	uint8_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE); /* an instruction with its own latency */
+	if (own)
+		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
+				 : own & LI_LDC ? s->m->ldc_latency
+						: s->m->mbarrier_arrive_latency);
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;

@@ -296,6 +296,7 @@ struct sim {
 	uint64_t token_slots;
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
+	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
 	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
