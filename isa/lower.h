@@ -67,6 +67,15 @@ enum {
 struct linst {
 	uint8_t cls;   /* enum iclass */
 	uint8_t flags; /* LI_* */
+	/*
+	 * A form's instruction as ptxas scheduled it (its SASS control bits):
+	 * the cycles the warp waits before its next instruction, and whether
+	 * its result comes back through a scoreboard (variable latency).  0 for
+	 * the instructions smsim lowers itself, which wait on their classes'
+	 * latencies instead.
+	 */
+	uint8_t stall;
+	uint8_t scoreboard;
 	uint64_t deps; /* bit j: reads the result of instruction j (< this one) of the same form */
 };
 
@@ -117,6 +126,9 @@ struct lform {
 	X(GRID_SYNC, "grid_sync", "cooperative groups grid.sync(): the arrive/spin sequence (anchor: its wait)") \
 	X(COMPUTE_LOAD, "compute.load", "compute(): address, LDS of in[elem] (anchor), I2F")              \
 	X(CHAIN_TRIP, "compute.trip", "one trip of compute's FMA chain loop, beside its unrolled FFMAs: counter, compare, branch") \
+	X(COMPUTE_ENTER, "compute.enter", "k >= 1: the tests of k before the chain loop, its convergence region and counter")      \
+	X(COMPUTE_EXIT, "compute.exit", "after the chain loop: the skipped remainder loop's test and the regions' ends")          \
+	X(COMPUTE_SKIP, "compute.skip", "k = 0: the test of k that jumps over the chain to the store")                          \
 	X(COMPUTE_STORE, "compute.store", "compute(): address, STG of out[elem] (anchor)")                \
 	X(SHFL_STEP, "shfl.step", "one step of a shuffle reduction: SHFL (anchor), FADD on its result")   \
 	X(SHARED_LOAD, "shared_load", "address, LDS (anchor)")                                            \

@@ -385,3 +385,50 @@ Test(issue, a_chain_against_warps_per_scheduler_follows_its_microbenchmark)
 			  wps[i], per, hw);
 	}
 }
+
+/*
+ * ptxas's schedule (the SASS control bits, tests/hw/sass_lower.py): a form's instruction holds the
+ * warp's next one for its stall count.  compute's loop as the examples compile it
+ * (with_staging_unified4.sass): the compare before the k >= 25 test's branch has a stall of 13
+ * (0x1100), the branch over the loop for k = 0 is taken (0x10d0).  With the loaded value back at
+ * once, compute.enter's stall counts are what separates it from the chain's first FMA, and
+ * compute.exit's (and its taken branch's redirect) what separates the last FMA from the store.
+ */
+Test(issue, a_forms_instruction_holds_the_warp_for_its_stall_count)
+{
+	const struct lform *enter = &lform_table[LF_COMPUTE_ENTER], *skip = &lform_table[LF_COMPUTE_SKIP];
+	const struct lform *exit = &lform_table[LF_COMPUTE_EXIT];
+	cr_assert(enter->n == 7 && enter->code[3].cls == IC_ALU && enter->code[3].stall == 13 &&
+		  enter->code[4].cls == IC_BRA, "compute.enter: ISETP.GE.U32 (stall 13), then @!P0 BRA");
+	cr_assert(skip->n == 1 && (skip->code[0].flags & LI_TAKEN) && skip->code[0].stall == 6,
+		  "compute.skip: the taken @!P0 BRA, stall 6");
+	struct machine m = plain();
+	m.chain_unroll = 32;
+	m.chain_trip_cycles = 0;
+	m.branch_redirect = 0;
+	m.iclass_conv_latency = 1;
+	m.iclass_alu_interval = m.iclass_imad_interval = m.iclass_branch_interval = m.iclass_uniform_interval = 1;
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 32}}, \"global\": {\"o\": {\"elems\": 32}}, \"body\": ["
+			  "{\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"s[0]\", \"k\": %d}]";
+	char k0[512], k32[512], k64[512];
+	snprintf(k0, sizeof k0, fmt, 0);
+	snprintf(k32, sizeof k32, fmt, 32);
+	snprintf(k64, sizeof k64, fmt, 64);
+	uint64_t c0 = run_text(k0, 32, 1, &m), c32 = run_text(k32, 32, 1, &m), c64 = run_text(k64, 32, 1, &m);
+	uint64_t enter_stalls = 0, exit_stalls = 0;
+	for (int i = 0; i < enter->n; i++)
+		enter_stalls += enter->code[i].stall;
+	for (int i = 0; i < exit->n; i++)
+		exit_stalls += exit->code[i].stall + ((exit->code[i].flags & LI_TAKEN) ? 1u : 0u);
+	/*
+	 * k = 32 less k = 0: enter's stalls, 31 FMA latencies and the last FMA's slot, exit's stalls (its
+	 * taken branch: one cycle more), less the skip's; a trip more (k = 64) is 32 latencies and a slot.
+	 */
+	uint64_t per_op = (c32 - c0) - (c64 - c32), skip_cost = skip->code[0].stall + 1u;
+	cr_assert_eq(per_op + skip_cost + (4 - 1), enter_stalls + exit_stalls,
+		     "entering and leaving the loop costs their stall counts (%llu + %llu), less the skip's %llu: %llu",
+		     (unsigned long long)enter_stalls, (unsigned long long)exit_stalls, (unsigned long long)skip_cost,
+		     (unsigned long long)per_op);
+	cr_assert_eq(c64 - c32, 32 * 4 + 1, "a trip: 32 FMA latencies and the back-edge's slot: %llu",
+		     (unsigned long long)(c64 - c32));
+}

@@ -445,19 +445,22 @@ static void derive_progress(struct calib *c)
  * Loops: chain.csv (tests/hw/chain.cu), compute's chain alone, k = 512 and 4096, one warp per scheduler.
  * With the constants in registers a compiled trip of chain_unroll dependent FFMAs costs its chain plus the
  * taken back-edge: the trip's first FFMA issues backedge_redirect cycles after the BRA, which issues one
- * cycle after the trip's last FFMA.  As compute() compiles it (examples.cuh) the trip also rematerialises
- * its constant (HFMA2.MMA) at the loop top: chain_trip_cycles is all a trip adds to the chain.
+ * cycle after the trip's last FFMA.  In the examples' kernels (traces/h100/with_staging_unified4.sass
+ * 0x1140-0x1370) the trip also rematerialises its multiplier with an IMAD.MOV at the loop top, and the
+ * trip's first FFMA reads it: that FFMA issues an IMAD latency after the redirect instead of an FFMA
+ * latency after the last one.  chain_trip_cycles is all a trip adds to the chain.  (chain.csv's
+ * "examples" row, 4.54 cycles per FMA, is chain.cu's own compile of the same source, whose constant is an
+ * HFMA2.MMA of a longer latency than IMAD: not the code the examples run.)
  */
 static void derive_loops(struct calib *c)
 {
 	struct machine *m = &c->m;
-	int r, r2;
+	int r2;
 	double unroll = (double)m->chain_unroll, lat = (double)m->iclass_fma_latency;
-	double ex = cell(c, "chain.csv", "cycles_per_fma", &r, "variant=examples", "warps_per_scheduler=1", NULL);
 	double reg = cell(c, "chain.csv", "cycles_per_fma", &r2, "variant=registers", "warps_per_scheduler=1", NULL);
-	m->chain_trip_cycles = iround(ex * unroll - unroll * lat);
-	cite(c, "chain_trip_cycles", "chain.csv row %d: compute's chain as examples.cuh compiles it, %.3f cycles per FMA, times chain_unroll, less chain_unroll FFMAs at iclass_fma_latency", r, ex);
 	m->backedge_redirect = iround(reg * unroll - (unroll - 1.0) * lat - 1.0);
+	m->chain_trip_cycles = 1 + m->backedge_redirect + m->iclass_imad_latency - m->iclass_fma_latency;
+	cite(c, "chain_trip_cycles", "with_staging_unified4.sass 0x1140-0x1370, compute's trip as the examples compile it: the BRA's slot, backedge_redirect, then the IMAD.MOV of the multiplier the trip's first FFMA reads (iclass_imad_latency instead of iclass_fma_latency)");
 
 	/*
 	 * iclass.csv's branch loops, one warp per scheduler: a step is sub (IADD3), setp (ISETP on its result),

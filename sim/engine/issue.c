@@ -109,7 +109,9 @@ struct cursor {
 
 /*
  * The form the group issues from: compute's load form (op_step 0), its
- * chain (op_step 1..k: NULL for an FMA, the trip's form while e->again),
+ * chain (op_step 1..k: NULL for an FMA; while e->again the form of the
+ * loop's instructions around the FMAs, e->aux: its trip, entry, exit, or
+ * the skip of k = 0),
  * its store form (op_step k + 1); fma's FMAs (NULL); a shuffle step's
  * form; every other op's lowered sequence.
  */
@@ -121,7 +123,7 @@ static const struct lform *form_at(const struct sim *s, const struct warp *w, co
 		if (e->op_step == 0)
 			return &s->k->lowered[e->pc];
 		if (e->again)
-			return &lform_table[LF_CHAIN_TRIP];
+			return &lform_table[e->aux];
 		if ((int64_t)e->op_step <= w->op_count)
 			return NULL;
 		return &lform_table[LF_COMPUTE_STORE];
@@ -253,7 +255,13 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	for (uint64_t d = li->deps; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
-		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready)
+		/*
+		 * A compare smsim lowered reaches a branch later than a register
+		 * reaches an ALU; after ptxas's compare its stall count says when
+		 * (13 cycles before a predicated BRA), and the class latency only
+		 * guards a result whose stall counts were left out with the set-up.
+		 */
+		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
 			ready += s->pred_extra;
 		if (ready > at) {
 			at = ready;
@@ -282,6 +290,10 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	uint64_t at;
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
+	if (w->stall_until > at) {
+		at = w->stall_until;
+		why = STALL_ALU;
+	}
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
 	w->next_known = true;
@@ -341,6 +353,20 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 static bool value_used(const struct insn *in)
 {
 	return in->op == OP_SHARED_LOAD || in->op == OP_GLOBAL_LOAD || in->op == OP_MEMCPY_ASYNC;
+}
+
+/*
+ * compute's loop as compiled around the chain: the tests of k before it
+ * (or, for k = 0, the branch over it) and the ends of its regions after it
+ * issue in a row before the next FMA or the store.
+ */
+static void compute_insert(struct simt_entry *e, enum lform_id form)
+{
+	if (lform_table[form].n == 0)
+		return;
+	e->again = true;
+	e->aux = (uint8_t)form;
+	e->li = 0;
 }
 
 /* The warp goes on in the same op: its next instruction, planned now instead of at the next pick. */
@@ -417,12 +443,15 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->trip = (uint8_t)trip_n;
 		if (e->trip) {
 			e->again = true;
+			e->aux = LF_CHAIN_TRIP;
 			e->li = (uint16_t)(trip_n - e->trip);
+		} else if ((int64_t)e->op_step > w->op_count) {
+			compute_insert(e, LF_COMPUTE_EXIT);
 		}
 		plan_here(s, w);
 		return;
 	}
-	if (in->op == OP_COMPUTE && e->again) { /* one instruction of the chain loop's trip, between two FMAs */
+	if (in->op == OP_COMPUTE && e->again && e->aux == LF_CHAIN_TRIP) { /* one of the trip's, between two FMAs */
 		w->res[e->li] = now + lat;
 		e->trip--;
 		e->again = false;
@@ -430,11 +459,31 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		if (e->trip && (int64_t)e->op_step > w->op_count) { /* the chain is over: the trip's rest in a row */
 			e->again = true;
 			e->li = (uint16_t)(f->n - e->trip);
+		} else if (!e->trip && (int64_t)e->op_step > w->op_count) {
+			compute_insert(e, LF_COMPUTE_EXIT);
+		}
+		plan_here(s, w);
+		return;
+	}
+	if (in->op == OP_COMPUTE && e->again) { /* the loop's entry, exit or skip: in a row, as compiled */
+		const struct linst *li = &f->code[e->li];
+		w->res[e->li] = now + lat;
+		if (li->stall)
+			w->stall_until = now + li->stall;
+		if (li->flags & LI_TAKEN)
+			e->redirect = now + li->stall + 1 + (uint64_t)s->m->branch_redirect;
+		if (++e->li >= f->n) {
+			e->again = false;
+			e->li = 0;
 		}
 		plan_here(s, w);
 		return;
 	}
 
+	/* the SASS's schedule: its stall count holds the warp's next instruction back */
+	uint8_t stall = f->code[e->li].stall;
+	if (stall)
+		w->stall_until = now + stall;
 	uint8_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE); /* an instruction with its own latency */
 	if (own)
 		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
@@ -470,8 +519,13 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	}
 	w->res[e->li] = result;
 	if (f->code[e->li].flags & LI_TAKEN)
-		/* a branch the compiled path takes (a try_wait's ready case jumps over its retry loop) */
-		e->redirect = now + (uint64_t)s->m->branch_redirect;
+		/*
+		 * a branch the compiled path takes (a try_wait's ready case jumps
+		 * over its retry loop): after its stall count, the redirect a taken
+		 * branch adds (iclass.csv's taken loop: 11 cycles from BRA to the
+		 * next issue, its stall count 5)
+		 */
+		e->redirect = now + stall + 1 + (uint64_t)s->m->branch_redirect;
 	e->li++;
 	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
 	if (in->op == OP_MMA && f->loop_begin >= 0 && e->li == (uint16_t)f->loop_end && ++e->op_step < in->mma.rep)
@@ -499,6 +553,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 				w->chain_ready[i] = loaded;
 			e->op_step = 1;
 			e->li = 0;
+			compute_insert(e, w->op_count > 0 ? LF_COMPUTE_ENTER : LF_COMPUTE_SKIP);
 			plan_here(s, w);
 			return;
 		}

@@ -71,6 +71,7 @@ struct simt_entry {
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
 	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
 	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
+	uint8_t aux;          /* compute, while again: the form of the instructions between its FMAs (enum lform_id) */
 	uint64_t redirect;    /* a branch of the kernel's control flow issued: the group fetches from its target until then */
 	uint64_t loop_pred;   /* when the predicate of its current loop trip's bottom branch is ready (its compare + branch_predicate_latency) */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
@@ -112,6 +113,7 @@ struct warp {
 	bool next_known;
 	uint8_t next_cls, next_why;
 	uint64_t next_deps;
+	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */

@@ -12,6 +12,7 @@ says what each form is and why instructions were cut.
 
 --check prints a readable listing of every form instead of C (to stderr too on errors).
 """
+import os
 import re
 import sys
 
@@ -56,12 +57,14 @@ def iclass(ins):
 
 # ------------------------------------------------------------------ parsing
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[0-9T]\s+)?([A-Z0-9_.]+)\s*([^;]*);")
+HIGH = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
 REG = re.compile(r"(?<![A-Za-z0-9_])(!?)(UR\d+|URZ|R\d+|RZ|UP\d|UPT|P\d|PT)((?:\.reuse|\.64|\.128|\.X4|\.H0|\.H1|\.B\d)*)")
 
 
 class Insn:
     def __init__(self, addr, guard, mnem, args, text):
         self.addr, self.guard, self.mnem, self.text = addr, guard, mnem, text
+        self.stall, self.scoreboard = None, False
         self.args = [a.strip() for a in split_args(args)] if args.strip() else []
         self.defs, self.uses = regs_of(self)
 
@@ -159,7 +162,20 @@ def parse(path):
             guard = m.group(2).strip()[1:] if m.group(2) else None
             text = (m.group(2) or "") + m.group(3) + (" " + m.group(4).strip() if m.group(4).strip() else "")
             cur.append(Insn(int(m.group(1), 16), guard, m.group(3), m.group(4), text.strip()))
+            continue
+        m = HIGH.match(line)
+        if m and cur and cur[-1].stall is None:
+            control(cur[-1], int(m.group(1), 16))
     return kernels
+
+
+def control(ins, high):
+    """The control bits of the instruction's high word (bits 105-125 of the 128): the cycles the warp
+    waits before its next instruction (ptxas's fixed-latency schedule) and whether the result comes
+    back through a scoreboard (a variable-latency instruction: its readers wait on it)."""
+    bits = high >> 41
+    ins.stall = bits & 0xF
+    ins.scoreboard = (bits >> 5) & 7 != 7
 
 
 def mark_of(ins):
@@ -175,6 +191,8 @@ def mark_of(ins):
 # (mark the first backward branch's body as the per-round loop), take (indices of conditional
 # branches on the path, counted from 0, to take instead of falling through), drop (regex of
 # mnemonics to leave out), slice (keep only the anchor's backward dependence slice).
+EXAMPLE = "with_staging_unified4.sass"  # cuobjdump -sass of tests/hw/pipelines.cu's with_staging_unified<4>
+
 FORMS = [
     dict(id="ACQUIRE_BLOCK", k="forms_pipe_block", s=7, e=8, anchor=r"SYNCS\.PHASECHK"),
     dict(id="ACQUIRE_THREAD", k="forms_pipe_thread", s=7, e=8, anchor=None),
@@ -204,7 +222,12 @@ FORMS = [
     dict(id="GRID_SYNC", k="forms_grid_sync", s=9, e=10, anchor=r"LD\.E\.STRONG\.GPU", take={3},
          trim=[r"^UMOV UR\d+, 0xffffffff", r"^@!P0 BRA 0x"]),
     dict(id="COMPUTE_LOAD", k="forms_compute", s=1, e=2, anchor=r"LDS", result=True),
-    dict(id="CHAIN_TRIP", k="forms_compute", s=2, e=3, anchor=None, trip=True),
+    # compute's loop as the examples' kernels compile it (with_staging_unified<4> of tests/hw/pipelines.cu):
+    # by address, whole (nothing cut as hoisted: the region is the loop's own set-up)
+    dict(id="CHAIN_TRIP", file=EXAMPLE, a=(0x1140, 0x1380), anchor=None, trip=True),
+    dict(id="COMPUTE_ENTER", file=EXAMPLE, a=(0x10d0, 0x1140), anchor=None, whole=True),
+    dict(id="COMPUTE_EXIT", file=EXAMPLE, a=(0x1380, 0x1490), anchor=None, take={0}, whole=True),
+    dict(id="COMPUTE_SKIP", file=EXAMPLE, a=(0x10d0, 0x10e0), anchor=None, take={0}, whole=True),
     dict(id="COMPUTE_STORE", k="forms_compute", s=3, e=4, anchor=r"STG"),
     dict(id="SHFL_STEP", k="forms_shfl", s=7, e=8, anchor=r"SHFL", result=True),
     dict(id="SHARED_LOAD", k="forms_memory", s=5, e=6, anchor=r"LDS", result=True),
@@ -222,6 +245,11 @@ LFORM_NAMES = {}  # id -> name, read from lower.h when available
 
 def region(kern, f):
     """Index range [lo, hi) of the form's region in the kernel's instruction list."""
+    if "a" in f:
+        at = {ins.addr: i for i, ins in enumerate(kern)}
+        if f["a"][0] not in at or f["a"][1] not in at:
+            raise SystemExit("sass_lower: %s: no instruction at 0x%04x or 0x%04x" % (f["id"], f["a"][0], f["a"][1]))
+        return at[f["a"][0]], at[f["a"][1]]
     marks = [i for i, ins in enumerate(kern) if mark_of(ins) is not None]
     starts = [i for i in marks if mark_of(kern[i]) == f["s"]]
     occ = f.get("occ", 0)
@@ -376,7 +404,7 @@ def live_after(kern, hi, reg):
 
 
 def build(kernels, f):
-    kern = kernels[f["k"]]
+    kern = kernels[f["k"]] if "k" in f else next(iter(kernels[f["file"]].values()))
     lo, hi = region(kern, f)
     path, loop = walk(kern, lo, hi, f)
     notes = []
@@ -398,7 +426,8 @@ def build(kernels, f):
     elif f.get("trip"):
         anchor_pos = path[-1]  # the back edge
     before = list(path)
-    path = cut_hoisted(kern, path, anchor_pos)
+    if not f.get("whole"):
+        path = cut_hoisted(kern, path, anchor_pos)
     cut = [p for p in before if p not in path]
     if f.get("slice"):
         sl = pred_slice(kern, path, anchor_pos)
@@ -456,7 +485,8 @@ def build(kernels, f):
             insts[i]["flags"].append("LI_RESULT")
     anchor = path.index(anchor_pos) if anchor_pos in path else -1
     return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut],
-                src=("traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
+                src=("traces/h100/%s 0x%04x-0x%04x" % (f["file"], kern[lo].addr, kern[hi - 1].addr) if "file" in f
+                     else "traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
                      if hi > lo else "traces/h100/forms.sass %s: marks %d-%d adjacent at 0x%04x"
                      % (f["k"], f["s"], f["e"], kern[hi].addr)),
                 notes=notes)
@@ -476,8 +506,10 @@ def lform_names():
 
 def emit_c(forms, names):
     out = ["/* Generated by tests/hw/sass_lower.py from traces/h100/forms.sass (tests/hw/forms.cu, nvcc 13.0",
-           " * -O3 -arch=sm_90): do not edit; traces/h100/FORMS.md says how to regenerate it and what each",
-           " * form is.  One array per form; each entry cites its SASS instruction. */",
+           " * -O3 -arch=sm_90) and, for compute's loop, traces/h100/%s (tests/hw/pipelines.cu):" % EXAMPLE,
+           " * do not edit; traces/h100/FORMS.md says how to regenerate it and what each form is.  One array",
+           " * per form; each entry: class, flags, ptxas's stall count, whether it sets a scoreboard, the",
+           " * instructions it reads; and the SASS instruction it is. */",
            '#include "lower.h"', "",
            "const char *const iclass_name[IC_COUNT] = {",
            "#define ICLASS_NAME(e, name, doc) name,",
@@ -501,8 +533,9 @@ def emit_c(forms, names):
         out.append("static const struct linst form_%s[] = {" % fid.lower())
         for i, x in enumerate(fm["insts"]):
             flags = "|".join(x["flags"]) or "0"
-            out.append("\t{IC_%s, %s, 0x%xu}, /* %d  %04x: %s */" % (x["cls"], flags, x["deps"], i, x["ins"].addr,
-                                                                 x["ins"].text.replace("*/", "* /")))
+            out.append("\t{IC_%s, %s, %d, %d, 0x%xu}, /* %d  %04x: %s */" % (
+                x["cls"], flags, x["ins"].stall or 0, int(x["ins"].scoreboard), x["deps"], i, x["ins"].addr,
+                x["ins"].text.replace("*/", "* /")))
         out.append("};")
         out.append("")
     out.append("const struct lform lform_table[LF_COUNT] = {")
@@ -529,8 +562,9 @@ def emit_check(forms):
             out.append("     note: " + n)
         for i, x in enumerate(fm["insts"]):
             deps = ",".join(str(j) for j in range(64) if x["deps"] >> j & 1)
-            out.append("  %2d %-6s %-28s deps=%-10s %04x %s" % (i, x["cls"], "|".join(f[3:] for f in x["flags"]), deps,
-                                                                x["ins"].addr, x["ins"].text))
+            out.append("  %2d %-6s %-28s stall=%-2d%s deps=%-10s %04x %s" % (
+                i, x["cls"], "|".join(f[3:] for f in x["flags"]), x["ins"].stall or 0,
+                " sb" if x["ins"].scoreboard else "   ", deps, x["ins"].addr, x["ins"].text))
     return "\n".join(out) + "\n"
 
 
@@ -539,6 +573,7 @@ def main():
     if len(args) != 1:
         raise SystemExit(__doc__)
     kernels = parse(args[0])
+    kernels[EXAMPLE] = parse(os.path.join(os.path.dirname(args[0]), EXAMPLE))
     names = lform_names()
     if names and set(names) != {f["id"] for f in FORMS}:
         raise SystemExit("sass_lower: forms differ from lower.h's LFORM_LIST: %s"
