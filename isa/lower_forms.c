@@ -33,7 +33,7 @@ static const struct linst form_acquire_block[] = {
 static const struct linst form_commit_block[] = {
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 0  0910: NOP */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 1  0920: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR8], RZ */
-	{IC_SYNCS, LI_EXTERN, 1, 0, 0x0u}, /* 2  0930: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR8] */
+	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 2  0930: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR8] */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 3  0940: NOP */
 	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 4  0950: VIADD R2, R2, 0x1 */
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 5  0960: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR8], RZ */
@@ -197,7 +197,7 @@ static const struct linst form_copy_barrier[] = {
 	{IC_UNI, 0, 1, 0, 0xc0000u}, /* 20  0550: ULEA UR5, UR9, UR5, 0x18 */
 	{IC_BRA, 0, 8, 0, 0x0u}, /* 21  0560: NOP */
 	{IC_SYNCS, LI_ARRIVE, 1, 0, 0x100000u}, /* 22  0570: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR5], RZ */
-	{IC_SYNCS, 0, 1, 0, 0x100000u}, /* 23  0580: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR5] */
+	{IC_SYNCS, LI_ARRIVE, 1, 0, 0x100000u}, /* 23  0580: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR5] */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 24  0590: NOP */
 };
 

@@ -421,6 +421,13 @@ static void derive_memory(struct calib *c)
 	double a1024 = cell(c, "barrier.csv", "cycles_per_phase_median", &r2, "primitive=cuda_barrier_arrive_and_wait", "block_size=1024", NULL);
 	m->mbarrier_arrive_interval = iround((a1024 - a32) / 31.0);
 	cite(c, "mbarrier_arrive_interval", "barrier.csv rows %d and %d: cuda::barrier arrive_and_wait, (%.2f - %.2f) / 31 warps arriving", r, r2, a1024, a32);
+	int ra, rb;
+	double alone = cell(c, "iclass.csv", "cycles_per_instruction", &ra, "class=syncs", "sass=SYNCS.ARRIVE", "mode=indep_1warp", "warps_per_scheduler=1", NULL);
+	double four = cell(c, "iclass.csv", "cycles_per_instruction", &rb, "class=syncs", "sass=SYNCS.ARRIVE", "mode=indep", "warps_per_scheduler=1", NULL);
+	m->syncs_arrive_interval = iround(alone);
+	cite(c, "syncs_arrive_interval", "iclass.csv row %d: independent SYNCS.ARRIVEs of one warp alone on the SM, %.2f cycles apart", ra, alone);
+	m->syncs_arrive_mio = iround(four / (double)m->subpartitions) < 1 ? 1 : iround(four / (double)m->subpartitions);
+	cite(c, "syncs_arrive_mio", "iclass.csv row %d: one warp per scheduler, %.2f cycles per SYNCS.ARRIVE per warp, over the %lld schedulers sharing the MIO path", rb, four, (long long)m->subpartitions);
 	double arrive = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=syncs", "sass=SYNCS.ARRIVE", "mode=dep", "warps_per_scheduler=1", NULL);
 	double wake = cell(c, "mbarrier_wake.csv", "arrive_to_wake_median", &r2, "reps=64", NULL);
 	m->mbarrier_arrive_latency = iround(arrive);

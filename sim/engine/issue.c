@@ -310,16 +310,22 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
 	return issue_when_planned(s, w, now, cause);
 }
 
-/* The instruction has issued at now: its pipe is busy, and a memory-path one queues for the MIO; when it starts. */
-static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, uint64_t now)
+/*
+ * The instruction has issued at now: its pipe is busy, and a memory-path
+ * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
+ * is a SYNCS instruction that the unit takes faster than a try_wait
+ * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
+ */
+static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
 {
 	struct subpart *p = &s->sps[w->sp];
-	p->pipe_free[cls] = now + s->cls_ivl[cls];
+	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
 	s->cls_issued[cls]++;
-	if (!s->cls_mio[cls])
+	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
+	if (!mio)
 		return now;
 	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
-	s->mem.mio_free = start + s->cls_mio[cls];
+	s->mem.mio_free = start + mio;
 	return start;
 }
 
@@ -398,7 +404,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	const struct insn *in = c.in;
 	const struct lform *f = c.f;
 	enum iclass cls = (enum iclass)w->next_cls;
-	uint64_t start = occupy(s, w, cls, now);
+	uint64_t start = occupy(s, w, cls, f && (f->code[e->li].flags & LI_ARRIVE), now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);

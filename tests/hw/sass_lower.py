@@ -467,7 +467,7 @@ def build(kernels, f):
             flags.append("LI_PAD")
         if ins.mnem.startswith("LDC"):  # a constant into a vector register: the constant cache's latency
             flags.append("LI_LDC")
-        if ins.mnem.startswith("SYNCS.ARRIVE"):  # its token back at the arrive's latency, not PHASECHK's
+        if ins.mnem.startswith(("SYNCS.ARRIVE", "ARRIVES")):  # its token back at the arrive's latency, not PHASECHK's
             flags.append("LI_ARRIVE")
         insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
     # results (forms that produce a value): the last writer on the walked path of an R register
