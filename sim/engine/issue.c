@@ -152,6 +152,7 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 	w->op_wait = 0;
 	e->again = false;
 	e->trip = 0;
+	e->trip_fmas = 0;
 	if (in->op == OP_COMPUTE || in->op == OP_FMA || in->op == OP_SHFL) {
 		w->op_count = simt_eval(s, w, __builtin_ctz(e->mask), &in->e[0]);
 		if (w->op_count < 0) {
@@ -296,6 +297,7 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	}
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
+	w->next_form = c->f;
 	w->next_known = true;
 }
 
@@ -393,7 +395,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		/* planned at the pick or after the last issue: the group and its op have not moved since */
 		c.e = simt_cur(w);
 		c.in = &s->k->code[c.e->pc];
-		c.f = form_at(s, w, c.in, c.e);
+		c.f = w->next_form;
 	} else if (!cursor_at(s, w, now, &c)) {
 		return;
 	} else {
@@ -431,7 +433,10 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		 */
 		uint64_t chains = in->chains > 1 ? in->chains : 1, per_trip = (uint64_t)s->m->chain_unroll * chains;
 		uint64_t done_fmas = e->op_step - 1;
-		if (done_fmas % per_trip == 0 && (int64_t)done_fmas < w->op_count)
+		/* where in its trip the chain is (done_fmas % per_trip, counted: a division per FMA costs the host more) */
+		if (++e->trip_fmas >= per_trip)
+			e->trip_fmas = 0;
+		if (e->trip_fmas == 0 && (int64_t)done_fmas < w->op_count)
 			for (uint64_t i = 0; i < chains; i++)
 				w->chain_ready[i] += (uint64_t)s->m->chain_trip_cycles;
 		if (chains > 1 && (int64_t)e->op_step > w->op_count) {
@@ -445,7 +450,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		}
 		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
 		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
-		if (trip_n > 0 && (e->op_step - 2) % per_trip == 0)
+		if (trip_n > 0 && e->trip_fmas == (per_trip > 1 ? 1 : 0))
 			e->trip = (uint8_t)trip_n;
 		if (e->trip) {
 			e->again = true;
@@ -545,8 +550,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = false;
 		}
 	}
-	if (e->li < f->n) {
-		plan_here(s, w);
+	if (e->li < f->n) { /* the same form goes on */
+		plan(s, w, &c);
 		return;
 	}
 	switch (in->op) {

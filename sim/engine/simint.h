@@ -62,22 +62,23 @@ struct simt_entry {
 	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
 	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
 	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
+	uint8_t aux;          /* compute, while again: the form of the instructions between its FMAs (enum lform_id) */
+	uint8_t blocked;      /* enum wait_kind */
 	uint32_t order;       /* convergence_barrier: the newest runnable path issues first: split off later = higher; a spin yields below all (SIMT_ORDER_MID) */
 	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
 	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
 	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
+	uint16_t trip_fmas;   /* compute: FMAs issued in the chain loop's current trip (of chain_unroll x chains) */
 	uint32_t mask;        /* 0: a dead slot (independent mode) */
 	uint32_t op_step;     /* the op's own progress: copy rounds, compute's phase and FMA, shuffle steps */
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
 	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
 	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
-	uint8_t aux;          /* compute, while again: the form of the instructions between its FMAs (enum lform_id) */
 	uint64_t redirect;    /* a branch of the kernel's control flow issued: the group fetches from its target until then */
 	uint64_t loop_pred;   /* when the predicate of its current loop trip's bottom branch is ready (its compare + branch_predicate_latency) */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
-	uint8_t blocked;      /* enum wait_kind */
 	uint32_t token;       /* arrive_and_wait: the phase it arrived in */
 };
 
@@ -114,6 +115,7 @@ struct warp {
 	uint8_t next_cls, next_why;
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
+	const struct lform *next_form; /* the form the planned instruction is in (NULL: a chain's FMA) */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */

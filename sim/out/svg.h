@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../isa/diag.h"
+#include "../../isa/diag.h"
 #include "trace.h"
 
 /* The part of a run a timeline draws. */
