@@ -12,4 +12,4 @@ if ! cmp -s "$out" tests/callforms/fit.csv; then
 	echo "tests/callforms/fit.csv is not what tests/callforms/fit.py derives from traces/h100/callforms.csv"
 	exit 1
 fi
-"$smsim" validate tests/callforms/fit.csv --configs tests/callforms --max-error 35
+"$smsim" validate tests/callforms/fit.csv --configs tests/callforms --max-error 25

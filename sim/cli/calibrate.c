@@ -400,9 +400,16 @@ static void derive_memory(struct calib *c)
 	m->dram_peak_bytes_per_cycle = round(peak / sms / (m->clock_ghz * 1e9) * 100.0) / 100.0;
 	cite(c, "dram_peak_bytes_per_cycle", "device.csv row %d: %.4g B/s, Nsight Compute's DRAM peak, over row %d's %.0f SMs at clock_ghz", r,
 	     peak, r2, sms);
-	double fill = cell(c, "ldgsts_throughput.csv", "bytes_per_cycle_per_sm_median", &r, "source=L2", "chunk_bytes=16", "blocks=1", NULL);
+	/*
+	 * The L2-to-SM rate of copies: 16-byte LDGSTS from an L2-resident buffer, 32 warps per SM issuing
+	 * them back to back (iclass.csv).  ldgsts_throughput.csv's loop commits and waits on every copy: it
+	 * measures one LDGSTS per ~12 cycles whatever the chunk (traces/h100/README.md), not the rate.
+	 */
+	double l2_per_warp = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=ldgsts", "sass=LDGSTS(16B;L2)", "mode=indep",
+			       "warps_per_scheduler=8", NULL);
+	double fill = 8.0 * (double)m->subpartitions * 16.0 * 32.0 / l2_per_warp;
 	m->l2_bytes_per_cycle = round(fill * 10.0) / 10.0;
-	cite(c, "l2_bytes_per_cycle", "ldgsts_throughput.csv row %d: one SM alone, 16-byte cp.async from L2, %.2f B/cycle", r, fill);
+	cite(c, "l2_bytes_per_cycle", "iclass.csv row %d: 16-byte LDGSTS from L2, 8 warps per scheduler, %.2f cycles per instruction per warp: %lld warps x 512 bytes per %.2f cycles", r, l2_per_warp, (long long)(8 * m->subpartitions), l2_per_warp);
 	double bulk_l2 = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r, "source=L2", "footprint_bytes=8388608", "bytes=16", NULL);
 	double ld_l2 = cell(c, "global_latency.csv", "cycles_per_load_median", &r2, "level=L2", "footprint_bytes=8388608", NULL);
 	double bulk_dram = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r3, "source=DRAM", "bytes=16", NULL);
@@ -429,14 +436,20 @@ static void derive_memory(struct calib *c)
 	m->syncs_arrive_mio = iround(four / (double)m->subpartitions) < 1 ? 1 : iround(four / (double)m->subpartitions);
 	cite(c, "syncs_arrive_mio", "iclass.csv row %d: one warp per scheduler, %.2f cycles per SYNCS.ARRIVE per warp, over the %lld schedulers sharing the MIO path", rb, four, (long long)m->subpartitions);
 	double arrive = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=syncs", "sass=SYNCS.ARRIVE", "mode=dep", "warps_per_scheduler=1", NULL);
-	double wake = cell(c, "mbarrier_wake.csv", "arrive_to_wake_median", &r2, "reps=64", NULL);
+	/*
+	 * trywait_window.csv (tests/hw/trywait_window.cu): a warp suspended in a try_wait.parity loop,
+	 * another warp's arrive completing the phase 104 cycles after the loop began: from the arrive's
+	 * issue to the waiter's first instruction past its wait.  The model wakes the waiter, which
+	 * issues its try_wait again (iclass_syncs_latency) and the ready path's taken branch (its stall
+	 * count 5, trywait_window.sass 0x02a0, then branch_redirect + 1).
+	 */
+	double wake = cell(c, "trywait_window.csv", "wake_after_arrive_median", &r2, "gap_target=160", NULL);
 	m->mbarrier_arrive_latency = iround(arrive);
 	cite(c, "mbarrier_arrive_latency", "iclass.csv row %d: SYNCS.ARRIVE back to back, one warp, %.2f cycles", r, arrive);
-	/* the woken warp's try_wait issues again and its result takes iclass_syncs_latency (derived above) */
-	m->mbarrier_wake_latency = iround(wake - arrive) - m->iclass_syncs_latency;
+	m->mbarrier_wake_latency = iround(wake - arrive) - m->iclass_syncs_latency - (5 + 1 + m->branch_redirect);
 	if (m->mbarrier_wake_latency < 0)
 		m->mbarrier_wake_latency = 0;
-	cite(c, "mbarrier_wake_latency", "mbarrier_wake.csv row %d: arrive to a waiter's wake %.1f cycles, less the arrive (iclass.csv row %d) and the woken try_wait's own latency (iclass_syncs_latency)", r2, wake, r);
+	cite(c, "mbarrier_wake_latency", "trywait_window.csv row %d: arrive to the suspended waiter's next instruction %.1f cycles, less the arrive (iclass.csv row %d), the woken try_wait's own latency (iclass_syncs_latency) and its ready branch (stall 5, branch_redirect + 1)", r2, wake, r);
 }
 
 /* Forward progress: forward_progress.csv (tests/hw/forward_progress.cu), a try_wait on a phase nobody completes. */
@@ -583,10 +596,10 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	machine_defaults(&c->m);
 	derive_device(c);
 	derive_classes(c);
+	derive_choices(c);
+	derive_loops(c); /* the branch costs: the mbarrier wake (derive_memory) subtracts a taken branch */
 	derive_memory(c);
 	derive_progress(c);
-	derive_choices(c);
-	derive_loops(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -153,6 +153,7 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 	e->again = false;
 	e->trip = 0;
 	e->trip_fmas = 0;
+	e->resumed = false;
 	if (in->op == OP_COMPUTE || in->op == OP_FMA || in->op == OP_SHFL) {
 		w->op_count = simt_eval(s, w, __builtin_ctz(e->mask), &in->e[0]);
 		if (w->op_count < 0) {
@@ -291,6 +292,7 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	uint64_t at;
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
+	w->next_free = c->f && c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
 	if (w->stall_until > at) {
 		at = w->stall_until;
 		why = STALL_ALU;
@@ -320,9 +322,11 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
  */
 static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
 {
+	s->cls_issued[cls]++;
+	if (w->next_free)
+		return now;
 	struct subpart *p = &s->sps[w->sp];
 	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
-	s->cls_issued[cls]++;
 	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
 	if (!mio)
 		return now;
@@ -503,6 +507,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
+		e->resumed = false;
 		uint32_t branching = e->mask;
 		bool fetches = in->op == OP_BRZ && (f->code[e->li].flags & LI_RESULT);
 		if (in->op == OP_BRZ && f->code[e->li].cls == IC_BRA && !fetches)

@@ -75,6 +75,7 @@ void sched_wake(struct sim *s, struct warp *w, int entry, uint64_t at)
 	struct simt_entry *e = &w->stack[entry];
 	w->next_known = false;
 	e->blocked = WAIT_NONE;
+	e->resumed = true;
 	simt_mark(w, entry);
 	e->blocked_obj = -1;
 	e->next_waiter = NONE;

@@ -79,7 +79,8 @@ struct simt_entry {
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
-	uint32_t token;       /* arrive_and_wait: the phase it arrived in */
+	uint32_t token;
+	bool resumed;         /* woken at its anchor: a try_wait held in the SYNCS unit returns, it does not issue again */       /* arrive_and_wait: the phase it arrived in */
 };
 
 /* A waiter is one group of one warp: warp id << 6 | entry. */
@@ -115,6 +116,7 @@ struct warp {
 	uint8_t next_cls, next_why;
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
+	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
 	const struct lform *next_form; /* the form the planned instruction is in (NULL: a chain's FMA) */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
@@ -640,6 +642,12 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 	if (redirect > at) {
 		at = redirect;
 		why = STALL_BRANCH;
+	}
+	if (w->next_free) {
+		if (at <= now)
+			return now;
+		*cause = why;
+		return at;
 	}
 	uint64_t pipe = s->sps[w->sp].pipe_free[w->next_cls];
 	if (pipe > at) {
