@@ -238,7 +238,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		w = p->warps[i];
 		s->issuing = w;
 		enum stall cause = (enum stall)w->cause;
-		uint64_t at = issue_check(s, w, now, &cause);
+		uint64_t at = w->next_known ? issue_when_planned(s, w, now, &cause) : issue_check(s, w, now, &cause);
 		s->issuing = NULL;
 		if (s->error)
 			return NEVER;
