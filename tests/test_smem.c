@@ -293,3 +293,31 @@ Test(smem, ldmatrix_rows_conflict_by_their_stride)
 	c = smem_access_cost(a, 0xffffffffu, 16);
 	cr_assert_eq(c.wavefronts, 4);
 }
+
+/*
+ * The memo of access shapes answers what the model computes: the same lanes' offsets at a base
+ * moved by whole rows of banks (a loop's next stage) hit it, a base moved within a row does not
+ * alias, and a slot reused by another shape answers for the new one.
+ */
+Test(smem, the_memo_of_access_shapes_answers_as_the_model)
+{
+	static struct smem_memo memo; /* zeroed: every slot empty */
+	uint64_t seed = 12345;
+	const uint32_t widths[] = {4, 8, 16};
+	for (int i = 0; i < 4000; i++) {
+		uint64_t addr[32];
+		uint32_t width = widths[i % 3];
+		uint32_t mask = i % 5 ? 0xffffffffu : (uint32_t)(seed >> 7) | 1u;
+		uint64_t base = 4096 + (uint64_t)(i % 7) * 128 + (uint64_t)(i % 11 == 0 ? 4 : 0);
+		for (int l = 0; l < 32; l++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* a few shapes repeat (i / 3 % 9), the rest are fresh */
+			uint64_t off = i % 4 ? (uint64_t)((i / 3 % 9) * 37 + l * 5 % 23) : (seed >> 33) % 512;
+			addr[l] = base + off * width;
+		}
+		struct smem_cost a = smem_access_cost_memo(&memo, addr, mask, width), b = smem_access_cost(addr, mask, width);
+		cr_assert(a.wavefronts == b.wavefronts && a.ways == b.ways && a.phases == b.phases,
+			  "draw %d: the memo says %u wavefronts, %u ways, %u phases; the model %u, %u, %u", i, a.wavefronts,
+			  a.ways, a.phases, b.wavefronts, b.ways, b.phases);
+	}
+}

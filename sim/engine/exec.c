@@ -147,7 +147,7 @@ static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
 static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint32_t bytes, uint64_t now)
 {
 	uint32_t width = bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
-	return smem_access_c(s, smem_access_cost(addr, mask, width), now);
+	return smem_access_c(s, smem_access_cost_memo(s->smem_memo, addr, mask, width), now);
 }
 
 /* Whether addr's rows lie as rel says relative to addr[0]. */
@@ -218,7 +218,7 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		    same_shape(mc->rel, addr)) {
 			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways, .phases = mc->phases};
 		} else {
-			wc = smem_access_cost(addr, 0xffffffffu, 16);
+			wc = smem_access_cost_memo(s->smem_memo, addr, 0xffffffffu, 16);
 			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways,
 					       .phases = wc.phases};
 			for (int L = 0; L < 32; L++)

@@ -60,7 +60,8 @@ static int setup(struct sim *s)
 		nbars += s->k->bars[i].count;
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
-	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs)
+	s->smem_memo = calloc(1, sizeof *s->smem_memo);
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->smem_memo)
 		return -1;
 	for (int32_t pc = 0; pc < s->k->ncode; pc++)
 		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
@@ -147,6 +148,7 @@ static void teardown(struct sim *s)
 	free(s->sps);
 	free(s->mbars);
 	free(s->lane_regs);
+	free(s->smem_memo);
 	evq_free(&s->q);
 }
 

@@ -15,6 +15,7 @@
 #include "../../isa/kernel.h"
 #include "../../isa/lower.h"
 #include "cpasync.h"
+#include "smem.h"
 #include "flow.h"
 #include "evq.h"
 #include "machine.h"
@@ -316,6 +317,7 @@ struct sim {
 		int32_t rel[32];
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
 	} mma_costs[MMA_COST_SLOTS][8];
+	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
 	/* cuda::barrier arrivals on their way (mbar_arrive_checked): who sent them, for the excess-arrival check */

@@ -325,7 +325,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
-		struct smem_cost sc = smem_access_cost(saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
+		struct smem_cost sc = smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;

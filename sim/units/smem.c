@@ -125,3 +125,33 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 	}
 	return c;
 }
+
+struct smem_cost smem_access_cost_memo(struct smem_memo *memo, const uint64_t addr[32], uint32_t mask, uint32_t width)
+{
+	if (!mask)
+		return smem_access_cost(addr, mask, width);
+	int l0 = __builtin_ctz(mask);
+	uint64_t a0 = addr[l0];
+	uint32_t bank_base = (uint32_t)(a0 % (4 * SMEM_BANKS));
+	uint64_t h = (uint64_t)mask * 0x9e3779b97f4a7c15ull ^ (uint64_t)width << 7 ^ bank_base;
+	for (uint32_t m = mask; m; m &= m - 1)
+		h = (h ^ (addr[__builtin_ctz(m)] - a0)) * 0x100000001b3ull;
+	struct smem_shape *e = &memo->slot[(h ^ h >> 29) % SMEM_MEMO_SLOTS];
+	bool hit = e->width == width && e->mask == mask && e->bank_base == bank_base;
+	for (uint32_t m = mask; hit && m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		hit = e->rel[l] == (int64_t)(addr[l] - a0);
+	}
+	if (hit)
+		return e->cost;
+	struct smem_cost c = smem_access_cost(addr, mask, width);
+	e->mask = mask;
+	e->width = width;
+	e->bank_base = bank_base;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		e->rel[l] = (int64_t)(addr[l] - a0);
+	}
+	e->cost = c;
+	return c;
+}

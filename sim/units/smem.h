@@ -25,4 +25,21 @@ struct smem_cost {
  */
 struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width);
 
+/*
+ * The costs of recent access shapes: a warp access's cost depends only on
+ * its lanes' addresses relative to each other and the first one's place
+ * among the banks, and a kernel's loops repeat a few shapes at moving
+ * bases (a copy's or a load's rows, stage after stage).
+ */
+#define SMEM_MEMO_SLOTS 256
+struct smem_memo {
+	struct smem_shape {
+		uint32_t mask, width, bank_base; /* width 0: an empty slot */
+		int64_t rel[32];                 /* the lanes in mask: addr - the lowest lane's */
+		struct smem_cost cost;
+	} slot[SMEM_MEMO_SLOTS];
+};
+/* smem_access_cost, looked up by shape first. */
+struct smem_cost smem_access_cost_memo(struct smem_memo *memo, const uint64_t addr[32], uint32_t mask, uint32_t width);
+
 #endif
