@@ -109,7 +109,8 @@ static int setup(struct sim *s)
 			w->uval = w->regs + 32 * nslots;
 			w->slot_ready = (uint64_t *)(w->uval + nslots); /* all 0: the builtins and fresh variables are ready */
 			w->cpa.land = calloc(CPA_WARP_RING, sizeof *w->cpa.land);
-			if (!w->regs || !w->cpa.land)
+			w->cpa.first = calloc(CPA_WARP_RING, sizeof *w->cpa.first);
+			if (!w->regs || !w->cpa.land || !w->cpa.first)
 				return -1;
 			for (int lane = 0; lane < 32; lane++) {
 				*simt_reg(w, SLOT_TID, lane) = (int64_t)i * 32 + lane;
@@ -130,6 +131,7 @@ static void teardown(struct sim *s)
 	for (uint32_t i = 0; s->warps && i < s->nwarps; i++) {
 		free(s->warps[i].regs);
 		free(s->warps[i].cpa.land);
+		free(s->warps[i].cpa.first);
 	}
 	for (uint32_t b = 0; s->blocks && b < s->nblocks; b++) {
 		pipe_free(s, &s->blocks[b]);

@@ -572,8 +572,12 @@ void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uin
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);
-/* The cycle the warp's threads in mask may go on; records each thread's over-wait. */
-uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now);
+/*
+ * The cycle the warp's threads in mask may go on; records each thread's over-wait.  batches:
+ * the groups the wait covers count in the latency-hiding figures (the primitives; a pipeline
+ * counts its stages instead).
+ */
+uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now, bool batches);
 
 /* barrier.c: cuda::barrier<thread_scope_block> */
 int cbar_setup(struct sim *s, struct block *b);
@@ -617,6 +621,8 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 /* stats.c */
 /* Copies by lanes issued at issue that land at land, and would take unloaded cycles on an idle SM. */
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land, uint64_t unloaded);
+/* STATS_NO_TRACK: a batch with no copy-engine track in the trace (a warp's cp.async group). */
+#define STATS_NO_TRACK UINT32_MAX
 void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
 

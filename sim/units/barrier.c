@@ -391,8 +391,12 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 					    b->what, (long long)p, (long long)meant, (long long)last, (unsigned long long)now);
 		}
 		if (ok[lane]) {
+			uint32_t phase = in->parity ? b->phase - 1 : (uint32_t)v[lane];
 			done |= 1u << lane;
-			saw_phase(s, w, bar, elem, in->parity ? b->phase - 1 : (uint32_t)v[lane], 1u << lane);
+			saw_phase(s, w, bar, elem, phase, 1u << lane);
+			/* how long a wait that blocked on the phase of a copy's batch exposed its latency */
+			if (e->wait_start != NEVER && b->filled.seq == phase && now - e->wait_start > b->filled.exposed)
+				b->filled.exposed = now - e->wait_start;
 		}
 	}
 	if (try_wait && !done && e->op_step == 0) {

@@ -33,12 +33,15 @@ uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return o
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
 	uint32_t m = w->cpa.batches++;
-	uint64_t land = 0;
+	uint64_t land = 0, first = NEVER;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
 		if (o->land > land)
 			land = o->land;
+		if (o->first < first)
+			first = o->first;
 	}
+	w->cpa.first[m % CPA_WARP_RING] = first;
 	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
 		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
 	w->cpa.land[m % CPA_WARP_RING] = land;
@@ -58,7 +61,7 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);
 }
 
-uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now)
+uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now, bool batches)
 {
 	if (n > CPA_MAX_PRIOR)
 		n = CPA_MAX_PRIOR; /* the hardware's wait_group takes at most 8 */
@@ -67,6 +70,20 @@ uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n
 	uint64_t release = now;
 	if (need_actual >= 0 && w->cpa.land[need_actual % CPA_WARP_RING] > release)
 		release = w->cpa.land[need_actual % CPA_WARP_RING];
+	/*
+	 * The batches this wait covers count in the latency-hiding figures, each once: the one
+	 * the wait releases on exposes what the warp waits for it, the older ones nothing more.
+	 */
+	for (int64_t b = w->cpa.reported; batches && b <= need_actual; b++) {
+		if (need_actual - b >= CPA_WARP_RING)
+			continue;
+		struct batch_rec rec = {.seq = (uint64_t)b, .first_issue = w->cpa.first[b % CPA_WARP_RING],
+					.last_land = w->cpa.land[b % CPA_WARP_RING],
+					.exposed = b == need_actual ? release - now : 0};
+		stats_batch(s, &rec, STATS_NO_TRACK, 0);
+	}
+	if (batches && need_actual >= (int64_t)w->cpa.reported)
+		w->cpa.reported = (uint32_t)need_actual + 1;
 	struct sim_report *r = s->rep;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);

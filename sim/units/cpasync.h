@@ -38,7 +38,9 @@ struct cpa_thread {
 
 struct cpa_warp {
 	uint32_t batches;          /* PL + 1 */
+	uint32_t reported;         /* actual batches handed to the latency-hiding figures (stats_batch) */
 	uint64_t *land;            /* landing of actual batches 0..m, prefix max, by m % CPA_WARP_RING */
+	uint64_t *first;           /* first copy issue of actual batch m (NEVER: none), by m % CPA_WARP_RING */
 };
 
 #endif

@@ -544,7 +544,8 @@ static bool thread_wait(struct sim *s, struct warp *w, struct pipe_block *pb, co
 			left &= ~same;
 			if (v == NO_WAIT)
 				continue;
-			uint64_t r = cpa_wait_prior(s, w, same, v, now);
+			/* a pipeline's batches count as its stages; the primitives' as the warp's groups */
+			uint64_t r = cpa_wait_prior(s, w, same, v, now, !pb);
 			if (r > release)
 				release = r;
 		}

@@ -30,7 +30,8 @@ void stats_batch(struct sim *s, const struct batch_rec *b, uint32_t track, uint3
 	r->batches++;
 	if (b->first_issue == NEVER || b->last_land < b->first_issue)
 		return;
-	trace_copy(s->trace, track + stage, (uint32_t)b->seq, b->first_issue, b->last_land);
+	if (track != STATS_NO_TRACK)
+		trace_copy(s->trace, track + stage, (uint32_t)b->seq, b->first_issue, b->last_land);
 	uint64_t lat = b->last_land - b->first_issue;
 	r->batch_latency += lat;
 	/* A consumer can be blocked longer than the copy took (wake-up latency); only the copy's share counts. */
