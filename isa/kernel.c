@@ -1048,6 +1048,43 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_MMA: return compile_mma(c, st, &in);
+	case OP_BULK_STORE: {
+		/* cuda::ptx::cp_async_bulk(space_global, space_shared, dst, src, size): 16-byte aligned, size % 16 (checked at run time) */
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_memref(c, st, "dst", SPACE_GLOBAL, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_SHARED, &in.src)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		in.group = GROUP_THREAD;
+		in.align = 16;
+		return emit(c, in);
+	}
+	case OP_BULK_COMMIT_GROUP: {
+		static const char *const keys[] = {"op", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_BULK_WAIT_GROUP: {
+		/* cuda::ptx::cp_async_bulk_wait_group[_read](n32_t<N>): N an immediate */
+		static const char *const keys[] = {"op", "n", "read", "comment", NULL};
+		int64_t n;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = const_field(c, st, "n", false, "0", 0, BULK_MAX_PRIOR, &n)))
+			return rc;
+		const cJSON *rd = cJSON_GetObjectItemCaseSensitive(st, "read");
+		if (rd && !cJSON_IsBool(rd)) {
+			size_t old = jpath_key(&c->at, "read");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"expected true (cp.async.bulk.wait_group.read: the source may be reused) or false");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.read_only = cJSON_IsTrue(rd);
+		in.e[0] = (struct expr){.is_const = true, .value = n};
+		return emit(c, in);
+	}
 	default: return jdoc_error(c->doc, &c->at, c->d, "op \"%s\" cannot be written directly", opname);
 	}
 out:

@@ -59,6 +59,7 @@ enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
 
 #define FMA_MAX_CHAINS 8
+#define BULK_MAX_PRIOR 63 /* cp.async.bulk.wait_group N: the newest groups a thread's ring remembers (sim/units/bulk.c) */
 #define MMA_MAX_INSNS 24 /* an mma op's LDSMs and one round of HMMAs (a lowered form holds 32 at most) */
 
 struct insn {
@@ -77,6 +78,7 @@ struct insn {
 	bool sized;      /* MEMCPY_ASYNC: "align" given, i.e. cuda::aligned_size_t<align>: bytes a multiple of it */
 	bool zfill;      /* PIPELINE_MEMCPY_ASYNC: e[1] is the zero-filled tail (__pipeline_memcpy_async's zfill) */
 	bool tx_only;    /* MEMCPY_ASYNC: cuda::device::memcpy_async_tx, a bulk copy whose bytes the caller expect_tx'd */
+	bool read_only;  /* BULK_WAIT_GROUP: .read, the groups' shared reads only (e[0]: N) */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */

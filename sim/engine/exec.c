@@ -314,6 +314,7 @@ static void note_work(struct warp *w, enum op op, uint64_t now)
 		break;
 	case OP_MEMCPY_ASYNC:
 	case OP_PIPELINE_MEMCPY_ASYNC:
+	case OP_BULK_STORE:
 	case OP_COMPUTE:
 	case OP_FMA:
 	case OP_SHFL:
@@ -398,6 +399,9 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); return ANCHOR_DONE;
 	case OP_MMA: s->anchor_result = exec_mma(s, w, in, mask, now); return ANCHOR_DONE;
 	case OP_FENCE_PROXY_ASYNC: flow_proxy_fence(s, w, mask); return ANCHOR_DONE;
+	case OP_BULK_STORE: bulk_store(s, w, in, now); return ANCHOR_DONE;
+	case OP_BULK_COMMIT_GROUP: bulk_commit(s, w); return ANCHOR_DONE;
+	case OP_BULK_WAIT_GROUP: return done_if(bulk_wait(s, w, in, now));
 	case OP_FMA:
 	case OP_SHFL:
 	case OP_COUNT: break;

@@ -82,7 +82,8 @@ static int setup(struct sim *s)
 		blk->cpa = calloc((size_t)l->block_size, sizeof *blk->cpa);
 		blk->cpa_open = calloc((size_t)l->block_size, sizeof *blk->cpa_open);
 		blk->exited_in_pipe = calloc((size_t)l->block_size, 1);
-		if (!blk->cpa || !blk->cpa_open || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk))
+		if (!blk->cpa || !blk->cpa_open || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk) ||
+		    bulk_setup(s, blk))
 			return -1;
 		for (int64_t t = 0; t < l->block_size; t++)
 			blk->cpa_open[t].first = NEVER;
@@ -134,6 +135,7 @@ static void teardown(struct sim *s)
 		pipe_free(s, &s->blocks[b]);
 		cbar_free(&s->blocks[b]);
 		flow_free(&s->blocks[b]);
+		bulk_free(s, &s->blocks[b]);
 		free(s->blocks[b].cpa);
 		free(s->blocks[b].cpa_open);
 		free(s->blocks[b].exited_in_pipe);

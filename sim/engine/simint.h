@@ -14,6 +14,7 @@
 
 #include "../../isa/kernel.h"
 #include "../../isa/lower.h"
+#include "bulk.h"
 #include "cpasync.h"
 #include "flow.h"
 #include "evq.h"
@@ -251,6 +252,8 @@ struct block {
 	uint64_t *wsync_at;      /* per thread: its cycle */
 	uint32_t *rel_vis;       /* per thread: its cp.async batches below this were waited for at its last barrier arrive */
 	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
+	struct bulk_thread **bulk; /* per thread: its bulk async-groups (TMA stores); NULL until its first bulk op */
+	uint32_t *bulk_vis;      /* per thread: its bulk stores below this had read their source at the last __syncthreads */
 };
 
 struct gmem {
@@ -510,6 +513,8 @@ void sim_check_spin(struct sim *s, uint64_t now);
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
+/* A bulk store's write of nsectors starting now; returns when the L2 has them. */
+uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
@@ -569,6 +574,15 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);
 /* The cycle the warp's threads in mask may go on; records each thread's over-wait. */
 uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now);
 
+/* bulk.c: TMA stores and their bulk async-groups */
+int bulk_setup(struct sim *s, struct block *b);
+void bulk_free(struct sim *s, struct block *b);
+void bulk_store(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+void bulk_commit(struct sim *s, struct warp *w);
+bool bulk_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+/* Thread tid's bulk stores below this are known (by its own finished wait_group.read) to have read their source. */
+uint32_t bulk_read_known(const struct block *b, uint32_t tid);
+
 /* barrier.c: cuda::barrier<thread_scope_block> */
 int cbar_setup(struct sim *s, struct block *b);
 void cbar_free(struct block *b);
@@ -580,6 +594,8 @@ bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, ui
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
+/* Whether the op is a bulk copy into shared memory (cp.async.bulk, the async proxy). */
+bool copy_bulk(const struct insn *in);
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 /* The latest landing of any copy issued so far: copies are in flight until then. */
 static inline uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
@@ -605,6 +621,8 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
 void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
 void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
+/* The lane's bulk store (the async proxy), its store-th, reads [saddr, saddr + bytes) of shared memory. */
+void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store);
 void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
 		     int out_buf, int64_t out_index);
 

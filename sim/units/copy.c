@@ -93,7 +93,7 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 	return chunks_of(block ? r + __builtin_ctz(mask) : 0, group, c, bytes);
 }
 
-static bool bulk_path(const struct insn *in) { return in->bar >= 0 && in->align >= 16; }
+bool copy_bulk(const struct insn *in) { return in->op == OP_MEMCPY_ASYNC && in->bar >= 0 && in->align >= 16; }
 
 /* What completes a copy by this lane, for the dataflow checks. */
 static void completion(struct sim *s, struct warp *w, const struct insn *in, int lane, uint32_t bar_elem,
@@ -224,7 +224,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 {
 	const struct machine *m = s->m;
 	struct simt_entry *e = simt_cur(w);
-	if (bulk_path(in))
+	if (copy_bulk(in))
 		return bulk_issue(s, w, in, now);
 	uint32_t mask = simt_mask(w);
 	uint32_t round = e->op_step;

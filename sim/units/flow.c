@@ -28,8 +28,9 @@ int flow_setup(struct sim *s, struct block *b)
 	b->wsync_at = calloc((size_t)s->launch.block_size, sizeof *b->wsync_at);
 	b->rel_vis = calloc((size_t)s->launch.block_size, sizeof *b->rel_vis);
 	b->rel_at = calloc((size_t)s->launch.block_size, sizeof *b->rel_at);
+	b->bulk_vis = calloc((size_t)s->launch.block_size, sizeof *b->bulk_vis);
 	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences || !b->wsync_vis || !b->wsync_mask || !b->wsync_at ||
-	    !b->rel_vis || !b->rel_at)
+	    !b->rel_vis || !b->rel_at || !b->bulk_vis)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -48,6 +49,8 @@ void flow_free(struct block *b)
 	free(b->wsync_at);
 	free(b->rel_vis);
 	free(b->rel_at);
+	free(b->bulk_vis);
+	b->bulk_vis = NULL;
 	b->flow = NULL;
 	b->vis = NULL;
 	b->bar_sync = NULL;
@@ -121,8 +124,10 @@ static bool warp_synced(const struct block *b, uint32_t writer, uint32_t tid)
 void flow_sync(struct sim *s, struct block *b)
 {
 	b->sync_gen++;
-	for (int64_t t = 0; s->checks && t < s->launch.block_size; t++)
+	for (int64_t t = 0; s->checks && t < s->launch.block_size; t++) {
 		b->vis[t] = b->cpa[t].waited;
+		b->bulk_vis[t] = bulk_read_known(b, (uint32_t)t);
+	}
 }
 
 static void note(struct sim *s, char (*list)[256], uint64_t count, const char *fmt, ...) DIAG_PRINTF(4, 5);
@@ -205,6 +210,20 @@ void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, u
 	}
 }
 
+/* Whether writer tid knows the bulk store that last read fw has read it: its own wait, or the storer's before a __syncthreads. */
+static bool bulk_done(const struct block *b, const struct flow_word *fw, uint32_t tid)
+{
+	uint32_t known = fw->bs_thread == tid ? bulk_read_known(b, tid) : b->bulk_vis[fw->bs_thread];
+	return known > fw->bs_store;
+}
+
+/* One overwrite, one report: the rest of [a, end)'s pending bulk reads are forgotten with it. */
+static void clear_bulk_reads(struct block *b, uint32_t g, uint64_t a, uint64_t end)
+{
+	for (; a < end; a += g)
+		b->flow[a / g].bs_op = 0;
+}
+
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq)
 {
@@ -225,6 +244,19 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name, where(s, w),
 			     (unsigned long long)a, fw->seq, (unsigned long long)s->now);
 		}
+		if (fw->bs_op && !bulk_done(b, fw, tid)) {
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			char here[160], there[160];
+			note(s, r->hazard_text, r->hazards,
+			     "block %u thread %u: %s at %s overwrites shared byte %llu that the bulk store by thread %u at %s "
+			     "reads, before a bulk_wait_group with \"read\" covering it%s (cycle %llu)",
+			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->bs_thread,
+			     where_line(s, fw->bs_op - 1, there, sizeof there),
+			     fw->bs_thread == tid ? "" : " and a __syncthreads after it", (unsigned long long)s->now);
+			clear_bulk_reads(b, g, a, saddr + bytes);
+		}
 		*fw = (struct flow_word){
 			/* a sub-word copy starts inside the word: the offset can be negative */
 			.src = src_buf >= 0 ? src_elem + ((int64_t)a - (int64_t)saddr) / (int64_t)src_bytes : -1,
@@ -234,6 +266,9 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 			.writer = (uint16_t)tid,
 			.seq = seq,
 			.land = land,
+			.wr_op = (uint32_t)simt_pc(w) + 1,
+			.wr_fence = b->proxy_fences[tid],
+			.wr_async = copy_bulk(&s->k->code[simt_pc(w)]),
 		};
 	}
 }
@@ -255,6 +290,67 @@ static bool visible(struct sim *s, const struct block *b, const struct flow_word
 	}
 }
 
+/* Why reader tid may not read fw now ("that nothing has written", ...); NULL when it may. */
+static const char *unseen(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid,
+			  uint64_t now, char *buf, size_t n)
+{
+	if (fw->kind == FLOW_NONE)
+		return "that nothing has written";
+	if (fw->land > now) {
+		snprintf(buf, n, "whose copy by thread %u lands only at cycle %llu", fw->writer, (unsigned long long)fw->land);
+		return buf;
+	}
+	if (!visible(s, b, fw, block, tid)) {
+		snprintf(buf, n, "copied by thread %u, without waiting for it or a barrier after its wait", fw->writer);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * The bulk store's read of its source: a word it may not read yet (as any
+ * read), or one a thread wrote through the generic proxy with no
+ * fence.proxy.async by that thread since (the PTX memory model orders
+ * generic writes before async-proxy reads only through the fence), is a
+ * hazard, reported once per store.  Every word then remembers the store,
+ * which an overwrite must wait for (flow_copy).
+ */
+void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane, g = s->flow_grain;
+	bool told = false;
+	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
+		struct flow_word *fw = &b->flow[a / g];
+		char buf[96], here[160], there[160];
+		const char *why = told ? NULL : unseen(s, b, fw, w->block, tid, s->now, buf, sizeof buf);
+		if (why) {
+			told = true;
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s reads shared byte %llu %s (cycle %llu)",
+			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, why,
+			     (unsigned long long)s->now);
+		} else if (!told && fw->wr_op && !fw->wr_async && b->proxy_fences[fw->writer] == fw->wr_fence) {
+			told = true;
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			note(s, r->hazard_text, r->hazards,
+			     "block %u thread %u: %s at %s: bulk store (async proxy) reads shared byte %llu that thread %u "
+			     "wrote through the generic proxy at %s without fence.proxy.async since (cycle %llu)",
+			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->writer,
+			     where_line(s, fw->wr_op - 1, there, sizeof there), (unsigned long long)s->now);
+		}
+		fw->bs_op = (uint32_t)simt_pc(w) + 1;
+		fw->bs_thread = (uint16_t)tid;
+		fw->bs_store = store;
+	}
+}
+
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now)
 {
 	if (!s->checks)
@@ -266,19 +362,8 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 	fw->rd_op = (uint32_t)simt_pc(w) + 1;
 	fw->reader = (uint16_t)tid;
 	fw->rd_fence = b->proxy_fences[tid];
-	const char *why = NULL;
 	char buf[96];
-	if (fw->kind == FLOW_NONE) {
-		why = "that nothing has written";
-	} else if (fw->land > now) {
-		snprintf(buf, sizeof buf, "whose copy by thread %u lands only at cycle %llu", fw->writer,
-			 (unsigned long long)fw->land);
-		why = buf;
-	} else if (!visible(s, b, fw, w->block, tid)) {
-		snprintf(buf, sizeof buf, "copied by thread %u, without waiting for it or a barrier after its wait",
-			 fw->writer);
-		why = buf;
-	}
+	const char *why = unseen(s, b, fw, w->block, tid, now, buf, sizeof buf);
 	if (why) {
 		struct sim_report *r = s->rep;
 		r->hazards++;
