@@ -106,6 +106,8 @@ struct param {
 	int64_t value;
 };
 
+#define KERNEL_MAX_ROLES 8
+
 struct kernel {
 	char name[64];
 	char source[512];
@@ -128,6 +130,10 @@ struct kernel {
 	int *path_line, *path_col; /* ... and where each is in the file (1-based; 0 when unknown) */
 	int npaths;
 	struct expr_pool pool;
+	char role_names[KERNEL_MAX_ROLES][32]; /* "roles": what a kernel calls its warps (producer, consumer, ...) */
+	int nroles;
+	int8_t *warp_role;       /* per warp index in the block: its role_names index, -1: none; NULL: no "roles" */
+	int nwarp_roles;         /* warps warp_role covers */
 	uint64_t shared_bytes;   /* per block */
 	uint64_t global_bytes;
 	char file[512];
@@ -165,6 +171,9 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 int kernel_check(const char *file, struct param_override *ov, int nov, const struct launch *launch,
 		 struct kernel *out, struct diag_list *errs);
 void kernel_free(struct kernel *k);
+
+/* The role of warp index w of a block ("producer"), or NULL when the kernel gives it none. */
+const char *kernel_warp_role(const struct kernel *k, uint32_t w);
 
 /* Reads only the parameter names and defaults (for `smsim list` and --set checks). */
 int kernel_param_value(const struct kernel *k, const char *name, int64_t *value);

@@ -57,6 +57,16 @@ void sim_op_text(const struct sim *s, const struct warp *w, const char *key, cha
 	jdoc_free(&doc);
 }
 
+const char *sim_warp_name(const struct sim *s, const struct warp *w, char *out, size_t n)
+{
+	const char *role = kernel_warp_role(s->k, w->in_block);
+	if (role)
+		snprintf(out, n, "warp %u (%s)", w->in_block, role);
+	else
+		snprintf(out, n, "warp %u", w->in_block);
+	return out;
+}
+
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...)
 {
 	if (s->error)

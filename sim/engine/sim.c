@@ -183,6 +183,8 @@ static void report_deadlock(struct sim *s)
 			const struct insn *in = &s->k->code[e->pc < s->k->ncode ? e->pc : s->k->ncode - 1];
 			bw->warp = w->in_block;
 			bw->block = w->block;
+			const char *role = kernel_warp_role(s->k, w->in_block);
+			snprintf(bw->role, sizeof bw->role, "%s", role ? role : "");
 			bw->threads = (uint32_t)__builtin_popcount(e->mask);
 			snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
 			snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
@@ -251,6 +253,8 @@ static void report_deadlock(struct sim *s)
 			 "so if it waits for them this pattern needs independent thread scheduling: "
 			 "reconverge=convergence_barrier (Volta+, the default) runs them",
 			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
+	else if (sync_deadlock_hint(s, r->hint, sizeof r->hint))
+		;
 	else if (absent)
 		snprintf(r->hint, sizeof r->hint,
 			 "%u thread(s) of block %u exited before make_pipeline(\"%s\"), but its stage barriers expect "
@@ -351,8 +355,13 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		if (!s.trace)
 			return diag_set(d, DIAG_LIMIT, "out of memory for the trace");
 		for (uint32_t i = 0; i < nwarps; i++)
-			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u",
-				 i / (uint32_t)((launch->block_size + 31) / 32), i % (uint32_t)((launch->block_size + 31) / 32));
+		{
+			uint32_t in_block = i % (uint32_t)((launch->block_size + 31) / 32);
+			const char *role = kernel_warp_role(k, in_block);
+			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u%s%s%s",
+				 i / (uint32_t)((launch->block_size + 31) / 32), in_block, role ? " (" : "", role ? role : "",
+				 role ? ")" : "");
+		}
 		/* What each op's spans are called: its kind, and where the statement is in the kernel file. */
 		struct trace_op *ops = calloc((size_t)k->ncode + 1, sizeof *ops);
 		if (!ops)

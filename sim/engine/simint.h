@@ -254,6 +254,8 @@ struct block {
 	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
 	struct bulk_thread **bulk; /* per thread: its bulk async-groups (TMA stores); NULL until its first bulk op */
 	uint32_t *bulk_vis;      /* per thread: its bulk stores below this had read their source at the last __syncthreads */
+	uint32_t *bar_lanes;     /* per warp: its lanes at the pending __syncthreads */
+	int32_t *bar_pc;         /* per warp: the __syncthreads (code index) its first lanes there reached */
 };
 
 struct gmem {
@@ -442,6 +444,8 @@ uint32_t simt_arrived(const struct warp *w, int entry);
 uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
 /* The current op's field key ("dst", "src") as the kernel file writes it, for messages ("" if none). */
+/* "warp W", or "warp W (ROLE)" when the kernel names its role; into out, which it returns. */
+const char *sim_warp_name(const struct sim *s, const struct warp *w, char *out, size_t n);
 void sim_op_text(const struct sim *s, const struct warp *w, const char *key, char *out, size_t n);
 /* text with the lane's variables, the params and the launch sizes replaced by their values, for messages. */
 void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n);
@@ -596,13 +600,27 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 /* Whether the op is a bulk copy into shared memory (cp.async.bulk, the async proxy). */
 bool copy_bulk(const struct insn *in);
+/*
+ * A cp.async.bulk's operands by thread tid (what: "bulk copy", "bulk store"): a size that is a
+ * positive multiple of 16 inside both buffers, both addresses 16-byte aligned (PTX; cuda::ptx
+ * cp_async_bulk's notes); false after a program error naming them.
+ */
+bool copy_bulk_ok(struct sim *s, struct warp *w, const char *what, uint32_t tid, int64_t bytes,
+		  const struct buffer *dst, int64_t di, const struct buffer *src, int64_t si);
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 /* The latest landing of any copy issued so far: copies are in flight until then. */
 static inline uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* sync.c */
+/* The lanes of mask as ranges ("0-15,20"; "none" when empty), into out. */
+void simt_lanes_text(uint32_t mask, char *out, size_t n);
 bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);
 void sync_check_release(struct sim *s, struct block *b, uint64_t now);
+/*
+ * At a deadlock: which threads of the first block whose __syncthreads waits are at it, elsewhere and
+ * exited, into out, and each warp only part of which waits reported as a hazard; false when none waits.
+ */
+bool sync_deadlock_hint(struct sim *s, char *out, size_t n);
 bool sync_grid(struct sim *s, struct warp *w, uint64_t now);
 void sync_grid_check_release(struct sim *s, uint64_t now);
 

@@ -33,10 +33,8 @@ void bulk_free(struct sim *s, struct block *b)
 uint32_t bulk_read_known(const struct block *b, uint32_t tid) { return b->bulk[tid] ? b->bulk[tid]->read_known : 0; }
 
 /*
- * Each active lane's cp.async.bulk.global.shared::cta.bulk_group: PTX needs
- * both addresses 16-byte aligned and a size that is a multiple of 16
- * (cuda::ptx::cp_async_bulk, "Both srcMem and dstMem must be 16-byte
- * aligned, and size must be a multiple of 16").  The bulk engine reads the
+ * Each active lane's cp.async.bulk.global.shared::cta.bulk_group, its
+ * operands checked as a bulk load's (copy_bulk_ok).  The bulk engine reads the
  * source through its shared-memory port (as a bulk load fills through it),
  * then writes global memory through the L2 queue; DRAM drains the lines as
  * it does any store's.
@@ -49,24 +47,9 @@ void bulk_store(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint32_t tid = w->in_block * 32 + (uint32_t)lane;
 		int64_t bytes = simt_eval(s, w, lane, &in->e[0]);
 		int64_t di = simt_eval(s, w, lane, &in->dst.index), si = simt_eval(s, w, lane, &in->src.index);
-		uint64_t dbyte = (uint64_t)di * dst->elem_bytes, sbyte = (uint64_t)si * src->elem_bytes;
-		if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
-		    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
-			sim_fail(s, DIAG_INPUT, w,
-				 "program error: thread %u: bulk store of %lld bytes from %s[%lld] to %s[%lld]: PTX "
-				 "cp.async.bulk needs a size that is a positive multiple of 16, inside both buffers",
-				 tid, (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
+		if (!copy_bulk_ok(s, w, "bulk store", tid, bytes, dst, di, src, si))
 			return;
-		}
-		uint64_t sa = src->base + sbyte, ga = dst->base + dbyte;
-		if (sa % 16 || ga % 16) {
-			sim_fail(s, DIAG_INPUT, w,
-				 "program error: thread %u: bulk store of %lld bytes from %s[%lld] (shared address %llu) to "
-				 "%s[%lld] (global address %llu): PTX cp.async.bulk needs both addresses 16-byte aligned",
-				 tid, (long long)bytes, src->name, (long long)si, (unsigned long long)sa, dst->name,
-				 (long long)di, (unsigned long long)ga);
-			return;
-		}
+		uint64_t sa = src->base + (uint64_t)si * src->elem_bytes, ga = dst->base + (uint64_t)di * dst->elem_bytes;
 		struct bulk_thread *t = thread_of(s, w, lane);
 		if (!t)
 			return;
