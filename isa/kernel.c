@@ -1048,6 +1048,43 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_MMA: return compile_mma(c, st, &in);
+	case OP_BULK_STORE: {
+		/* cuda::ptx::cp_async_bulk(space_global, space_shared, dst, src, size): 16-byte aligned, size % 16 (checked at run time) */
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_memref(c, st, "dst", SPACE_GLOBAL, &in.dst)) ||
+		    (rc = compile_memref(c, st, "src", SPACE_SHARED, &in.src)) ||
+		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
+			return rc;
+		in.group = GROUP_THREAD;
+		in.align = 16;
+		return emit(c, in);
+	}
+	case OP_BULK_COMMIT_GROUP: {
+		static const char *const keys[] = {"op", "comment", NULL};
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
+			return rc;
+		return emit(c, in);
+	}
+	case OP_BULK_WAIT_GROUP: {
+		/* cuda::ptx::cp_async_bulk_wait_group[_read](n32_t<N>): N an immediate */
+		static const char *const keys[] = {"op", "n", "read", "comment", NULL};
+		int64_t n;
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = const_field(c, st, "n", false, "0", 0, BULK_MAX_PRIOR, &n)))
+			return rc;
+		const cJSON *rd = cJSON_GetObjectItemCaseSensitive(st, "read");
+		if (rd && !cJSON_IsBool(rd)) {
+			size_t old = jpath_key(&c->at, "read");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"expected true (cp.async.bulk.wait_group.read: the source may be reused) or false");
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.read_only = cJSON_IsTrue(rd);
+		in.e[0] = (struct expr){.is_const = true, .value = n};
+		return emit(c, in);
+	}
 	default: return jdoc_error(c->doc, &c->at, c->d, "op \"%s\" cannot be written directly", opname);
 	}
 out:
@@ -1388,6 +1425,86 @@ out:
 }
 
 /*
+ * "roles": {"producer": "warp == 4", "consumer": "warp < 4"}: a name per
+ * condition on the warp index (parameters, launch constants and helpers
+ * allowed; no other builtin or variable), evaluated for every warp of the
+ * block at load.  A warp two conditions hold for is an error; one that none
+ * holds for has no role.  What the kernel's branches on `warp` do is the
+ * body's business: the roles only name the warps in the trace, the
+ * pictures and the messages.
+ */
+static int load_roles(struct compiler *c, const cJSON *root)
+{
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "roles");
+	if (!rs)
+		return 0;
+	size_t old = jpath_key(&c->at, "roles");
+	int rc = 0;
+	int64_t nwarps = (c->launch->block_size + 31) / 32;
+	int64_t *slots = NULL;
+	if (!cJSON_IsObject(rs)) {
+		rc = jdoc_error(c->doc, &c->at, c->d,
+				"expected an object of roles: a name and a condition on warp each, e.g. "
+				"{\"producer\": \"warp == 4\", \"consumer\": \"warp < 4\"}");
+		goto out;
+	}
+	c->k->warp_role = malloc((size_t)nwarps);
+	slots = calloc((size_t)MAX_SLOTS, sizeof *slots);
+	if (!c->k->warp_role || !slots) {
+		rc = diag_set(c->d, DIAG_LIMIT, "out of memory");
+		goto out;
+	}
+	memset(c->k->warp_role, -1, (size_t)nwarps);
+	c->k->nwarp_roles = (int)nwarps;
+	for (const cJSON *r = rs->child; r && !rc; r = r->next) {
+		struct expr e;
+		if (strcmp(r->string, "comment") == 0)
+			continue; /* as in every other object of the language */
+		if ((rc = compile_field(c, rs, r->string, true, NULL, &e)))
+			goto next;
+		size_t o2 = jpath_key(&c->at, r->string);
+		if (c->k->nroles >= KERNEL_MAX_ROLES || !r->string[0] || strlen(r->string) >= sizeof c->k->role_names[0]) {
+			rc = jdoc_error(c->doc, &c->at, c->d, "at most %d roles, each a name of 1..%zu characters",
+					KERNEL_MAX_ROLES, sizeof c->k->role_names[0] - 1);
+		} else if (e.slots & ~slot_bit(SLOT_WARP)) {
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"a role's condition may read warp (the warp's index in the block), parameters, launch "
+					"constants and helpers, not tid, lane, block or a variable");
+		} else {
+			int id = c->k->nroles++;
+			snprintf(c->k->role_names[id], sizeof c->k->role_names[0], "%s", r->string);
+			for (int64_t w = 0; w < nwarps && !rc; w++) {
+				enum expr_fault fault = EXPR_OK;
+				slots[SLOT_WARP] = w;
+				int64_t v = expr_eval(&c->k->pool, &e, slots, &fault);
+				if (fault != EXPR_OK)
+					rc = jdoc_error(c->doc, &c->at, c->d, "for warp %lld: %s", (long long)w,
+							expr_fault_name(fault));
+				else if (v && c->k->warp_role[w] >= 0)
+					rc = jdoc_error(c->doc, &c->at, c->d, "warp %lld is \"%s\" already: a warp has one role",
+							(long long)w, c->k->role_names[c->k->warp_role[w]]);
+				else if (v)
+					c->k->warp_role[w] = (int8_t)id;
+			}
+		}
+		jpath_pop(&c->at, o2);
+	next:
+		rc = recover(c, rc);
+	}
+out:
+	free(slots);
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+const char *kernel_warp_role(const struct kernel *k, uint32_t w)
+{
+	if (!k->warp_role || w >= (uint32_t)k->nwarp_roles || k->warp_role[w] < 0)
+		return NULL;
+	return k->role_names[k->warp_role[w]];
+}
+
+/*
  * The loader behind kernel_load and kernel_check: with all, every error is
  * added to it and what was compiled comes back in *out whatever the errors.
  */
@@ -1425,7 +1542,7 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	k.nslots = c->nvars = SLOT_BUILTINS;
 
 	static const char *const keys[] = {"kernel",    "source",   "notes", "params",  "ranges", "helpers", "shared",
-					   "global",    "pipelines", "barriers", "body",  "comment", NULL};
+					   "global",    "pipelines", "barriers", "roles", "body",  "comment", NULL};
 	const char *name = "", *source = "";
 	/* Each part on its own, so that a check goes on to the next after an error in one. */
 	if ((rc = recover(c, jdoc_check_keys(&doc, doc.root, &c->at, keys, d))) ||
@@ -1443,6 +1560,7 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	    (rc = recover(c, load_buffers(c, doc.root, "shared", SPACE_SHARED))) ||
 	    (rc = recover(c, load_buffers(c, doc.root, "global", SPACE_GLOBAL))) ||
 	    (rc = recover(c, load_pipelines(c, doc.root))) || (rc = recover(c, load_barriers(c, doc.root))) ||
+	    (rc = recover(c, load_roles(c, doc.root))) ||
 	    (rc = recover(c, compile_block(c, doc.root, "body"))))
 		goto out;
 	if (c->errors)
@@ -1491,6 +1609,7 @@ void kernel_free(struct kernel *k)
 	free(k->bufs);
 	free(k->pipes);
 	free(k->bars);
+	free(k->warp_role);
 	lower_free(k);
 	free(k->code);
 	free(k->slot_names);

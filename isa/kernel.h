@@ -59,6 +59,7 @@ enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 enum pipe_split { SPLIT_UNIFIED, SPLIT_COUNT, SPLIT_ROLE };
 
 #define FMA_MAX_CHAINS 8
+#define BULK_MAX_PRIOR 63 /* cp.async.bulk.wait_group N: the newest groups a thread's ring remembers (sim/units/bulk.c) */
 #define MMA_MAX_INSNS 24 /* an mma op's LDSMs and one round of HMMAs (a lowered form holds 32 at most) */
 
 struct insn {
@@ -77,6 +78,7 @@ struct insn {
 	bool sized;      /* MEMCPY_ASYNC: "align" given, i.e. cuda::aligned_size_t<align>: bytes a multiple of it */
 	bool zfill;      /* PIPELINE_MEMCPY_ASYNC: e[1] is the zero-filled tail (__pipeline_memcpy_async's zfill) */
 	bool tx_only;    /* MEMCPY_ASYNC: cuda::device::memcpy_async_tx, a bulk copy whose bytes the caller expect_tx'd */
+	bool read_only;  /* BULK_WAIT_GROUP: .read, the groups' shared reads only (e[0]: N) */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */
@@ -104,6 +106,8 @@ struct param {
 	int64_t value;
 };
 
+#define KERNEL_MAX_ROLES 8
+
 struct kernel {
 	char name[64];
 	char source[512];
@@ -126,6 +130,10 @@ struct kernel {
 	int *path_line, *path_col; /* ... and where each is in the file (1-based; 0 when unknown) */
 	int npaths;
 	struct expr_pool pool;
+	char role_names[KERNEL_MAX_ROLES][32]; /* "roles": what a kernel calls its warps (producer, consumer, ...) */
+	int nroles;
+	int8_t *warp_role;       /* per warp index in the block: its role_names index, -1: none; NULL: no "roles" */
+	int nwarp_roles;         /* warps warp_role covers */
 	uint64_t shared_bytes;   /* per block */
 	uint64_t global_bytes;
 	char file[512];
@@ -163,6 +171,9 @@ int kernel_load(const char *file, struct param_override *ov, int nov, const stru
 int kernel_check(const char *file, struct param_override *ov, int nov, const struct launch *launch,
 		 struct kernel *out, struct diag_list *errs);
 void kernel_free(struct kernel *k);
+
+/* The role of warp index w of a block ("producer"), or NULL when the kernel gives it none. */
+const char *kernel_warp_role(const struct kernel *k, uint32_t w);
 
 /* Reads only the parameter names and defaults (for `smsim list` and --set checks). */
 int kernel_param_value(const struct kernel *k, const char *name, int64_t *value);

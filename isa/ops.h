@@ -62,7 +62,10 @@ enum op_class {
 	X(GLOBAL_LOAD, "global_load", OPCLASS_MEM, "a global load per thread")                          \
 	X(GLOBAL_STORE, "global_store", OPCLASS_MEM, "a global store per thread")                        \
 	X(MMA, "mma", OPCLASS_ALU, "warp-wide tensor-core MMA, one k-step of 16: ldmatrix fragments from shared tiles, HMMA.16816.F32") \
-	X(FENCE_PROXY_ASYNC, "fence_proxy_async", OPCLASS_CONTROL, "fence.proxy.async.shared::cta: the thread's generic-proxy shared accesses before it, its async-proxy ones after")
+	X(FENCE_PROXY_ASYNC, "fence_proxy_async", OPCLASS_CONTROL, "fence.proxy.async.shared::cta: the thread's generic-proxy shared accesses before it, its async-proxy ones after") \
+	X(BULK_STORE, "bulk_store", OPCLASS_COPY, "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], bytes: each thread's TMA store into its open bulk group") \
+	X(BULK_COMMIT_GROUP, "bulk_commit_group", OPCLASS_PIPE, "cp.async.bulk.commit_group: the thread's open bulk group becomes its newest") \
+	X(BULK_WAIT_GROUP, "bulk_wait_group", OPCLASS_PIPE, "cp.async.bulk.wait_group[.read] N: all but the newest N bulk groups complete (.read: their shared reads)")
 
 enum op {
 #define OP_ENUM(e, name, cls, doc) OP_##e,

@@ -423,8 +423,8 @@ Test(semantics, a_bulk_copy_over_generic_reads_needs_the_proxy_fence)
 	/* every refill (k-tiles 3..15, A and B) overwrites a stage read without the fence */
 	cr_assert_eq(r.hazards, 26, "%s", r.hazard_text[0]);
 	const char *h = r.hazard_text[0];
-	cr_assert(strstr(h, "memcpy_async at $.body[2].then[0].body[3].then[1] (line 40)") &&
-		  strstr(h, "read at $.body[2].else[2].body[3].body[0] (line 58)") && strstr(h, "fence.proxy.async"),
+	cr_assert(strstr(h, "block 0 thread 128 of warp 4 (producer): memcpy_async at $.body[2].then[0].body[3].then[1] (line 41)") &&
+		  strstr(h, "read at $.body[2].else[2].body[3].body[0] (line 59)") && strstr(h, "fence.proxy.async"),
 		  "%s", h);
 
 	struct experiment *e = calloc(1, sizeof *e);

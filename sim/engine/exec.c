@@ -57,6 +57,16 @@ void sim_op_text(const struct sim *s, const struct warp *w, const char *key, cha
 	jdoc_free(&doc);
 }
 
+const char *sim_warp_name(const struct sim *s, const struct warp *w, char *out, size_t n)
+{
+	const char *role = kernel_warp_role(s->k, w->in_block);
+	if (role)
+		snprintf(out, n, "warp %u (%s)", w->in_block, role);
+	else
+		snprintf(out, n, "warp %u", w->in_block);
+	return out;
+}
+
 int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const char *fmt, ...)
 {
 	if (s->error)
@@ -314,6 +324,7 @@ static void note_work(struct warp *w, enum op op, uint64_t now)
 		break;
 	case OP_MEMCPY_ASYNC:
 	case OP_PIPELINE_MEMCPY_ASYNC:
+	case OP_BULK_STORE:
 	case OP_COMPUTE:
 	case OP_FMA:
 	case OP_SHFL:
@@ -398,6 +409,9 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_GLOBAL_STORE: global_store(s, w, &in->src, NULL, mask, now); return ANCHOR_DONE;
 	case OP_MMA: s->anchor_result = exec_mma(s, w, in, mask, now); return ANCHOR_DONE;
 	case OP_FENCE_PROXY_ASYNC: flow_proxy_fence(s, w, mask); return ANCHOR_DONE;
+	case OP_BULK_STORE: bulk_store(s, w, in, now); return ANCHOR_DONE;
+	case OP_BULK_COMMIT_GROUP: bulk_commit(s, w); return ANCHOR_DONE;
+	case OP_BULK_WAIT_GROUP: return done_if(bulk_wait(s, w, in, now));
 	case OP_FMA:
 	case OP_SHFL:
 	case OP_COUNT: break;

@@ -83,7 +83,8 @@ static int setup(struct sim *s)
 		blk->cpa = calloc((size_t)l->block_size, sizeof *blk->cpa);
 		blk->cpa_open = calloc((size_t)l->block_size, sizeof *blk->cpa_open);
 		blk->exited_in_pipe = calloc((size_t)l->block_size, 1);
-		if (!blk->cpa || !blk->cpa_open || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk))
+		if (!blk->cpa || !blk->cpa_open || !blk->exited_in_pipe || pipe_setup(s, blk) || cbar_setup(s, blk) || flow_setup(s, blk) ||
+		    bulk_setup(s, blk))
 			return -1;
 		for (int64_t t = 0; t < l->block_size; t++)
 			blk->cpa_open[t].first = NEVER;
@@ -137,6 +138,7 @@ static void teardown(struct sim *s)
 		pipe_free(s, &s->blocks[b]);
 		cbar_free(&s->blocks[b]);
 		flow_free(&s->blocks[b]);
+		bulk_free(s, &s->blocks[b]);
 		free(s->blocks[b].cpa);
 		free(s->blocks[b].cpa_open);
 		free(s->blocks[b].exited_in_pipe);
@@ -185,6 +187,8 @@ static void report_deadlock(struct sim *s)
 			const struct insn *in = &s->k->code[e->pc < s->k->ncode ? e->pc : s->k->ncode - 1];
 			bw->warp = w->in_block;
 			bw->block = w->block;
+			const char *role = kernel_warp_role(s->k, w->in_block);
+			snprintf(bw->role, sizeof bw->role, "%s", role ? role : "");
 			bw->threads = (uint32_t)__builtin_popcount(e->mask);
 			snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
 			snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
@@ -253,6 +257,8 @@ static void report_deadlock(struct sim *s)
 			 "so if it waits for them this pattern needs independent thread scheduling: "
 			 "reconverge=convergence_barrier (Volta+, the default) runs them",
 			 held_block, held_warp, held > 1 ? " (and other warps)" : "", __builtin_popcount(held_lanes));
+	else if (sync_deadlock_hint(s, r->hint, sizeof r->hint))
+		;
 	else if (absent)
 		snprintf(r->hint, sizeof r->hint,
 			 "%u thread(s) of block %u exited before make_pipeline(\"%s\"), but its stage barriers expect "
@@ -353,8 +359,13 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		if (!s.trace)
 			return diag_set(d, DIAG_LIMIT, "out of memory for the trace");
 		for (uint32_t i = 0; i < nwarps; i++)
-			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u",
-				 i / (uint32_t)((launch->block_size + 31) / 32), i % (uint32_t)((launch->block_size + 31) / 32));
+		{
+			uint32_t in_block = i % (uint32_t)((launch->block_size + 31) / 32);
+			const char *role = kernel_warp_role(k, in_block);
+			snprintf(s.trace->warps[i].name, sizeof s.trace->warps[0].name, "block %u warp %u%s%s%s",
+				 i / (uint32_t)((launch->block_size + 31) / 32), in_block, role ? " (" : "", role ? role : "",
+				 role ? ")" : "");
+		}
 		/* What each op's spans are called: its kind, and where the statement is in the kernel file. */
 		struct trace_op *ops = calloc((size_t)k->ncode + 1, sizeof *ops);
 		if (!ops)

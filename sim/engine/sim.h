@@ -44,8 +44,11 @@ struct sim_limits {
 #define SIM_MAX_BLOCKED 256
 
 /* One warp that cannot move, in a deadlock report. */
+#define FLOW_TEXT 320 /* bytes of one hazard's or mismatch's description */
+
 struct blocked_warp {
 	uint32_t warp, block;
+	char role[32];   /* the kernel's name for the warp ("roles"); "": none */
 	char op[32];
 	char where[160]; /* JSON path of the statement */
 	char on[160];    /* the barrier or stage (and how it is waited on) */
@@ -87,8 +90,8 @@ struct sim_report {
 	uint32_t overwait_worst_block, overwait_worst_thread;
 
 	uint64_t hazards, provenance_mismatches;
-	char hazard_text[8][256];
-	char provenance_text[8][256];
+	char hazard_text[8][FLOW_TEXT];
+	char provenance_text[8][FLOW_TEXT];
 	uint64_t quits;
 	uint64_t bulk_copies, bulk_bytes;
 	uint64_t mma_ops, hmma; /* mma ops executed (per warp) and the HMMA.16816 they issued */

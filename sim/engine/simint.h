@@ -14,6 +14,7 @@
 
 #include "../../isa/kernel.h"
 #include "../../isa/lower.h"
+#include "bulk.h"
 #include "cpasync.h"
 #include "smem.h"
 #include "flow.h"
@@ -256,6 +257,10 @@ struct block {
 	uint64_t *wsync_at;      /* per thread: its cycle */
 	uint32_t *rel_vis;       /* per thread: its cp.async batches below this were waited for at its last barrier arrive */
 	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
+	struct bulk_thread **bulk; /* per thread: its bulk async-groups (TMA stores); NULL until its first bulk op */
+	uint32_t *bulk_vis;      /* per thread: its bulk stores below this had read their source at the last __syncthreads */
+	uint32_t *bar_lanes;     /* per warp: its lanes at the pending __syncthreads */
+	int32_t *bar_pc;         /* per warp: the __syncthreads (code index) its first lanes there reached */
 };
 
 struct gmem {
@@ -445,6 +450,8 @@ uint32_t simt_arrived(const struct warp *w, int entry);
 uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
 /* The current op's field key ("dst", "src") as the kernel file writes it, for messages ("" if none). */
+/* "warp W", or "warp W (ROLE)" when the kernel names its role; into out, which it returns. */
+const char *sim_warp_name(const struct sim *s, const struct warp *w, char *out, size_t n);
 void sim_op_text(const struct sim *s, const struct warp *w, const char *key, char *out, size_t n);
 /* text with the lane's variables, the params and the launch sizes replaced by their values, for messages. */
 void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n);
@@ -516,6 +523,8 @@ void sim_check_spin(struct sim *s, uint64_t now);
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
+/* A bulk store's write of nsectors starting now; returns when the L2 has them. */
+uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
@@ -579,6 +588,15 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);
  */
 uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now, bool batches);
 
+/* bulk.c: TMA stores and their bulk async-groups */
+int bulk_setup(struct sim *s, struct block *b);
+void bulk_free(struct sim *s, struct block *b);
+void bulk_store(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+void bulk_commit(struct sim *s, struct warp *w);
+bool bulk_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+/* Thread tid's bulk stores below this are known (by its own finished wait_group.read) to have read their source. */
+uint32_t bulk_read_known(const struct block *b, uint32_t tid);
+
 /* barrier.c: cuda::barrier<thread_scope_block> */
 int cbar_setup(struct sim *s, struct block *b);
 void cbar_free(struct block *b);
@@ -590,13 +608,29 @@ bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, ui
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
+/* Whether the op is a bulk copy into shared memory (cp.async.bulk, the async proxy). */
+bool copy_bulk(const struct insn *in);
+/*
+ * A cp.async.bulk's operands by thread tid (what: "bulk copy", "bulk store"): a size that is a
+ * positive multiple of 16 inside both buffers, both addresses 16-byte aligned (PTX; cuda::ptx
+ * cp_async_bulk's notes); false after a program error naming them.
+ */
+bool copy_bulk_ok(struct sim *s, struct warp *w, const char *what, uint32_t tid, int64_t bytes,
+		  const struct buffer *dst, int64_t di, const struct buffer *src, int64_t si);
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
 /* The latest landing of any copy issued so far: copies are in flight until then. */
 static inline uint64_t copy_latest_land(const struct sim *s) { return s->mem.copies_land; }
 
 /* sync.c */
+/* The lanes of mask as ranges ("0-15,20"; "none" when empty), into out. */
+void simt_lanes_text(uint32_t mask, char *out, size_t n);
 bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause);
 void sync_check_release(struct sim *s, struct block *b, uint64_t now);
+/*
+ * At a deadlock: which threads of the first block whose __syncthreads waits are at it, elsewhere and
+ * exited, into out, and each warp only part of which waits reported as a hazard; false when none waits.
+ */
+bool sync_deadlock_hint(struct sim *s, char *out, size_t n);
 bool sync_grid(struct sim *s, struct warp *w, uint64_t now);
 void sync_grid_check_release(struct sim *s, uint64_t now);
 
@@ -615,6 +649,8 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
 void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
 void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
+/* The lane's bulk store (the async proxy), its store-th, reads [saddr, saddr + bytes) of shared memory. */
+void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store);
 void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
 		     int out_buf, int64_t out_index);
 

@@ -763,3 +763,26 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 	sync_check_release(s, b, now);
 	sync_grid_check_release(s, now);
 }
+
+void simt_lanes_text(uint32_t mask, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	if (!mask) {
+		snprintf(out, n, "none");
+		return;
+	}
+	for (int l = 0; l < 32 && len < n;) {
+		if (!(mask >> l & 1)) {
+			l++;
+			continue;
+		}
+		int e = l;
+		while (e + 1 < 32 && (mask >> (e + 1) & 1))
+			e++;
+		int k = e > l ? snprintf(out + len, n - len, "%s%d-%d", len ? "," : "", l, e)
+			      : snprintf(out + len, n - len, "%s%d", len ? "," : "", l);
+		len += k > 0 ? (size_t)k : 0;
+		l = e + 1;
+	}
+}

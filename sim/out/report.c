@@ -151,6 +151,8 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 			cJSON *x = cJSON_CreateObject();
 			cJSON_AddNumberToObject(x, "block", b->block);
 			cJSON_AddNumberToObject(x, "warp", b->warp);
+			if (b->role[0])
+				cJSON_AddStringToObject(x, "role", b->role);
 			cJSON_AddNumberToObject(x, "threads", b->threads);
 			cJSON_AddStringToObject(x, "op", b->op);
 			cJSON_AddStringToObject(x, "at", b->where);
@@ -281,9 +283,9 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		fprintf(out, "\nDEADLOCK: %u warp(s) can never proceed\n", r->nblocked);
 		for (uint32_t i = 0; i < r->nblocked; i++) {
 			const struct blocked_warp *b = &r->blocked[i];
-			fprintf(out, "  block %u warp %u (%u threads) in %s at %s: waits on %s phase %u, %lld of %lld arrived\n",
-				b->block, b->warp, b->threads, b->op, b->where, b->on, b->phase, (long long)b->arrived,
-				(long long)b->expected);
+			fprintf(out, "  block %u warp %u (%s%s%u threads) in %s at %s: waits on %s phase %u, %lld of %lld arrived\n",
+				b->block, b->warp, b->role, b->role[0] ? "; " : "", b->threads, b->op, b->where, b->on, b->phase,
+				(long long)b->arrived, (long long)b->expected);
 		}
 		fprintf(out, "  hint: %s\n", r->hint);
 	}

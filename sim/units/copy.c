@@ -93,7 +93,7 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 	return chunks_of(block ? r + __builtin_ctz(mask) : 0, group, c, bytes);
 }
 
-static bool bulk_path(const struct insn *in) { return in->bar >= 0 && in->align >= 16; }
+bool copy_bulk(const struct insn *in) { return in->op == OP_MEMCPY_ASYNC && in->bar >= 0 && in->align >= 16; }
 
 /* What completes a copy by this lane, for the dataflow checks. */
 static void completion(struct sim *s, struct warp *w, const struct insn *in, int lane, uint32_t bar_elem,
@@ -162,6 +162,31 @@ static bool copy_pre(struct sim *s, struct warp *w, const struct insn *in, int l
 	return true;
 }
 
+bool copy_bulk_ok(struct sim *s, struct warp *w, const char *what, uint32_t tid, int64_t bytes,
+		  const struct buffer *dst, int64_t di, const struct buffer *src, int64_t si)
+{
+	uint64_t dbyte = (uint64_t)di * dst->elem_bytes, sbyte = (uint64_t)si * src->elem_bytes;
+	if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
+	    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: %s of %lld bytes from %s[%lld] to %s[%lld]: PTX "
+			 "cp.async.bulk needs a size that is a positive multiple of 16, inside both buffers",
+			 tid, what, (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
+		return false;
+	}
+	uint64_t da = dst->base + dbyte, sa = src->base + sbyte;
+	if (da % 16 || sa % 16) {
+		sim_fail(s, DIAG_INPUT, w,
+			 "program error: thread %u: %s of %lld bytes to %s[%lld] (%s address %llu) from %s[%lld] (%s "
+			 "address %llu): PTX cp.async.bulk needs both addresses 16-byte aligned",
+			 tid, what, (long long)bytes, dst->name, (long long)di,
+			 dst->space == SPACE_SHARED ? "shared" : "global", (unsigned long long)da, src->name, (long long)si,
+			 src->space == SPACE_SHARED ? "shared" : "global", (unsigned long long)sa);
+		return false;
+	}
+	return true;
+}
+
 static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	uint32_t mask = simt_mask(w);
@@ -178,23 +203,9 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 			continue;
 		int64_t bytes = simt_eval(s, w, lane, &in->e[0]);
 		int64_t di = simt_eval(s, w, lane, &in->dst.index), si = simt_eval(s, w, lane, &in->src.index);
+		if (!copy_bulk_ok(s, w, "bulk copy", tid, bytes, dst, di, src, si))
+			return true;
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes, sbyte = (uint64_t)si * src->elem_bytes;
-		if (bytes <= 0 || bytes % 16 || di < 0 || si < 0 || dbyte + (uint64_t)bytes > dst->elems * dst->elem_bytes ||
-		    sbyte + (uint64_t)bytes > src->elems * src->elem_bytes) {
-			sim_fail(s, DIAG_INPUT, w,
-				 "program error: thread %u: bulk copy of %lld bytes from %s[%lld] to %s[%lld]: PTX "
-				 "cp.async.bulk needs a size that is a positive multiple of 16, inside both buffers",
-				 tid, (long long)bytes, src->name, (long long)si, dst->name, (long long)di);
-			return true;
-		}
-		if ((dst->base + dbyte) % 16 || (src->base + sbyte) % 16) {
-			sim_fail(s, DIAG_INPUT, w,
-				 "program error: thread %u: bulk copy of %lld bytes to %s[%lld] (shared address %llu) from "
-				 "%s[%lld] (global address %llu): PTX cp.async.bulk needs both addresses 16-byte aligned",
-				 tid, (long long)bytes, dst->name, (long long)di, (unsigned long long)(dst->base + dbyte),
-				 src->name, (long long)si, (unsigned long long)(src->base + sbyte));
-			return true;
-		}
 		if (!copy_pre(s, w, in, lane, bytes, di, si))
 			return true;
 		uint32_t nsec = (uint32_t)((bytes + 31) / 32);
@@ -224,7 +235,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 {
 	const struct machine *m = s->m;
 	struct simt_entry *e = simt_cur(w);
-	if (bulk_path(in))
+	if (copy_bulk(in))
 		return bulk_issue(s, w, in, now);
 	uint32_t mask = simt_mask(w);
 	uint32_t round = e->op_step;

@@ -28,8 +28,11 @@ int flow_setup(struct sim *s, struct block *b)
 	b->wsync_at = calloc((size_t)s->launch.block_size, sizeof *b->wsync_at);
 	b->rel_vis = calloc((size_t)s->launch.block_size, sizeof *b->rel_vis);
 	b->rel_at = calloc((size_t)s->launch.block_size, sizeof *b->rel_at);
+	b->bulk_vis = calloc((size_t)s->launch.block_size, sizeof *b->bulk_vis);
+	b->bar_lanes = calloc(b->nwarps + 1, sizeof *b->bar_lanes);
+	b->bar_pc = calloc(b->nwarps + 1, sizeof *b->bar_pc);
 	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences || !b->wsync_vis || !b->wsync_mask || !b->wsync_at ||
-	    !b->rel_vis || !b->rel_at)
+	    !b->rel_vis || !b->rel_at || !b->bulk_vis || !b->bar_lanes || !b->bar_pc)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -48,6 +51,11 @@ void flow_free(struct block *b)
 	free(b->wsync_at);
 	free(b->rel_vis);
 	free(b->rel_at);
+	free(b->bulk_vis);
+	free(b->bar_lanes);
+	free(b->bar_pc);
+	b->bulk_vis = b->bar_lanes = NULL;
+	b->bar_pc = NULL;
 	b->flow = NULL;
 	b->vis = NULL;
 	b->bar_sync = NULL;
@@ -121,21 +129,34 @@ static bool warp_synced(const struct block *b, uint32_t writer, uint32_t tid)
 void flow_sync(struct sim *s, struct block *b)
 {
 	b->sync_gen++;
-	for (int64_t t = 0; s->checks && t < s->launch.block_size; t++)
+	for (int64_t t = 0; s->checks && t < s->launch.block_size; t++) {
 		b->vis[t] = b->cpa[t].waited;
+		b->bulk_vis[t] = bulk_read_known(b, (uint32_t)t);
+	}
 }
 
-static void note(struct sim *s, char (*list)[256], uint64_t count, const char *fmt, ...) DIAG_PRINTF(4, 5);
+static void note(struct sim *s, char (*list)[FLOW_TEXT], uint64_t count, const char *fmt, ...) DIAG_PRINTF(4, 5);
 
-static void note(struct sim *s, char (*list)[256], uint64_t count, const char *fmt, ...)
+static void note(struct sim *s, char (*list)[FLOW_TEXT], uint64_t count, const char *fmt, ...)
 {
 	(void)s;
 	if (count > FLOW_MAX_SHOWN)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(list[count - 1], 256, fmt, ap);
+	vsnprintf(list[count - 1], FLOW_TEXT, fmt, ap);
 	va_end(ap);
+}
+
+/* "block B thread T", and "of warp W (ROLE)" when the kernel names the warp's role. */
+static const char *who(const struct sim *s, uint32_t block, uint32_t tid, char *buf, size_t n)
+{
+	const char *role = kernel_warp_role(s->k, tid / 32);
+	if (role)
+		snprintf(buf, n, "block %u thread %u of warp %u (%s)", block, tid, tid / 32, role);
+	else
+		snprintf(buf, n, "block %u thread %u", block, tid);
+	return buf;
 }
 
 static const char *where(const struct sim *s, const struct warp *w)
@@ -158,12 +179,12 @@ void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...)
 	r->hazards++;
 	if (r->hazards > FLOW_MAX_SHOWN)
 		return;
-	char here[160], what[200];
+	char here[160], what[200], me[96];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s: %s", w->block, w->in_block * 32 + (uint32_t)lane,
+	note(s, r->hazard_text, r->hazards, "%s: %s at %s: %s", who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me),
 	     op_table[s->k->code[simt_pc(w)].op].name, where_line(s, (uint32_t)simt_pc(w), here, sizeof here), what);
 }
 
@@ -194,15 +215,29 @@ void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, u
 			continue;
 		struct sim_report *r = s->rep;
 		r->hazards++;
-		char here[160], there[160];
+		char here[160], there[160], me[96];
 		note(s, r->hazard_text, r->hazards,
-		     "block %u thread %u: %s at %s: bulk copy (async proxy) overwrites shared byte %llu that thread %u "
+		     "%s: %s at %s: bulk copy (async proxy) overwrites shared byte %llu that thread %u "
 		     "read at %s without fence.proxy.async since (cycle %llu)",
-		     w->block, w->in_block * 32 + (uint32_t)lane, op_table[s->k->code[simt_pc(w)].op].name,
+		     who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name,
 		     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->reader,
 		     where_line(s, fw->rd_op - 1, there, sizeof there), (unsigned long long)s->now);
 		return;
 	}
+}
+
+/* Whether writer tid knows the bulk store that last read fw has read it: its own wait, or the storer's before a __syncthreads. */
+static bool bulk_done(const struct block *b, const struct flow_word *fw, uint32_t tid)
+{
+	uint32_t known = fw->bs_thread == tid ? bulk_read_known(b, tid) : b->bulk_vis[fw->bs_thread];
+	return known > fw->bs_store;
+}
+
+/* One overwrite, one report: the rest of [a, end)'s pending bulk reads are forgotten with it. */
+static void clear_bulk_reads(struct block *b, uint32_t g, uint64_t a, uint64_t end)
+{
+	for (; a < end; a += g)
+		b->flow[a / g].bs_op = 0;
 }
 
 void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, int src_buf,
@@ -215,15 +250,29 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	uint32_t src_bytes = src_buf >= 0 ? s->k->bufs[src_buf].elem_bytes : 4, g = s->flow_grain;
 	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
 		struct flow_word *fw = &b->flow[a / g];
+		char me[96];
 		if (fw->kind == FLOW_PIPE && kind == FLOW_PIPE && fw->seq != seq &&
 		    !pipe_released(s, w->block, fw->obj, fw->writer, fw->seq)) {
 			struct sim_report *r = s->rep;
 			r->hazards++;
 			note(s, r->hazard_text, r->hazards,
-			     "block %u thread %u: %s at %s overwrites shared byte %llu, still holding stage batch %u "
+			     "%s: %s at %s overwrites shared byte %llu, still holding stage batch %u "
 			     "that a consumer has not released (cycle %llu)",
-			     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name, where(s, w),
+			     who(s, w->block, tid, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name, where(s, w),
 			     (unsigned long long)a, fw->seq, (unsigned long long)s->now);
+		}
+		if (fw->bs_op && !bulk_done(b, fw, tid)) {
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			char here[160], there[160];
+			note(s, r->hazard_text, r->hazards,
+			     "%s: %s at %s overwrites shared byte %llu that the bulk store by thread %u at %s "
+			     "reads, before a bulk_wait_group with \"read\" covering it%s (cycle %llu)",
+			     who(s, w->block, tid, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->bs_thread,
+			     where_line(s, fw->bs_op - 1, there, sizeof there),
+			     fw->bs_thread == tid ? "" : " and a __syncthreads after it", (unsigned long long)s->now);
+			clear_bulk_reads(b, g, a, saddr + bytes);
 		}
 		*fw = (struct flow_word){
 			/* a sub-word copy starts inside the word: the offset can be negative */
@@ -234,6 +283,9 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 			.writer = (uint16_t)tid,
 			.seq = seq,
 			.land = land,
+			.wr_op = (uint32_t)simt_pc(w) + 1,
+			.wr_fence = b->proxy_fences[tid],
+			.wr_async = copy_bulk(&s->k->code[simt_pc(w)]),
 		};
 	}
 }
@@ -255,6 +307,67 @@ static bool visible(struct sim *s, const struct block *b, const struct flow_word
 	}
 }
 
+/* Why reader tid may not read fw now ("that nothing has written", ...); NULL when it may. */
+static const char *unseen(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid,
+			  uint64_t now, char *buf, size_t n)
+{
+	if (fw->kind == FLOW_NONE)
+		return "that nothing has written";
+	if (fw->land > now) {
+		snprintf(buf, n, "whose copy by thread %u lands only at cycle %llu", fw->writer, (unsigned long long)fw->land);
+		return buf;
+	}
+	if (!visible(s, b, fw, block, tid)) {
+		snprintf(buf, n, "copied by thread %u, without waiting for it or a barrier after its wait", fw->writer);
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * The bulk store's read of its source: a word it may not read yet (as any
+ * read), or one a thread wrote through the generic proxy with no
+ * fence.proxy.async by that thread since (the PTX memory model orders
+ * generic writes before async-proxy reads only through the fence), is a
+ * hazard, reported once per store.  Every word then remembers the store,
+ * which an overwrite must wait for (flow_copy).
+ */
+void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	uint32_t tid = w->in_block * 32 + (uint32_t)lane, g = s->flow_grain;
+	bool told = false;
+	for (uint64_t a = saddr / g * g; a < saddr + bytes; a += g) {
+		struct flow_word *fw = &b->flow[a / g];
+		char buf[96], here[160], there[160], me[96];
+		const char *why = told ? NULL : unseen(s, b, fw, w->block, tid, s->now, buf, sizeof buf);
+		if (why) {
+			told = true;
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			note(s, r->hazard_text, r->hazards, "%s: %s at %s reads shared byte %llu %s (cycle %llu)",
+			     who(s, w->block, tid, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, why,
+			     (unsigned long long)s->now);
+		} else if (!told && fw->wr_op && !fw->wr_async && b->proxy_fences[fw->writer] == fw->wr_fence) {
+			told = true;
+			struct sim_report *r = s->rep;
+			r->hazards++;
+			note(s, r->hazard_text, r->hazards,
+			     "%s: %s at %s: bulk store (async proxy) reads shared byte %llu that thread %u "
+			     "wrote through the generic proxy at %s without fence.proxy.async since (cycle %llu)",
+			     who(s, w->block, tid, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name,
+			     where_line(s, (uint32_t)simt_pc(w), here, sizeof here), (unsigned long long)a, fw->writer,
+			     where_line(s, fw->wr_op - 1, there, sizeof there), (unsigned long long)s->now);
+		}
+		fw->bs_op = (uint32_t)simt_pc(w) + 1;
+		fw->bs_thread = (uint16_t)tid;
+		fw->bs_store = store;
+	}
+}
+
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now)
 {
 	if (!s->checks)
@@ -266,24 +379,13 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 	fw->rd_op = (uint32_t)simt_pc(w) + 1;
 	fw->reader = (uint16_t)tid;
 	fw->rd_fence = b->proxy_fences[tid];
-	const char *why = NULL;
-	char buf[96];
-	if (fw->kind == FLOW_NONE) {
-		why = "that nothing has written";
-	} else if (fw->land > now) {
-		snprintf(buf, sizeof buf, "whose copy by thread %u lands only at cycle %llu", fw->writer,
-			 (unsigned long long)fw->land);
-		why = buf;
-	} else if (!visible(s, b, fw, w->block, tid)) {
-		snprintf(buf, sizeof buf, "copied by thread %u, without waiting for it or a barrier after its wait",
-			 fw->writer);
-		why = buf;
-	}
+	char buf[96], me[96];
+	const char *why = unseen(s, b, fw, w->block, tid, now, buf, sizeof buf);
 	if (why) {
 		struct sim_report *r = s->rep;
 		r->hazards++;
-		note(s, r->hazard_text, r->hazards, "block %u thread %u: %s at %s reads shared byte %llu %s (cycle %llu)",
-		     w->block, tid, op_table[s->k->code[simt_pc(w)].op].name, where(s, w), (unsigned long long)saddr,
+		note(s, r->hazard_text, r->hazards, "%s: %s at %s reads shared byte %llu %s (cycle %llu)",
+		     who(s, w->block, tid, me, sizeof me), op_table[s->k->code[simt_pc(w)].op].name, where(s, w), (unsigned long long)saddr,
 		     why, (unsigned long long)now);
 	}
 	return fw;
@@ -298,9 +400,9 @@ void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_
 	if (batch == out_index)
 		return;
 	struct sim_report *r = s->rep;
+	char me[96];
 	r->provenance_mismatches++;
 	note(s, r->provenance_text, r->provenance_mismatches,
-	     "block %u thread %u: compute at %s reads the batch at %s[%lld] but writes %s[%lld]", w->block,
-	     w->in_block * 32 + (uint32_t)lane, where(s, w), s->k->bufs[fw->src_buf].name, (long long)batch,
+	     "%s: compute at %s reads the batch at %s[%lld] but writes %s[%lld]", who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me), where(s, w), s->k->bufs[fw->src_buf].name, (long long)batch,
 	     s->k->bufs[out_buf].name, (long long)out_index);
 }

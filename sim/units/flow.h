@@ -19,11 +19,18 @@
  * hazard unless that thread executed fence.proxy.async between its read and
  * the copy (the PTX memory model; on the H100 the warp-specialised GEMM
  * without the fence issues its release arrive while the stage's LDSMs are
- * still in flight).
+ * still in flight).  The converse: a bulk store (cp.async.bulk to global,
+ * the async proxy) reading words a thread wrote through the generic proxy
+ * (st.shared, cp.async) with no fence.proxy.async by that writer since.
+ * And a word a bulk store reads must not be overwritten, by any proxy,
+ * until a cp.async.bulk.wait_group.read covering the store has finished in
+ * the storing thread (or, for another writer, before a __syncthreads the
+ * writer passed after it).
  */
 #ifndef SMSIM_FLOW_H
 #define SMSIM_FLOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum flow_kind {
@@ -46,6 +53,14 @@ struct flow_word {
 	uint32_t rd_op;    /* code index + 1 of the reading op; 0: none */
 	uint16_t reader;   /* thread rank in the block */
 	uint32_t rd_fence; /* the reader's fence.proxy.async count at the read */
+	/* the write, for a bulk store that reads the word (flow_bulk_read) */
+	uint32_t wr_op;    /* code index + 1 of the writing op; 0: none */
+	uint32_t wr_fence; /* the writer's fence.proxy.async count at the write */
+	bool wr_async;     /* written by the async proxy (a bulk copy): no fence needed before a bulk store */
+	/* the last bulk store that read it (an overwrite waits for it to be known done) */
+	uint32_t bs_op;    /* code index + 1 of the bulk_store; 0: none */
+	uint16_t bs_thread;
+	uint32_t bs_store; /* that thread's store number (struct bulk_thread.stores) */
 };
 
 #define FLOW_MAX_SHOWN 8

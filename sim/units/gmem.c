@@ -107,6 +107,17 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 		trace_count(&s->trace->dram, now, (int64_t)(32ull * nsectors));
 }
 
+/*
+ * A bulk store's write of nsectors: done when the L2 has taken the lines
+ * (its queue and latency); the DRAM share drains them as any store's.
+ */
+uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors)
+{
+	uint64_t done = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * nsectors, s->m->l2_bytes_per_cycle);
+	gmem_write(s, now, nsectors);
+	return done;
+}
+
 /* What a read of these hits and misses takes with every queue empty: its latency, or its bytes at the rate. */
 static uint64_t idle_split(const struct sim *s, uint32_t hits, uint32_t misses)
 {
