@@ -140,8 +140,7 @@ static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
 	r->smem_accesses++;
 	r->smem_wavefronts += c.wavefronts;
 	r->bank_conflicts += c.wavefronts > c.phases ? c.wavefronts - c.phases : 0;
-	uint64_t start = s->mem.smem_free > now ? s->mem.smem_free : now;
-	s->mem.smem_free = start + (uint64_t)c.wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
+	uint64_t start = smem_port_take(s, now, c.wavefronts);
 	uint64_t extra = c.ways > 1 ? (uint64_t)(c.ways - 1) * (uint64_t)s->m->smem_conflict_latency : 0;
 	return start + (uint64_t)s->m->smem_latency + extra;
 }

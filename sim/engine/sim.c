@@ -153,6 +153,7 @@ static void teardown(struct sim *s)
 	free(s->mbars);
 	free(s->lane_regs);
 	free(s->smem_memo);
+	smem_port_free(s);
 	evq_free(&s->q);
 }
 

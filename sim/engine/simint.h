@@ -267,7 +267,11 @@ struct gmem {
 	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share is free */
 	uint64_t l2_free;
 	uint64_t fill_free; /* the copy engine's smem fill port */
-	uint64_t smem_free; /* cycles: the shared-memory port */
+	struct smem_port {
+		uint64_t free;          /* cycles: the port has served what it was given */
+		struct port_fill *heap; /* copies' fills not yet at the port, by arrival (smemport.c) */
+		size_t n, cap;
+	} port;
 	uint64_t copies_land; /* latest landing of any copy issued so far */
 	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
 };
@@ -606,6 +610,12 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 bool cbar_visible(struct sim *s, uint32_t block, uint32_t elem, uint32_t tid, uint32_t phase);
 /* barrier_try_wait / barrier_test_wait: the phase's completion into the op's variable; false while suspended. */
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now);
+
+/* smemport.c: the shared-memory port.  A copy's fill (or a bulk store's read) arriving at arrive. */
+void smem_port_fill(struct sim *s, uint64_t arrive, uint32_t wavefronts);
+/* A warp's access of wavefronts at now: when the port starts it (the fills arrived by now go first). */
+uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts);
+void smem_port_free(struct sim *s);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */
 /* Whether the op is a bulk copy into shared memory (cp.async.bulk, the async proxy). */

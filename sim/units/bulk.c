@@ -55,6 +55,7 @@ void bulk_store(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			return;
 		uint64_t read = gmem_fill(s, now + (uint64_t)s->m->bulk_extra_latency, (uint32_t)bytes) +
 				(uint64_t)bytes / 128;
+		smem_port_fill(s, read - (uint64_t)bytes / 128, (uint32_t)((uint64_t)bytes / 128));
 		uint32_t nsec = (uint32_t)((ga + (uint64_t)bytes - 1) / 32 - ga / 32 + 1);
 		uint64_t written = gmem_write_bulk(s, read, nsec);
 		if (read > t->open_read)

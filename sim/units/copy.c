@@ -213,6 +213,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
 				  (uint64_t)s->m->bulk_extra_latency;
 		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
+		smem_port_fill(s, land - (uint64_t)bytes / 128, (uint32_t)((uint64_t)bytes / 128));
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		if (!in->complete_tx && !in->tx_only) /* the kernel's own expect_tx (arrive.expect_tx, barrier_expect_tx) announced the bytes */
@@ -341,6 +342,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
 		uint64_t land = gmem_fill(s, arrive, bytes) + (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
+		smem_port_fill(s, land - (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles, sc.wavefronts);
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		stats_copy(s, nl, (uint32_t)c, now, land,

@@ -1,0 +1,58 @@
+/*
+ * smemport: the shared-memory port that the warps' accesses and the copies' fills take in turn
+ * (sim/units/smemport.c): in arrival order, a fill delaying the accesses behind it and none before.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "sim/engine/simint.h"
+
+static struct machine m;
+static struct sim s;
+
+static void setup(void)
+{
+	machine_defaults(&m);
+	m.smem_wavefront_cycles = 1;
+	memset(&s, 0, sizeof s);
+	s.m = &m;
+}
+
+static void teardown(void) { smem_port_free(&s); }
+
+TestSuite(smemport, .init = setup, .fini = teardown);
+
+Test(smemport, accesses_queue_behind_each_other)
+{
+	cr_assert_eq(smem_port_take(&s, 100, 4), 100, "an idle port starts at once");
+	cr_assert_eq(smem_port_take(&s, 101, 2), 104, "the next waits for the first's 4 wavefronts");
+	cr_assert_eq(smem_port_take(&s, 200, 1), 200, "a later one finds the port free again");
+}
+
+Test(smemport, a_fill_delays_the_accesses_behind_it_and_none_before)
+{
+	smem_port_fill(&s, 150, 64); /* a copy's 8 KB arriving at cycle 150: 64 wavefronts */
+	cr_assert_eq(smem_port_take(&s, 100, 8), 100, "an access before the fill arrives goes first");
+	cr_assert_eq(smem_port_take(&s, 149, 8), 149, "and so does one just before it");
+	cr_assert_eq(smem_port_take(&s, 160, 8), 149 + 8 + 64, "the fill waited for that one; one after it waits for both");
+}
+
+Test(smemport, fills_join_in_arrival_order_whatever_order_they_were_announced_in)
+{
+	smem_port_fill(&s, 300, 10);
+	smem_port_fill(&s, 100, 10);
+	smem_port_fill(&s, 200, 10);
+	smem_port_fill(&s, 105, 10); /* arrives while the fill of cycle 100 still has the port */
+	cr_assert_eq(smem_port_take(&s, 120, 1), 120, "100's and 105's fills end at 120");
+	cr_assert_eq(smem_port_take(&s, 205, 1), 210, "200's fill holds the port until 210");
+	cr_assert_eq(smem_port_take(&s, 1000, 1), 1000, "300's is long past");
+	cr_assert_eq(s.mem.port.n, 0, "every fill joined the port");
+}
+
+Test(smemport, many_fills_grow_the_heap)
+{
+	for (int i = 0; i < 5000; i++)
+		smem_port_fill(&s, (uint64_t)(5000 - i) * 10, 1);
+	cr_assert_eq(smem_port_take(&s, 100000, 1), 100000, "5000 fills of one wavefront, 10 cycles apart, are past");
+	cr_assert_eq(s.mem.port.n, 0);
+}
