@@ -220,5 +220,7 @@ Test(check, lowered_prints_what_each_op_compiles_to)
 	cr_assert(strstr(o.out, " pipeline_memcpy_async    $.body[1].body[0].body[0]"), "the copy op and its JSON path: %s", o.out);
 	cr_assert(strstr(o.out, "*ldgstsX"), "the copy's anchor is its LDGSTS, reading the op's inputs: %s", o.out);
 	cr_assert(strstr(o.out, "branchP"), "ptxas's padding before the run of LDGSTS: %s", o.out);
+	/* the form's instructions carry ptxas's stall counts (forms.sass 0x01d0-0x0210: LEA 5, the pads and LDGSTS 1) */
+	cr_assert(strstr(o.out, "aluX[1]/5 branchP/1 branchP/1 branchP/1 *ldgstsX[1,2]/1"), "the copy's stall counts: %s", o.out);
 	out_free(&o);
 }

@@ -242,8 +242,9 @@ static void print_lowered(const struct kernel *k)
 {
 	if (!k->lowered)
 		return;
-	printf("  lowered (op: class[deps] per instruction; * the anchor, X reads the op's inputs, R a result,\n"
-	       "           T a branch taken, P padding, L an LDL, C an LDC, A an arrive)\n");
+	printf("  lowered (op: class[deps]/stall per instruction; * the anchor, X reads the op's inputs, R a result,\n"
+	       "           T a branch taken, P padding, L an LDL, C an LDC, A an arrive; /n ptxas's stall count,\n"
+	       "           on the instructions taken from SASS)\n");
 	int total = 0;
 	for (int pc = 0; pc < k->ncode; pc++) {
 		const struct lform *f = &k->lowered[pc];
@@ -271,6 +272,8 @@ static void print_lowered(const struct kernel *k)
 				}
 				printf("]");
 			}
+			if (li->stall)
+				printf("/%u", li->stall);
 		}
 		printf("\n");
 	}
