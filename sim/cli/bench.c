@@ -38,6 +38,9 @@ static const struct workload workloads[] = {
 	{"split_arrive_wait", "split_arrive_wait", {"blocks=4", "iteration_count=4096", "k=64"}},
 	{"overwait D=32", "diverged_commit", {"blocks=4", "batch_sz=1024", "divergence=32"}},
 	{"bulk_staging (TMA)", "bulk_staging", {"blocks=4", "batch_sz=4096", "k=64"}},
+	/* issue 20's two GEMM main loops, 4 blocks per SM as the README's speed figure */
+	{"gemm cp.async multistage", "gemm_cp_async_multistage", {"blocks=4", "batch_sz=1024", "stages=3"}},
+	{"gemm warp-specialised bulk", "gemm_warp_specialized_bulk", {"blocks=4", "batch_sz=1024", "stages=3"}},
 };
 
 struct sample {
