@@ -720,3 +720,17 @@ void cli_bash_completion(FILE *out)
 	      "complete -F _smsim smsim\n",
 	      out);
 }
+
+int cli_split_csv(char *line, char **field, int max)
+{
+	int n = 0;
+	for (char *p = line; n < max;) {
+		field[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c)
+			break;
+		*c = '\0';
+		p = c + 1;
+	}
+	return n;
+}

@@ -60,6 +60,8 @@ void cli_bash_completion(FILE *out);
  * else, and -1 (having said so on stderr) when the value is missing.
  */
 int cli_value(int argc, char **argv, int *i, const char *cmd, const char *name, const char **value);
+/* Splits a CSV line in place at its commas (no quoting) into at most max fields; returns how many. */
+int cli_split_csv(char *line, char **field, int max);
 /* Says that arg is no option of cmd (with a "did you mean" from its table) and returns exit status 2. */
 int cli_unknown_option(const char *cmd, const char *arg);
 

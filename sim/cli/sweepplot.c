@@ -80,15 +80,7 @@ static int measured_series(const struct sweep *sw, const char *file, struct svg_
 		if (l[0] == '#' || !l[0])
 			continue;
 		char *f[32];
-		int nf = 0;
-		for (char *p = l; nf < 32;) {
-			f[nf++] = p;
-			char *c = strchr(p, ',');
-			if (!c)
-				break;
-			*c = '\0';
-			p = c + 1;
-		}
+		int nf = cli_split_csv(l, f, 32);
 		if (ncols == 0) {
 			ncols = nf;
 			for (int i = 0; i < nf; i++) {

@@ -64,19 +64,6 @@ static bool measurement_column(const char *c)
 	return false;
 }
 
-static int split(char *l, char **f)
-{
-	int nf = 0;
-	for (char *p = l; nf < 32;) {
-		f[nf++] = p;
-		char *c = strchr(p, ',');
-		if (!c)
-			break;
-		*c = '\0';
-		p = c + 1;
-	}
-	return nf;
-}
 
 static int set_of(struct row *r, const char *name, const char *value)
 {
@@ -95,7 +82,7 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 	for (char *l = strtok(text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
 		line++;
 		char *f[32];
-		int nf = split(l, f);
+		int nf = cli_split_csv(l, f, 32);
 		if (line == 1) {
 			ncols = nf;
 			for (int i = 0; i < nf; i++) {
@@ -205,7 +192,7 @@ static int parse_limits(char *text, struct limit_row *rows, int max, struct diag
 	for (char *l = strtok(text, "\r\n"); l; l = strtok(NULL, "\r\n")) {
 		line++;
 		char *f[32];
-		int nf = split(l, f);
+		int nf = cli_split_csv(l, f, 32);
 		if (line == 1) {
 			ncols = nf;
 			for (int i = 0; i < nf; i++) {

@@ -368,6 +368,17 @@ static bool value_used(const struct insn *in)
 }
 
 /*
+ * A branch of a form that the compiled path takes: the warp fetches its
+ * target after the branch's stall count and the redirect a taken branch
+ * adds (iclass.csv's taken loop: 11 cycles from BRA to the next issue,
+ * its stall count 5).
+ */
+static uint64_t taken_redirect(const struct sim *s, uint64_t now, uint8_t stall)
+{
+	return now + stall + 1 + (uint64_t)s->m->branch_redirect;
+}
+
+/*
  * compute's loop as compiled around the chain: the tests of k before it
  * (or, for k = 0, the branch over it) and the ends of its regions after it
  * issue in a row before the next FMA or the store.
@@ -486,7 +497,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		if (li->stall)
 			w->stall_until = now + li->stall;
 		if (li->flags & LI_TAKEN)
-			e->redirect = now + li->stall + 1 + (uint64_t)s->m->branch_redirect;
+			e->redirect = taken_redirect(s, now, li->stall);
 		if (++e->li >= f->n) {
 			e->again = false;
 			e->li = 0;
@@ -534,14 +545,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		e->again = st == ANCHOR_AGAIN;
 	}
 	w->res[e->li] = result;
-	if (f->code[e->li].flags & LI_TAKEN)
-		/*
-		 * a branch the compiled path takes (a try_wait's ready case jumps
-		 * over its retry loop): after its stall count, the redirect a taken
-		 * branch adds (iclass.csv's taken loop: 11 cycles from BRA to the
-		 * next issue, its stall count 5)
-		 */
-		e->redirect = now + stall + 1 + (uint64_t)s->m->branch_redirect;
+	if (f->code[e->li].flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
+		e->redirect = taken_redirect(s, now, stall);
 	e->li++;
 	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
 	if (in->op == OP_MMA && f->loop_begin >= 0 && e->li == (uint16_t)f->loop_end && ++e->op_step < in->mma.rep)

@@ -13,6 +13,7 @@
 #include "isa/kernel.h"
 #include "sim/engine/machine.h"
 #include "sim/engine/sim.h"
+#include "run_kernel.h"
 
 static inline int run_file_ov(const char *name, const char *sets, int64_t block_size, const struct machine *m,
 			      struct sim_report *r, struct diag *d)
@@ -35,14 +36,7 @@ static inline int run_file_ov(const char *name, const char *sets, int64_t block_
 	struct launch l = {block_size, 1, 1};
 	struct kernel k;
 	int rc = kernel_load(path, ov, nov, &l, &k, d);
-	if (rc == 0) {
-		struct machine def;
-		machine_defaults(&def);
-		struct sim_limits lim = sim_default_limits();
-		rc = sim_run(&k, m ? m : &def, &l, &lim, r, d);
-		kernel_free(&k);
-	}
-	return rc;
+	return rc == 0 ? run_loaded_kernel(&k, &l, m, r, d) : rc;
 }
 
 #endif

@@ -41,6 +41,18 @@ static inline int load_kernel_text(const char *text, const struct launch *l, str
 	return rc;
 }
 
+/* Runs a loaded kernel with the default limits on m (NULL: the defaults) and frees it. */
+static inline int run_loaded_kernel(struct kernel *k, const struct launch *l, const struct machine *m,
+				    struct sim_report *r, struct diag *d)
+{
+	struct machine def;
+	machine_defaults(&def);
+	struct sim_limits lim = sim_default_limits();
+	int rc = sim_run(k, m ? m : &def, l, &lim, r, d);
+	kernel_free(k);
+	return rc;
+}
+
 /* Loads and runs; rc is the diag code of load or run.  m may be NULL for defaults. */
 static inline int run_kernel_text(const char *text, int64_t block_size, int64_t blocks, const struct machine *m,
 				  struct sim_report *r, struct diag *d)
@@ -48,14 +60,7 @@ static inline int run_kernel_text(const char *text, int64_t block_size, int64_t 
 	struct launch l = {block_size, blocks, blocks};
 	struct kernel k;
 	int rc = load_kernel_text(text, &l, &k, d);
-	if (rc == 0) {
-		struct machine def;
-		machine_defaults(&def);
-		struct sim_limits lim = sim_default_limits();
-		rc = sim_run(&k, m ? m : &def, &l, &lim, r, d);
-		kernel_free(&k);
-	}
-	return rc;
+	return rc == 0 ? run_loaded_kernel(&k, &l, m, r, d) : rc;
 }
 
 #endif
