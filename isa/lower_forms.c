@@ -16,8 +16,8 @@ const char *const iclass_name[IC_COUNT] = {
 static const struct linst form_acquire_block[] = {
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 0  0550: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
 	{IC_UNI, 0, 2, 0, 0x1u}, /* 1  0560: R2UR UR6, R10 */
-	{IC_S2R, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 3  0580: S2UR UR9, SR_CgaCtaId */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  0580: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  0590: UMOV UR8, 0x400 */
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 5  05a0: LOP3.LUT R12, R0, 0x1, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 1, 0, 0x20u}, /* 6  05b0: SHF.L.U32 R13, R12, 0x1f, RZ */
@@ -61,7 +61,7 @@ static const struct linst form_wait_block[] = {
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0ae0: LOP3.LUT R10, R0, 0x2, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0af0: LOP3.LUT R12, R4, 0xff, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 2, 0, 0x1u}, /* 2  0b00: SHF.R.U32.HI R14, RZ, 0x1, R10 */
-	{IC_S2R, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0b20: S2R R18, SR_CgaCtaId */
 	{IC_ALU, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
 	{IC_ALU, 0, 2, 0, 0x30u}, /* 6  0b40: LEA R17, R18, R15, 0x18 */
@@ -121,7 +121,7 @@ static const struct linst form_prim_commit[] = {
 
 /* PRIM_COPY: traces/h100/forms.sass forms_primitives 0x01a0-0x0210 */
 static const struct linst form_prim_copy[] = {
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 0  01a0: S2UR UR7, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  01a0: S2UR UR7, SR_CgaCtaId */
 	{IC_UNI, 0, 2, 0, 0x0u}, /* 1  01b0: UMOV UR6, 0x400 */
 	{IC_UNI, 0, 6, 0, 0x3u}, /* 2  01c0: ULEA UR6, UR7, UR6, 0x18 */
 	{IC_ALU, LI_EXTERN, 5, 0, 0x4u}, /* 3  01d0: LEA R9, R9, UR6, 0x2 */
@@ -133,7 +133,7 @@ static const struct linst form_prim_copy[] = {
 
 /* COPY_THREAD: traces/h100/forms.sass forms_pipe_thread 0x0580-0x0620 */
 static const struct linst form_copy_thread[] = {
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 0  0580: S2UR UR8, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  0580: S2UR UR8, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 1  0590: UMOV UR4, 0x400 */
 	{IC_IMAD, LI_EXTERN, 6, 0, 0x0u}, /* 2  05a0: IMAD.IADD R25, R25, 0x1, R2 */
 	{IC_UNI, LI_LDC, 1, 1, 0x0u}, /* 3  05b0: LDC.64 R14, c[0x0][0x218] */
@@ -150,7 +150,7 @@ static const struct linst form_copy_thread[] = {
 static const struct linst form_copy_group[] = {
 	{IC_BRA, 0, 4, 0, 0x0u}, /* 0  07a0: BSSY B0, 0x900 */
 	{IC_BRA, LI_EXTERN, 5, 0, 0x0u}, /* 1  07b0: @P0 BRA 0x8f0 */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 2  07c0: S2UR UR9, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 2  07c0: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 3  07d0: UMOV UR6, 0x400 */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  07e0: ULDC.64 UR14, c[0x0][0x218] */
 	{IC_UNI, 0, 1, 0, 0x8u}, /* 5  07f0: UIADD3 UR6, UR6, 0x30, URZ */
@@ -192,7 +192,7 @@ static const struct linst form_copy_barrier[] = {
 	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 10, 0, 0x380u}, /* 15  0500: LDGSTS.E [R13], desc[UR14][R8.64] */
 	{IC_BRA, 0, 5, 0, 0x400u}, /* 16  0510: @!P1 BRA 0x480 */
 	{IC_BRA, 0, 5, 0, 0x0u}, /* 17  0520: BSYNC B0 */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 18  0530: S2UR UR9, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 18  0530: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 2, 0, 0x0u}, /* 19  0540: UMOV UR5, 0x400 */
 	{IC_UNI, 0, 1, 0, 0xc0000u}, /* 20  0550: ULEA UR5, UR9, UR5, 0x18 */
 	{IC_BRA, 0, 8, 0, 0x0u}, /* 21  0560: NOP */
@@ -206,7 +206,7 @@ static const struct linst form_copy_barrier[] = {
 static const struct linst form_copy_bulk[] = {
 	{IC_BRA, 0, 4, 0, 0x0u}, /* 0  03e0: BSSY B0, 0x510 */
 	{IC_BRA, LI_EXTERN, 5, 0, 0x0u}, /* 1  03f0: @P2 BRA 0x500 */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 2  0400: S2UR UR15, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 2  0400: S2UR UR15, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 3  0410: ULDC.64 UR6, c[0x0][0x218] */
 	{IC_UNI, LI_EXTERN, 1, 0, 0x0u}, /* 4  0420: USHF.R.U32.HI UR12, URZ, 0x4, UR9 */
 	{IC_ALU, 0, 1, 0, 0x0u}, /* 5  0430: PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0 */
@@ -235,13 +235,13 @@ static const struct linst form_make_pipeline[] = {
 	{IC_IMAD, LI_EXTERN, 5, 0, 0x30u}, /* 6  0120: IMAD R0, R0, UR7, R9 */
 	{IC_ALU, 0, 13, 0, 0x40u}, /* 7  0130: ISETP.NE.AND P0, PT, R0, RZ, PT */
 	{IC_BRA, 0, 5, 0, 0x80u}, /* 8  0140: @P0 BRA 0x280 */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 9  0150: S2UR UR7, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 9  0150: S2UR UR7, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 10  0160: UMOV UR4, 0x400 */
 	{IC_UNI, LI_EXTERN, 4, 0, 0x0u}, /* 11  0170: UIADD3 UR12, -UR6, 0x100000, URZ */
 	{IC_UNI, 0, 2, 0, 0x800u}, /* 12  0180: USHF.L.U32 UR13, UR12, 0xb, URZ */
 	{IC_UNI, 0, 1, 0, 0x800u}, /* 13  0190: USHF.L.U32 UR12, UR12, 0x1, URZ */
 	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 14  01a0: IMAD.U32 R5, RZ, RZ, UR6 */
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 15  01b0: S2UR UR8, SR_SWINHI */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 15  01b0: S2UR UR8, SR_SWINHI */
 	{IC_UNI, 0, 7, 0, 0x600u}, /* 16  01c0: ULEA UR7, UR7, UR4, 0x18 */
 	{IC_UNI, 0, 1, 0, 0x10000u}, /* 17  01d0: UMOV UR4, UR7 */
 	{IC_UNI, 0, 1, 0, 0x8000u}, /* 18  01e0: UMOV UR5, UR8 */
@@ -295,7 +295,7 @@ static const struct linst form_quit[] = {
 
 /* BARRIER_INIT: traces/h100/forms.sass forms_barrier 0x0060-0x00e0 */
 static const struct linst form_barrier_init[] = {
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 0  0060: S2UR UR6, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  0060: S2UR UR6, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 1  0070: UMOV UR4, 0x400 */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 2  0080: ULDC UR5, c[0x0][0x0] */
 	{IC_UNI, 0, 2, 0, 0x3u}, /* 3  0090: ULEA UR6, UR6, UR4, 0x18 */
@@ -313,7 +313,7 @@ static const struct linst form_barrier_arrive[] = {
 
 /* BARRIER_WAIT: traces/h100/forms.sass forms_barrier 0x01e0-0x0370 */
 static const struct linst form_barrier_wait[] = {
-	{IC_S2R, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x0u}, /* 1  01f0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x2u}, /* 2  0200: @P0 BRA 0x380 */
 };
@@ -321,7 +321,7 @@ static const struct linst form_barrier_wait[] = {
 /* BARRIER_ARRIVE_WAIT: traces/h100/forms.sass forms_barrier 0x0390-0x0530 */
 static const struct linst form_barrier_arrive_wait[] = {
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 1, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
-	{IC_S2R, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x1u}, /* 2  03b0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
 };
@@ -329,7 +329,7 @@ static const struct linst form_barrier_arrive_wait[] = {
 /* BARRIER_ARRIVE_DROP: traces/h100/forms.sass forms_barrier 0x05b0-0x05f0 */
 /*   cut: 05f0: ULDC.64 UR4, c[0x0][0x208] */
 static const struct linst form_barrier_arrive_drop[] = {
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 0  05b0: S2UR UR5, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  05b0: S2UR UR5, SR_CgaCtaId */
 	{IC_UNI, 0, 2, 0, 0x0u}, /* 1  05c0: UMOV UR4, 0x400 */
 	{IC_UNI, 0, 9, 0, 0x3u}, /* 2  05d0: ULEA UR4, UR5, UR4, 0x18 */
 	{IC_SYNCS, LI_ANCHOR|LI_ARRIVE, 1, 0, 0x4u}, /* 3  05e0: SYNCS.ARRIVE.TRANS64.OPTOUT.A1T0 RZ, [UR4], RZ */
@@ -386,7 +386,7 @@ static const struct linst form_grid_sync[] = {
 
 /* COMPUTE_LOAD: traces/h100/forms.sass forms_compute 0x01d0-0x0230 */
 static const struct linst form_compute_load[] = {
-	{IC_UNI, 0, 1, 1, 0x0u}, /* 0  01d0: S2UR UR9, SR_CgaCtaId */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  01d0: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 1  01e0: UMOV UR8, 0x400 */
 	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 2  01f0: IMAD R4, R5, UR4, R0 */
 	{IC_UNI, 0, 6, 0, 0x3u}, /* 3  0200: ULEA UR8, UR9, UR8, 0x18 */

@@ -67,7 +67,7 @@ Test(machine, h100_values)
 	cr_assert_eq(m.iclass_fma_latency, 4);
 	cr_assert_eq(m.subpartitions, 4);
 	cr_assert_eq(m.l2_latency, 285);
-	cr_assert_eq(m.cp_async_extra_latency, 24, "measured: traces/h100/roundtrip.csv, mean of L2 and DRAM");
+	cr_assert_eq(m.cp_async_extra_latency, 11, "measured: traces/h100/pcsamp_latency.csv, roundtrip.cu sampled per instruction");
 	cr_assert_eq(m.iclass_syncs_latency, 43, "measured: traces/h100/iclass.csv, SYNCS.PHASECHK chain");
 	cr_assert_eq(m.iclass_branch_latency, 29, "measured: traces/h100/iclass.csv, taken BRA");
 	cr_assert_eq(m.iclass_alu_interval, 2, "measured: IADD3 at 8 warps per scheduler");

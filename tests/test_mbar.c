@@ -122,9 +122,10 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 {
 	uint32_t b = mbar_new(&s, 0, "bar");
 	mbar_init(&s.mbars[b], 2);
-	s.now = 100;
+	s.now = 50; /* suspended well before the phase completes */
 	mbar_wait_on(&s, &s.warps[1], b);
 	mbar_wait_on(&s, &s.warps[3], b);
+	s.now = 100;
 	cr_assert_eq(s.warps[1].stack[0].blocked_obj, (int32_t)b);
 	cr_assert_eq(s.mbars[b].waiters, (3u << 6), "the last waiter heads the list");
 	mbar_arrive(&s, b, 2, false, 100);
@@ -136,6 +137,29 @@ Test(mbar, waiters_wake_after_the_wake_latency)
 	cr_assert_eq(s.warps[3].stack[0].blocked, WAIT_NONE, "the woken group is runnable again");
 	cr_assert_eq(s.sps[0].next_tick, want, "the sub-partition must tick to issue the woken warps");
 	cr_assert_eq(s.sm_next, want);
+}
+
+/*
+ * A suspended try_wait returns mbarrier_wake_latency after the phase completes, with its
+ * result; one the phase completes right behind (trywait_window.csv: an arrive 1 cycle after the
+ * try still wakes it, 90 cycles after the try) answers no earlier than its own latency.
+ */
+Test(mbar, a_try_wait_just_before_completion_answers_at_its_own_latency_at_the_earliest)
+{
+	m.mbarrier_wake_latency = 31; /* h100.json's */
+	s.cls_lat[IC_SYNCS] = 43;	/* iclass_syncs_latency */
+	uint32_t b = mbar_new(&s, 0, "bar");
+	mbar_init(&s.mbars[b], 1);
+	s.now = 100;
+	s.warps[1].stack[0].wait_start = s.now; /* sched_block's, when the try_wait suspends */
+	mbar_wait_on(&s, &s.warps[1], b);
+	mbar_arrive(&s, b, 1, false, 150);
+	cr_assert_eq(warp_ready(&s.warps[1]), 150 + 31, "suspended: woken 31 after the phase completes");
+	s.now = 200;
+	s.warps[2].stack[0].wait_start = s.now;
+	mbar_wait_on(&s, &s.warps[2], b);
+	mbar_arrive(&s, b, 1, false, 201);
+	cr_assert_eq(warp_ready(&s.warps[2]), 200 + 43, "completed a cycle after the try: its own latency");
 }
 
 Test(mbar, arrivals_past_expected_are_a_program_error)

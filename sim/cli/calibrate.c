@@ -295,6 +295,18 @@ static void derive_classes(struct calib *c)
 	CLASS(conv, "I2F+F2I", true, false, "indep");
 	CLASS(uniform, "UIADD3", true, false, "dep"); /* uniform registers: no independent form was timed */
 	CLASS(s2r, "S2R+S2UR", true, false, "indep");
+	{
+		/*
+		 * ptxas issues a loop's special-register reads ahead of their use, so the
+		 * iclass row times their issue, not their latency: that comes from the
+		 * compiled mbarrier calls, which read SR_CgaCtaId right before its use
+		 * (tests/hw/pcsamp_latency.py, ncu's per-instruction sampling of callforms).
+		 */
+		int r;
+		double s2r = cell(c, "pcsamp_latency.csv", "latency", &r, "kind=S2R", "kernel=median", NULL);
+		m->iclass_s2r_latency = iround(s2r);
+		cite(c, "iclass_s2r_latency", "pcsamp_latency.csv row %d: S2R/S2UR SR_CgaCtaId to its reader in the call-form loops, median %.1f cycles (ncu's warp sampling)", r, s2r);
+	}
 	CLASS(branch, "BRA", true, false, "indep");
 	{
 		/* the branch row's step is three instructions (sub, setp, bra): the other two take their issue slots */
@@ -376,11 +388,12 @@ static void derive_memory(struct calib *c)
 	cite(c, "l2_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency): the examples' streaming pattern, every SM at once", r2, loop, r);
 	m->dram_latency = iround(ldg_dram - loop);
 	cite(c, "dram_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency)", r3, loop, r);
-	double cp_l2 = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r4, "mode=cp_async", "block_size=128", "source=L2", NULL);
-	int r5;
-	double cp_dram = cell(c, "roundtrip.csv", "cycles_per_batch_median", &r5, "mode=cp_async", "block_size=128", "source=DRAM", NULL);
-	m->cp_async_extra_latency = iround(((cp_l2 - ldg_l2) + (cp_dram - ldg_dram)) / 2.0 - lds);
-	cite(c, "cp_async_extra_latency", "roundtrip.csv rows %d, %d against %d, %d: a cp.async with wait_group over a load, less the LDS that reads it, mean of L2 and DRAM", r4, r5, r2, r3);
+	/* the loops differ by more than the copy (the LDS, LDGDEPBAR, DEPBAR): their sampled round trips do not */
+	int r6, r7;
+	double rt_ldg = cell(c, "pcsamp_latency.csv", "latency", &r6, "kind=roundtrip", "kernel=ldg", NULL);
+	double rt_cp = cell(c, "pcsamp_latency.csv", "latency", &r7, "kind=roundtrip", "kernel=cp_async", NULL);
+	m->cp_async_extra_latency = iround(rt_cp - rt_ldg);
+	cite(c, "cp_async_extra_latency", "pcsamp_latency.csv rows %d and %d: roundtrip.cu's LDGSTS to the LDS after its DEPBAR, %.1f cycles, against its LDG to the loaded value's reader, %.1f (L2, ncu's warp sampling)", r7, r6, rt_cp, rt_ldg);
 
 	double ldc = cell(c, "special_latency.csv", "cycles_per_trip", &r, "kind=LDC", NULL);
 	/* the chase's trip: the LDC and the three address instructions before the next (SHL, LOP3, IADD) */
@@ -436,20 +449,32 @@ static void derive_memory(struct calib *c)
 	m->syncs_arrive_mio = iround(four / (double)m->subpartitions) < 1 ? 1 : iround(four / (double)m->subpartitions);
 	cite(c, "syncs_arrive_mio", "iclass.csv row %d: one warp per scheduler, %.2f cycles per SYNCS.ARRIVE per warp, over the %lld schedulers sharing the MIO path", rb, four, (long long)m->subpartitions);
 	double arrive = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=syncs", "sass=SYNCS.ARRIVE", "mode=dep", "warps_per_scheduler=1", NULL);
-	/*
-	 * trywait_window.csv (tests/hw/trywait_window.cu): a warp suspended in a try_wait.parity loop,
-	 * another warp's arrive completing the phase 104 cycles after the loop began: from the arrive's
-	 * issue to the waiter's first instruction past its wait.  The model wakes the waiter, which
-	 * issues its try_wait again (iclass_syncs_latency) and the ready path's taken branch (its stall
-	 * count 5, trywait_window.sass 0x02a0, then branch_redirect + 1).
-	 */
-	double wake = cell(c, "trywait_window.csv", "wake_after_arrive_median", &r2, "gap_target=160", NULL);
 	m->mbarrier_arrive_latency = iround(arrive);
 	cite(c, "mbarrier_arrive_latency", "iclass.csv row %d: SYNCS.ARRIVE back to back, one warp, %.2f cycles", r, arrive);
-	m->mbarrier_wake_latency = iround(wake - arrive) - m->iclass_syncs_latency - (5 + 1 + m->branch_redirect);
+	/*
+	 * A suspended try_wait returns with its result mbarrier_wake_latency after the phase
+	 * completes. roundtrip.cu's mbarrier mode waits on a phase its copy completes: its LDGSTS
+	 * to the branch on the try_wait's predicate (the form's stall count 2 after the try_wait)
+	 * against the cp_async mode's LDGSTS to the LDS after DEPBAR (iclass_depbar_latency).
+	 */
+	int r8, r9;
+	double rt_copy = cell(c, "pcsamp_latency.csv", "latency", &r8, "kind=roundtrip", "kernel=cp_async", NULL);
+	double rt_mbar = cell(c, "pcsamp_latency.csv", "latency", &r9, "kind=roundtrip", "kernel=mbarrier", NULL);
+	m->mbarrier_wake_latency = iround(rt_mbar - rt_copy) + m->iclass_depbar_latency - 2;
 	if (m->mbarrier_wake_latency < 0)
 		m->mbarrier_wake_latency = 0;
-	cite(c, "mbarrier_wake_latency", "trywait_window.csv row %d: arrive to the suspended waiter's next instruction %.1f cycles, less the arrive (iclass.csv row %d), the woken try_wait's own latency (iclass_syncs_latency) and its ready branch (stall 5, branch_redirect + 1)", r2, wake, r);
+	cite(c, "mbarrier_wake_latency", "pcsamp_latency.csv rows %d and %d: roundtrip.cu's copy-completed mbarrier phase, %.1f cycles from the LDGSTS to the try_wait's branch, against %.1f to the LDS after DEPBAR, plus DEPBAR's latency, less the try_wait's stall count 2", r9, r8, rt_mbar, rt_copy);
+	/*
+	 * trywait_window.csv (tests/hw/trywait_window.cu): another warp's arrive completing the phase
+	 * a suspended try_wait.parity waits on, from the arrive's issue to the waiter's first
+	 * instruction past its wait: the arrive's count at the barrier, the wake, and the ready
+	 * path's branch (its stall count 5, trywait_window.sass 0x02a0, then branch_redirect + 1).
+	 */
+	double wake = cell(c, "trywait_window.csv", "wake_after_arrive_median", &r2, "gap_target=160", NULL);
+	m->mbarrier_count_latency = iround(wake) - m->mbarrier_wake_latency - (5 + 1 + m->branch_redirect);
+	if (m->mbarrier_count_latency < 0)
+		m->mbarrier_count_latency = 0;
+	cite(c, "mbarrier_count_latency", "trywait_window.csv row %d: arrive to the suspended waiter's next instruction %.1f cycles, less mbarrier_wake_latency and the ready branch (stall 5, branch_redirect + 1)", r2, wake);
 }
 
 /* Forward progress: forward_progress.csv (tests/hw/forward_progress.cu), a try_wait on a phase nobody completes. */

@@ -515,6 +515,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
 				 : own & LI_LDC ? s->m->ldc_latency
 						: s->m->mbarrier_arrive_latency);
+	/* a woken try_wait came back with its result (mbarrier_wake_latency): it does not wait again */
+	if (e->resumed && e->li == f->anchor && cls == IC_SYNCS)
+		lat = 0;
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;

@@ -81,11 +81,12 @@
 	X(cp_async_extra_latency, I, 42, 0, 10000, "cycles a cp.async adds over a load") \
 	X(bulk_extra_latency, I, 61, 0, 10000, "cycles a bulk (TMA) copy adds over a load") \
 	X(grid_sync_latency, I, 2000, 0, 1000000, "cycles, grid.sync release after the last arrival") \
-	X(mbarrier_arrive_latency, I, 20, 0, 10000, "cycles, arrive to counted")         \
+	X(mbarrier_arrive_latency, I, 20, 0, 10000, "cycles, an arrive's token back in its register") \
+	X(mbarrier_count_latency, I, 50, 0, 10000, "cycles, an arrive's issue to its count at the barrier") \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(syncs_arrive_interval, I, 6, 1, 1000, "cycles between two mbarrier arrives (SYNCS.ARRIVE) on one sub-partition's syncs pipe") \
 	X(syncs_arrive_mio, I, 2, 0, 1000, "cycles the SM's MIO path is busy per mbarrier arrive") \
-	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to waiter issue") \
+	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to a suspended try_wait's result") \
 	X(mbarrier_try_wait_limit, I, 7852, 1, 100000000, "cycles a try_wait suspends on an incomplete phase before it returns false (PTX: a system-dependent time limit)") \
 	X(syncthreads_base_latency, I, 13, 0, 10000, "cycles, __syncthreads release base") \
 	X(syncthreads_warp_latency, I, 2, 0, 1000, "cycles added per warp in the block")

@@ -200,7 +200,7 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	struct mbar *b = &s->mbars[bar];
 	uint32_t mask = simt_mask(w);
 	uint32_t count = (uint32_t)__builtin_popcount(mask);
-	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	uint64_t at = now + (uint64_t)s->m->mbarrier_count_latency;
 	struct simt_entry *e = simt_cur(w);
 	switch (in->op) {
 	case OP_BARRIER_INIT: {

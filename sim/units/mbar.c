@@ -53,13 +53,15 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 		const struct simt_entry *e = &s->warps[WAITER_WARP(id)].stack[WAITER_ENTRY(id)];
 		uint32_t next = e->next_waiter;
 		/*
-		 * A try_wait that reached the barrier behind the arrival completing the
-		 * phase (issued less than an arrive's latency before it landed: the
-		 * SYNCS unit takes them in order) finds it complete, and its result
-		 * comes back at its own latency: it does not sleep and get woken.
+		 * A suspended try_wait returns mbarrier_wake_latency after the phase
+		 * completes, with its result: it does not issue again. One that reached
+		 * the barrier just before (trywait_window.csv: arrive 1 cycle after the
+		 * try) cannot answer before its own latency either.
 		 */
-		bool behind = e->wait_start != NEVER && now <= e->wait_start + (uint64_t)s->m->mbarrier_arrive_latency;
-		sched_wake_waiter(s, id, behind ? now : now + (uint64_t)s->m->mbarrier_wake_latency);
+		uint64_t at = now + (uint64_t)s->m->mbarrier_wake_latency;
+		if (e->wait_start != NEVER && e->wait_start + s->cls_lat[IC_SYNCS] > at)
+			at = e->wait_start + s->cls_lat[IC_SYNCS];
+		sched_wake_waiter(s, id, at);
 		id = next;
 	}
 }

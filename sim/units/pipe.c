@@ -450,7 +450,7 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	}
 	struct arrivals a;
 	a.n = 0;
-	uint64_t soonest = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	uint64_t soonest = now + (uint64_t)s->m->mbarrier_count_latency;
 	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
 	uint32_t *head = pb->head + tid_of(w, 0);
 	if (mask == FULL_WARP) {
@@ -750,7 +750,7 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 	uint32_t S = pb->decl->stages;
 	struct arrivals a;
 	a.n = 0;
-	uint64_t at = now + (uint64_t)s->m->mbarrier_arrive_latency;
+	uint64_t at = now + (uint64_t)s->m->mbarrier_count_latency;
 	bool block = true, any = false;
 	if (block && simt_mask(w) == FULL_WARP) {
 		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
@@ -801,7 +801,7 @@ static void drop_from(struct sim *s, uint32_t bar, uint32_t arrived, uint64_t no
 		b->expected--;
 		return;
 	}
-	mbar_arrive_later(s, bar, now + (uint64_t)s->m->mbarrier_arrive_latency, 1, true);
+	mbar_arrive_later(s, bar, now + (uint64_t)s->m->mbarrier_count_latency, 1, true);
 }
 
 bool pipe_quit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)

@@ -25,8 +25,9 @@ CLASS_RULES = [
     (r"^IMAD", "IMAD"),
     (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
     (r"^(I2F|I2FP|F2I|F2F|MUFU|POPC|FLO|BREV|F2FP)", "CONV"),
-    (r"^S2UR", "UNI"),
-    (r"^(S2R|CS2R)", "S2R"),
+    (r"^S2UR", "S2R"),  # a special register into the uniform datapath: the S2R path and latency (pcsamp_latency.csv)
+    (r"^S2R", "S2R"),
+    (r"^CS2R", "ALU"),  # fixed latency (no scoreboard in its control bits), unlike S2R
     (r"^(UBLKCP|UTMALDG|UTMASTG)", "LDGSTS"),  # bulk async copy: issued like cp.async
     (r"^(LDC|R2UR|VOTEU|ELECT|U)", "UNI"),
     (r"^(BRA|BSSY|BSYNC|WARPSYNC|BMOV|CALL|RET|EXIT|NOP|YIELD|NANOSLEEP|BREAK|KILL|ENDCOLLECTIVE)", "BRA"),

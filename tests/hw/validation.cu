@@ -28,8 +28,10 @@
 //
 // Usage: validation OUTDIR [BUDGET_S] -> OUTDIR/validation.csv, OUTDIR/validation_primitives.csv
 //                                      (no configuration starts after BUDGET_S seconds; 330)
-//        validation --ncu OUTDIR    -> one launch per profiled configuration, in the order of
-//                                      OUTDIR/ncu_configs.csv (run it under ncu_profile.sh)
+//        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K ...]
+//                                   -> one launch per profiled configuration (the list given, or
+//                                      kNcu), in the order of OUTDIR/ncu_configs.csv (run it under
+//                                      ncu_profile.sh)
 #include <cuda_pipeline.h>
 #include <cassert>
 #include <chrono>
@@ -546,13 +548,32 @@ const NcuConfig kNcu[] = {
     {"primitive_copies", 2, 32, 1, 0, 32, 1},      {"primitive_copies", 2, 32, 1, 0, 32, 0},
 };
 
-int run_ncu(Ctx& x, const std::string& dir) {
+// extra: "kernel:stages:block_size:blocks_per_sm:k" arguments that replace kNcu (pipeline kernels only).
+int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
+  std::vector<NcuConfig> configs(std::begin(kNcu), std::end(kNcu));
+  static std::vector<std::string> names;
+  if (nextra > 0) {
+    configs.clear();
+    names.reserve(nextra);
+    for (int i = 0; i < nextra; ++i) {
+      char name[64];
+      NcuConfig c{};
+      if (sscanf(extra[i], "%63[^:]:%d:%d:%d:%d", name, &c.stages, &c.bs, &c.bps, &c.k) != 5 ||
+          !find_variant(name, c.stages)) {
+        fprintf(stderr, "validation --ncu: '%s' is not kernel:stages:block_size:blocks_per_sm:k\n", extra[i]);
+        return 2;
+      }
+      names.emplace_back(name);
+      c.kernel = names.back().c_str();
+      configs.push_back(c);
+    }
+  }
   std::string path = dir + "/ncu_configs.csv";
   FILE* f = fopen(path.c_str(), "w");
   if (!f) { perror(path.c_str()); return 1; }
   fprintf(f, "ncu_order,kernel,stages,block_size,blocks_per_sm,k,batch_sz,source,divergence,per_group\n");
   int order = 0;
-  for (const NcuConfig& c : kNcu) {
+  for (const NcuConfig& c : configs) {
     const int nblocks = x.sms * c.bps;
     const size_t grid_size = size_t(nblocks) * c.bs, size = 64 * grid_size;
     const bool prim = !strcmp(c.kernel, "primitive_copies");
@@ -590,7 +611,7 @@ int main(int argc, char** argv) {
   Ctx x;
   x.sms = sm_count();
   CK(cudaMalloc(&x.drec, size_t(kRec) * x.sms * 8 * sizeof(long long)));
-  if (ncu) return run_ncu(x, dir);
+  if (ncu) return run_ncu(x, dir, argc - 3, argv + 3);
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
