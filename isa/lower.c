@@ -406,6 +406,29 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 	const struct avail_value *had = avail_find(s.av, key);
 	if (had)
 		return (struct val){.at = had->pc == s.pc ? had->at : -1, .pc = had->pc};
+	/*
+	 * x * y + z in 32 bits is one IMAD (ptxas contracts the multiply into the add,
+	 * tests/hw/diverge.cu's chains): the product is not made on its own.
+	 */
+	int mul = -1, addend = -1;
+	if (n->op == OPC_ADD && !wide && n->b >= 0) {
+		if (t->n[n->a].op == OPC_MUL && !t->n[n->a].konst && !t->n[n->a].invariant)
+			mul = n->a, addend = n->b;
+		else if (t->n[n->b].op == OPC_MUL && !t->n[n->b].konst && !t->n[n->b].invariant)
+			mul = n->b, addend = n->a;
+	}
+	if (mul >= 0 && placement(c, t->n[mul].slots) == where) {
+		const struct node *m = &t->n[mul];
+		struct val ma = lower_node(c, t, m->a, wide), mb = lower_node(c, t, m->b, wide);
+		struct val z = lower_node(c, t, addend, wide);
+		uint64_t d = (ma.pc == s.pc ? dep_bit(ma.at) : 0) | (mb.pc == s.pc ? dep_bit(mb.at) : 0) |
+			     (z.pc == s.pc ? dep_bit(z.at) : 0);
+		int at = emit(s.q, IC_IMAD, d, ma.input || mb.input || z.input);
+		if (s.pc != c->pc)
+			c->hoisted_reads[s.pc] |= n->slots;
+		avail_add(s.av, key, n->slots, s.pc, at);
+		return (struct val){.at = at, .pc = s.pc};
+	}
 	struct val a = lower_node(c, t, n->a, wide);
 	struct val b = n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
 	struct val cv = n->c >= 0 ? lower_node(c, t, n->c, wide) : (struct val){.at = -1, .pc = -1};

@@ -432,3 +432,80 @@ Test(issue, a_forms_instruction_holds_the_warp_for_its_stall_count)
 	cr_assert_eq(c64 - c32, 32 * 4 + 1, "a trip: 32 FMA latencies and the back-edge's slot: %llu",
 		     (unsigned long long)(c64 - c32));
 }
+
+static double diverge_row(const char *mode, int wps)
+{
+	FILE *f = fopen("traces/h100/diverge.csv", "r");
+	cr_assert_not_null(f, "traces/h100/diverge.csv");
+	char line[256], mo[32];
+	int w;
+	double cpt = -1, v;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%31[^,],%d,%*d,%*d,%*f,%*f,%lf", mo, &w, &v) == 3 && !strcmp(mo, mode) && w == wps)
+			cpt = v;
+	fclose(f);
+	cr_assert_gt(cpt, 0, "no diverge.csv row %s %d", mode, wps);
+	return cpt;
+}
+
+/* tests/hw/diverge.cu's loop: 12 dependent x * a + 7 on one side of an if on cond, or on both sides. */
+static double diverge_trip(const struct machine *m, const char *cond, bool other_side)
+{
+	char side[1024] = "", other[1100] = "", body[4096];
+	for (int j = 0; j < 12; j++)
+		strcat(side, j ? ",{\"op\": \"set\", \"var\": \"x\", \"value\": \"x * a + 7\"}"
+			       : "{\"op\": \"set\", \"var\": \"x\", \"value\": \"x * a + 7\"}");
+	if (other_side) {
+		strcpy(other, ", \"else\": [");
+		for (int j = 0; j < 12; j++)
+			strcat(other, j ? ",{\"op\": \"set\", \"var\": \"y\", \"value\": \"y * a + 11\"}"
+					: "{\"op\": \"set\", \"var\": \"y\", \"value\": \"y * a + 11\"}");
+		strcat(other, "]");
+	}
+	uint64_t c[2];
+	int trips[2] = {256, 2048};
+	for (int t = 0; t < 2; t++) {
+		if (cond)
+			snprintf(body, sizeof body,
+				 "\"params\": {\"a\": 1, \"flag\": 1}, \"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+				 "{\"op\": \"let\", \"var\": \"y\", \"type\": \"int\", \"value\": \"tid\"},"
+				 "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": %d, \"body\": ["
+				 "{\"op\": \"if\", \"cond\": \"%s\", \"then\": [%s]%s}]}]",
+				 trips[t], cond, side, other);
+		else
+			snprintf(body, sizeof body,
+				 "\"params\": {\"a\": 1}, \"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+				 "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": %d, \"body\": [%s]}]",
+				 trips[t], side);
+		c[t] = run_text(body, 128, 1, m);
+	}
+	return (double)(c[1] - c[0]) / (trips[1] - trips[0]);
+}
+
+/*
+ * diverge.csv (tests/hw/diverge.cu, one warp per scheduler): x * a + 7 is one IMAD (ptxas contracts
+ * it), so the loop follows the chain of 12 IMADs; splitting the warp on lane & 1 costs what the
+ * H100 pays (reconverge_latency at the join, path_switch_latency between the two sides), within
+ * 10%, and only its few branch slots when every lane goes the same way (a kernel parameter).
+ */
+Test(issue, a_divergent_branch_costs_its_join_and_hand_over_as_measured)
+{
+	struct machine m;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &d), 0, "%s", d.msg);
+	double none = diverge_trip(&m, NULL, false), uniform = diverge_trip(&m, "flag == 1", true);
+	double if_only = diverge_trip(&m, "lane % 2 == 1", false), both = diverge_trip(&m, "lane % 2 == 1", true);
+	struct {
+		const char *mode;
+		double got;
+	} rows[] = {{"none", none}, {"if_only", if_only}, {"diverge", both}};
+	for (int i = 0; i < 3; i++) {
+		double hw = diverge_row(rows[i].mode, 1);
+		cr_assert(fabs(rows[i].got - hw) <= 0.10 * hw, "%s: %.1f cycles a trip, H100 %.1f", rows[i].mode, rows[i].got,
+			  hw);
+	}
+	cr_assert_lt(uniform, none + 10, "a branch every lane takes the same way costs its slots only: %.1f", uniform);
+	cr_assert_gt(if_only - none, (double)m.reconverge_latency, "a divergent if costs at least its join");
+	m.reconverge_latency = 0;
+	m.path_switch_latency = 0;
+	cr_assert_lt(diverge_trip(&m, "lane % 2 == 1", true), both - 40, "without the join's cost the if/else is far cheaper");
+}

@@ -523,6 +523,26 @@ static void derive_loops(struct calib *c)
 	m->branch_redirect = iround(taken - alu - pred - 1.0);
 	cite(c, "branch_redirect", "iclass.csv row %d: a taken step, %.2f cycles, less its sub (iclass_alu_latency), the compare-to-branch latency and the branch's slot", r3, taken);
 	cite(c, "backedge_redirect", "chain.csv row %d: the chain with its constants in registers, %.3f cycles per FMA: a trip of chain_unroll FFMAs less its chain (chain_unroll - 1 FFMA latencies) and the BRA's slot", r2, reg);
+
+	/*
+	 * diverge.csv (tests/hw/diverge.cu), one warp per scheduler: a loop whose trip is 12 dependent
+	 * IMADs on one side of an if. Half the lanes taking an if with no else costs if_only - none
+	 * over the same side taken by all; smsim's own region (BSSY, the branch, BSYNC: three slots)
+	 * and a taken branch's redirect are part of that. An if/else split the same way runs both
+	 * sides (12 IMAD latencies more) and hands over from one to the other once more.
+	 */
+	int r5, r6, r7;
+	double none = cell(c, "diverge.csv", "cycles_per_trip", &r5, "mode=none", "warps_per_scheduler=1", NULL);
+	double if_only = cell(c, "diverge.csv", "cycles_per_trip", &r6, "mode=if_only", "warps_per_scheduler=1", NULL);
+	double both = cell(c, "diverge.csv", "cycles_per_trip", &r7, "mode=diverge", "warps_per_scheduler=1", NULL);
+	m->reconverge_latency = iround(if_only - none) - 3 - m->branch_redirect;
+	if (m->reconverge_latency < 0)
+		m->reconverge_latency = 0;
+	cite(c, "reconverge_latency", "diverge.csv rows %d and %d: a divergent if around 12 IMADs, %.2f cycles a trip, against the same IMADs in every lane, %.2f, less the region's three branch instructions and branch_redirect", r6, r5, if_only, none);
+	m->path_switch_latency = iround(both - none - 12.0 * (double)m->iclass_imad_latency - (if_only - none));
+	if (m->path_switch_latency < 0)
+		m->path_switch_latency = 0;
+	cite(c, "path_switch_latency", "diverge.csv rows %d, %d and %d: a divergent if/else, %.2f cycles a trip, less the other side's 12 IMAD latencies and what the if alone adds", r7, r5, r6, both);
 }
 
 /* What no benchmark measures: the model's choices, each saying so. */

@@ -314,7 +314,19 @@ static enum stall blocked_cause(const struct warp *w)
  * released barrier may itself be a path of an outer one.  When no group
  * of a live warp can issue any more, the warp waits for its blocked ones.
  */
-static void converge(struct sim *s, struct warp *w)
+static void later(struct simt_entry *e, uint64_t at)
+{
+	if (e->redirect < at)
+		e->redirect = at;
+}
+
+/*
+ * diverge.csv: a warp whose paths join again pays reconverge_latency before
+ * it issues on (a divergent if), and a path that ends while another still
+ * has to run hands over after path_switch_latency (an if/else) — but not a
+ * side that jumps straight to the join when the warp splits (at_split).
+ */
+static void converge_at(struct sim *s, struct warp *w, bool at_split)
 {
 	bool changed;
 	do {
@@ -332,17 +344,23 @@ static void converge(struct sim *s, struct warp *w)
 				if (!out_lanes(w, i)) { /* BSYNC: every live lane of the barrier is here */
 					e->blocked = WAIT_NONE;
 					e->wait_start = NEVER;
+					later(e, s->now + (uint64_t)s->m->reconverge_latency);
 					simt_mark(w, i);
 					changed = true;
 				}
 			} else if (!e->blocked && e->parent >= 0 && e->li == 0 && e->op_step == 0 &&
 				   e->pc == w->stack[e->parent].pc) {
 				/* its lanes are the barrier entry's already: the path ends here */
+				int barrier = e->parent;
 				e->mask = 0;
 				e->parent = -1;
 				e->poll = -1;
 				simt_mark(w, i);
 				changed = true;
+				if (!at_split)
+					for (int j = 0; j < w->depth; j++)
+						if (w->stack[j].mask && w->stack[j].parent == barrier)
+							later(&w->stack[j], s->now + (uint64_t)s->m->path_switch_latency);
 			}
 		}
 	} while (changed);
@@ -356,6 +374,8 @@ static void converge(struct sim *s, struct warp *w)
 		w->cause = blocked_cause(w);
 	}
 }
+
+static void converge(struct sim *s, struct warp *w) { converge_at(s, w, false); }
 
 /*
  * After the current group moved.  simt_stack: pops entries that reached
@@ -376,13 +396,27 @@ static void settle(struct sim *s, struct warp *w)
 			simt_mark(w, --w->depth);
 		return;
 	}
+	int32_t joined = -1; /* the reconvergence point of the last path that ended here */
+	bool ran = false;	     /* a path with lanes ended: the warp had diverged */
 	while (w->depth > 0) {
 		struct simt_entry *top = &w->stack[w->depth - 1];
 		if (top->mask != 0 && top->pc != top->reconv)
 			break;
+		if (top->mask && top->pc == top->reconv) {
+			joined = top->reconv;
+			ran = true;
+		}
 		simt_mark(w, --w->depth);
 	}
 	w->cur = w->depth - 1;
+	/* as converge_at: the other path starts after a hand-over, the rejoined warp after reconverging */
+	if (ran && w->depth > 0) {
+		struct simt_entry *top = &w->stack[w->depth - 1];
+		if (top->reconv == joined)
+			later(top, s->now + (uint64_t)s->m->path_switch_latency);
+		else if (top->pc == joined)
+			later(top, s->now + (uint64_t)s->m->reconverge_latency);
+	}
 }
 
 bool simt_runnable(const struct sim *s, const struct warp *w)
@@ -583,7 +617,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->pc = in->target;
 	} else if (paths_mode(s)) {
 		split_path(s, w, in, taken);
-		converge(s, w); /* a side that jumps straight to the reconvergence point joins at once */
+		converge_at(s, w, true); /* a side that jumps straight to the reconvergence point joins at once */
 		return;
 	} else if (independent(s)) {
 		int slot = free_slot(w);
