@@ -6,6 +6,8 @@
     ncu --section SourceCounters -o rt -k regex:chase roundtrip OUTDIR; ncu -i rt.ncu-rep ... > rt.csv
     python3 tests/hw/pcsamp_latency.py cf.csv traces/h100/callforms.csv tests/hw/callforms.cu \
         rt.csv traces/h100/roundtrip.csv > traces/h100/pcsamp_latency.csv
+(the listings may be gzipped: traces/h100/callforms_pcsamp.csv.gz and roundtrip_pcsamp.csv.gz
+reproduce the shipped pcsamp_latency.csv, which the pcsamp_latency test checks)
 
 Some results cannot be timed by a loop of their own: ptxas hoists a special-register read (S2R,
 S2UR) out of any loop that would chain it, or issues it ahead of its use. The compiled mbarrier
@@ -32,6 +34,7 @@ latency column, the median cycles from issue to the waiting instruction's issue)
 calibrate reads the median and roundtrip rows.
 """
 import csv
+import gzip
 import re
 import statistics
 import sys
@@ -41,7 +44,8 @@ KINDS = [("S2R", re.compile(r"^\s*(?:@!?U?P\d\s+)?S2U?R\s+(U?R\d+),\s*SR_CgaCtaI
 
 
 def sections(path):
-    rows = list(csv.reader(open(path)))
+    with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
+        rows = list(csv.reader(f))
     out, cur = [], None
     for r in rows:
         if r and r[0] == "Kernel Name":
