@@ -232,6 +232,30 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 	return true;
 }
 
+/*
+ * Whether copy_pre would pass every lane of mask: both addresses aligned (and an aligned_size_t's
+ * size a multiple of it), checked at once on their OR for a power-of-two alignment; false sends
+ * the lanes through copy_pre, which reports the first that fails.
+ */
+static bool lanes_aligned(const struct sim *s, const struct insn *in, uint32_t mask, bool uni_bytes, int64_t ubytes,
+			  const int64_t *nbytes, bool uni_dst, int64_t udst, const int64_t *dsti, bool uni_src,
+			  int64_t usrc, const int64_t *srci)
+{
+	uint64_t a = in->align;
+	if (a == 0 || (a & (a - 1)))
+		return false;
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	uint64_t any = 0;
+	for (uint32_t mm = mask; mm; mm &= mm - 1) {
+		int lane = __builtin_ctz(mm);
+		any |= (dst->base + (uint64_t)(uni_dst ? udst : dsti[lane]) * dst->elem_bytes) |
+		       (src->base + (uint64_t)(uni_src ? usrc : srci[lane]) * src->elem_bytes);
+		if (in->sized)
+			any |= (uint64_t)(uni_bytes ? ubytes : nbytes[lane]);
+	}
+	return (any & (a - 1)) == 0;
+}
+
 bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	const struct machine *m = s->m;
@@ -261,7 +285,8 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		if (uni_bytes && uni_dst && uni_src) {
 			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
 				return true;
-		} else {
+		} else if (!lanes_aligned(s, in, mask, uni_bytes, ubytes, nbytes, uni_dst, udst, dsti, uni_src, usrc, srci)) {
+			/* one lane is not: copy_pre finds it and says which */
 			for (uint32_t mm = mask; mm; mm &= mm - 1) {
 				int lane = __builtin_ctz(mm);
 				if (!copy_pre(s, w, in, lane, uni_bytes ? ubytes : nbytes[lane], uni_dst ? udst : dsti[lane],
