@@ -1568,6 +1568,7 @@ static int load(const char *file, struct param_override *ov, int nov, const stru
 	snprintf(k.name, sizeof k.name, "%s", name ? name : "");
 	snprintf(k.source, sizeof k.source, "%s", source ? source : "");
 	k.wide_slots = c->wide_slots;
+	k.const_slots = rc == 0 ? constant_variables(&k) : 0;
 	if (rc == 0 && lower_kernel(&k)) {
 		rc = diag_set(d, DIAG_LIMIT, "%s: out of memory", file);
 		goto out;
@@ -1620,6 +1621,33 @@ void kernel_free(struct kernel *k)
 	free(k->path_col);
 	expr_pool_free(&k->pool);
 	*k = (struct kernel){0};
+}
+
+/*
+ * The variables the compiler propagates as constants: every statement that writes one is a let or
+ * set of the same constant (nothing else writes it: an op's result, a loop's counter).  Their
+ * reads are immediates in the compiled code (isa/lower.c); the simulation still runs the lets.
+ */
+uint64_t constant_variables(const struct kernel *k)
+{
+	uint64_t seen = 0, bad = 0;
+	int64_t value[63] = {0};
+	for (int i = 0; i < k->ncode; i++) {
+		const struct insn *in = &k->code[i];
+		int s = in->slot;
+		if (s <= 0 || s >= 63)
+			continue;
+		uint64_t bit = 1ull << s;
+		if ((in->op != OP_LET && in->op != OP_SET) || !in->e[0].is_const) {
+			bad |= bit;
+			continue;
+		}
+		if ((seen & bit) && value[s] != in->e[0].value)
+			bad |= bit;
+		seen |= bit;
+		value[s] = in->e[0].value;
+	}
+	return seen & ~bad & ~k->unrolled_slots;
 }
 
 int kernel_param_value(const struct kernel *k, const char *name, int64_t *value)

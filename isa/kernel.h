@@ -124,6 +124,7 @@ struct kernel {
 	int nslots;              /* builtins + variables */
 	uint64_t wide_slots;     /* variables declared 64-bit (size_t); bit 63 stands for slots 63 on */
 	uint64_t unrolled_slots; /* variables of unrolled loops: immediates in the compiled code */
+	uint64_t const_slots;    /* variables that only ever hold one constant: immediates in the compiled code */
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
@@ -176,6 +177,8 @@ void kernel_free(struct kernel *k);
 const char *kernel_warp_role(const struct kernel *k, uint32_t w);
 
 /* Reads only the parameter names and defaults (for `smsim list` and --set checks). */
+/* The variables that only ever hold one constant (a bit per slot below 63): what the compiler propagates. */
+uint64_t constant_variables(const struct kernel *k);
 int kernel_param_value(const struct kernel *k, const char *name, int64_t *value);
 
 #endif

@@ -257,7 +257,8 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 		*n = (struct node){.op = op, .a = -1, .b = -1, .c = -1, .w0 = w0};
 		if (op == OPC_PUSH || op == OPC_LOAD) {
 			n->value = *w++;
-			n->konst = op == OPC_PUSH;
+			n->konst = op == OPC_PUSH ||
+				   (op == OPC_LOAD && n->value >= 0 && n->value < 63 && (k->const_slots >> n->value & 1));
 			n->slots = op == OPC_LOAD && is_variable(k, n->value) ? slot_bit(n->value) : 0;
 		} else if (unary(op)) {
 			if (sp < 1)

@@ -509,3 +509,39 @@ Test(issue, a_divergent_branch_costs_its_join_and_hand_over_as_measured)
 	m.path_switch_latency = 0;
 	cr_assert_lt(diverge_trip(&m, "lane % 2 == 1", true), both - 40, "without the join's cost the if/else is far cheaper");
 }
+
+/*
+ * What the compiler folds: x % 1 is 0, and a variable every statement sets to the same constant
+ * is an immediate, so a local array indexed by it is a register, not an LDL (the examples'
+ * shared_offset[] at stages_count = 1: with_staging_unified<1> has no LDL on the H100,
+ * traces/h100/pipelines.sass; <2> has two per batch). The value the simulation computes is the
+ * same either way.
+ */
+Test(issue, a_variable_that_only_holds_one_constant_is_folded)
+{
+	struct machine m = plain();
+	m.local_load_latency = 200;
+	const char *fmt = "\"params\": {\"n\": %d}, "
+			  "\"helpers\": {\"off\": {\"args\": [\"i\"], \"expr\": \"i * 64\", \"local_array\": true}}, "
+			  "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"idx\", \"type\": \"int\", \"value\": \"b %% n\"},"
+			  "{\"op\": \"shared_store\", \"addr\": \"s[off(idx) + lane]\"}]}]";
+	char one[1024], two[1024];
+	snprintf(one, sizeof one, fmt, 1);
+	snprintf(two, sizeof two, fmt, 2);
+	uint64_t folded = run_text(one, 32, 1, &m), loaded = run_text(two, 32, 1, &m);
+	cr_assert_lt(folded + 8 * 150, loaded, "n = 1: no LDL (%llu cycles), n = 2: eight of 200 cycles (%llu)",
+		     (unsigned long long)folded, (unsigned long long)loaded);
+	struct launch l = {32, 1, 1};
+	struct kernel k;
+	char text[2048];
+	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", one);
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	cr_assert_neq(k.const_slots, 0, "idx only ever holds b %% 1 = 0");
+	kernel_free(&k);
+	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", two);
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	cr_assert_eq(k.const_slots, 0, "idx = b %% 2 changes: a register");
+	kernel_free(&k);
+}
