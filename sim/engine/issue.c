@@ -330,6 +330,7 @@ static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, bool arri
 	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
 	if (!mio)
 		return now;
+	s->cls_mio_busy[cls] += mio;
 	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
 	s->mem.mio_free = start + mio;
 	return start;

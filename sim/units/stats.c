@@ -105,12 +105,13 @@ void stats_finish(struct sim *s)
 	}
 	/*
 	 * ncu's "Mem Pipes Busy" is the busiest of the SM's memory units, each against its own peak;
-	 * the model's one MIO path takes every class's cost in turn, so each class stands for its unit.
+	 * the model's one MIO path takes every class's cost in turn, so each class stands for its unit,
+	 * busy for what the issue charged it (an arrive takes syncs_arrive_mio, a woken try_wait none).
 	 */
 	r->mio_busy_cycles = r->mio_pipe_cycles = 0;
 	r->mio_pipe[0] = '\0';
 	for (int c = 0; c < IC_COUNT; c++) {
-		uint64_t busy = s->cls_issued[c] * s->cls_mio[c];
+		uint64_t busy = s->cls_mio_busy[c];
 		r->mio_busy_cycles += busy;
 		if (busy > r->mio_pipe_cycles) {
 			r->mio_pipe_cycles = busy;
