@@ -418,27 +418,20 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 		else if (t->n[n->b].op == OPC_MUL && !t->n[n->b].konst && !t->n[n->b].invariant)
 			mul = n->b, addend = n->a;
 	}
-	if (mul >= 0 && placement(c, t->n[mul].slots) == where) {
-		const struct node *m = &t->n[mul];
-		struct val ma = lower_node(c, t, m->a, wide), mb = lower_node(c, t, m->b, wide);
-		struct val z = lower_node(c, t, addend, wide);
-		uint64_t d = (ma.pc == s.pc ? dep_bit(ma.at) : 0) | (mb.pc == s.pc ? dep_bit(mb.at) : 0) |
-			     (z.pc == s.pc ? dep_bit(z.at) : 0);
-		int at = emit(s.q, IC_IMAD, d, ma.input || mb.input || z.input);
-		if (s.pc != c->pc)
-			c->hoisted_reads[s.pc] |= n->slots;
-		avail_add(s.av, key, n->slots, s.pc, at);
-		return (struct val){.at = at, .pc = s.pc};
-	}
-	struct val a = lower_node(c, t, n->a, wide);
-	struct val b = n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
-	struct val cv = n->c >= 0 ? lower_node(c, t, n->c, wide) : (struct val){.at = -1, .pc = -1};
+	bool fused = mul >= 0 && placement(c, t->n[mul].slots) == where;
+	/* the operands: of the fused IMAD, the product's two and the addend */
+	struct val a = lower_node(c, t, fused ? t->n[mul].a : n->a, wide);
+	struct val b = fused ? lower_node(c, t, t->n[mul].b, wide)
+		       : n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
+	struct val cv = fused ? lower_node(c, t, addend, wide)
+		       : n->c >= 0 ? lower_node(c, t, n->c, wide) : (struct val){.at = -1, .pc = -1};
 	uint64_t d = (a.pc == s.pc ? dep_bit(a.at) : 0) | (b.pc == s.pc ? dep_bit(b.at) : 0) |
 		     (cv.pc == s.pc ? dep_bit(cv.at) : 0);
 	/* a variable read directly: in the op it waits for the statements that wrote it; a preheader reads it as its own input */
 	bool in = a.input || b.input || cv.input;
-	bool bconst = n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
-	int at = lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
+	bool bconst = !fused && n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
+	int at = fused ? emit(s.q, IC_IMAD, d, in)
+		       : lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
 	if (s.pc != c->pc)
 		c->hoisted_reads[s.pc] |= n->slots;
 	avail_add(s.av, key, n->slots, s.pc, at);

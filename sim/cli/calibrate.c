@@ -457,13 +457,12 @@ static void derive_memory(struct calib *c)
 	 * to the branch on the try_wait's predicate (the form's stall count 2 after the try_wait)
 	 * against the cp_async mode's LDGSTS to the LDS after DEPBAR (iclass_depbar_latency).
 	 */
-	int r8, r9;
-	double rt_copy = cell(c, "pcsamp_latency.csv", "latency", &r8, "kind=roundtrip", "kernel=cp_async", NULL);
+	int r9;
 	double rt_mbar = cell(c, "pcsamp_latency.csv", "latency", &r9, "kind=roundtrip", "kernel=mbarrier", NULL);
-	m->mbarrier_wake_latency = iround(rt_mbar - rt_copy) + m->iclass_depbar_latency - 2;
+	m->mbarrier_wake_latency = iround(rt_mbar - rt_cp) + m->iclass_depbar_latency - 2;
 	if (m->mbarrier_wake_latency < 0)
 		m->mbarrier_wake_latency = 0;
-	cite(c, "mbarrier_wake_latency", "pcsamp_latency.csv rows %d and %d: roundtrip.cu's copy-completed mbarrier phase, %.1f cycles from the LDGSTS to the try_wait's branch, against %.1f to the LDS after DEPBAR, plus DEPBAR's latency, less the try_wait's stall count 2", r9, r8, rt_mbar, rt_copy);
+	cite(c, "mbarrier_wake_latency", "pcsamp_latency.csv rows %d and %d: roundtrip.cu's copy-completed mbarrier phase, %.1f cycles from the LDGSTS to the try_wait's branch, against %.1f to the LDS after DEPBAR, plus DEPBAR's latency, less the try_wait's stall count 2", r9, r7, rt_mbar, rt_cp);
 	/*
 	 * trywait_window.csv (tests/hw/trywait_window.cu): another warp's arrive completing the phase
 	 * a suspended try_wait.parity waits on, from the arrive's issue to the waiter's first

@@ -516,8 +516,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
 				 : own & LI_LDC ? s->m->ldc_latency
 						: s->m->mbarrier_arrive_latency);
-	/* a woken try_wait came back with its result (mbarrier_wake_latency): it does not wait again */
-	if (e->resumed && e->li == f->anchor && cls == IC_SYNCS)
+	/* a woken try_wait (plan's next_free) came back with its result (mbarrier_wake_latency) */
+	if (w->next_free)
 		lat = 0;
 	uint64_t result = start + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
