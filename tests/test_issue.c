@@ -54,6 +54,26 @@ Test(issue, a_dependent_chain_costs_its_latency_and_independent_chains_overlap)
 		  "eight chains issue one FMA a cycle: 2048 FMAs, %llu cycles", (unsigned long long)eight);
 }
 
+/*
+ * An fma whose count differs between lanes issues the largest: a loop of
+ * per-lane trip counts runs until its last lane is done, the others masked
+ * (the first lane's count, 0 here, would make the chain free).
+ */
+Test(issue, an_fma_chain_with_per_lane_counts_issues_the_longest)
+{
+	struct machine m = plain();
+	uint64_t uniform = run_text("\"body\": [{\"op\": \"fma\", \"n\": 31}]", 32, 1, &m);
+	uint64_t insts = r.warp_insts;
+	uint64_t by_lane = run_text("\"body\": [{\"op\": \"fma\", \"n\": \"lane\"}]", 32, 1, &m);
+	cr_assert_eq(by_lane, uniform, "n = lane runs lane 31's 31 FMAs: %llu cycles, n = 31 %llu",
+		     (unsigned long long)by_lane, (unsigned long long)uniform);
+	cr_assert_eq(r.warp_insts, insts, "the same FMAs issue");
+	uint64_t few = run_text("\"body\": [{\"op\": \"fma\", \"n\": \"lane % 4\"}]", 32, 1, &m);
+	uint64_t three = run_text("\"body\": [{\"op\": \"fma\", \"n\": 3}]", 32, 1, &m);
+	cr_assert_eq(few, three, "n = lane %% 4 is 3 FMAs for the warp: %llu vs %llu", (unsigned long long)few,
+		     (unsigned long long)three);
+}
+
 /* The issue interval of a pipe binds once enough independent work is there: warps per scheduler scale it. */
 Test(issue, a_pipes_issue_interval_binds_warps_sharing_a_scheduler)
 {

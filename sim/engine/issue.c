@@ -144,6 +144,28 @@ static uint64_t inputs_ready(const struct warp *w, const struct insn *in)
 	return at;
 }
 
+/*
+ * How many FMAs (or shuffle steps) the warp issues for an op whose count
+ * its lanes may hold apart: the largest, as a loop of per-lane trip counts
+ * runs until its last lane is done, the others masked off.  A negative
+ * count in any lane is returned as is, for the caller to report.
+ */
+static int64_t op_count_of(struct sim *s, struct warp *w, uint32_t mask, const struct expr *count)
+{
+	int64_t uni, v[32];
+	if (simt_eval_some(s, w, count, mask, &uni, v))
+		return uni;
+	int64_t most = 0;
+	for (uint32_t m = mask; m; m &= m - 1) {
+		int64_t n = v[__builtin_ctz(m)];
+		if (n < 0)
+			return n;
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
+
 /* The op at pc begins: its count and its inputs' readiness. */
 static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
 {
@@ -155,7 +177,7 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 	e->trip_fmas = 0;
 	e->resumed = false;
 	if (in->op == OP_COMPUTE || in->op == OP_FMA || in->op == OP_SHFL) {
-		w->op_count = simt_eval(s, w, __builtin_ctz(e->mask), &in->e[0]);
+		w->op_count = op_count_of(s, w, e->mask, &in->e[0]);
 		if (w->op_count < 0) {
 			static const char *const what[] = {"k", "n", "n"}, *const expected[] = {
 				"a chain length", "a count", "a step count"};

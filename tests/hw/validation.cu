@@ -28,10 +28,11 @@
 //
 // Usage: validation OUTDIR [BUDGET_S] -> OUTDIR/validation.csv, OUTDIR/validation_primitives.csv
 //                                      (no configuration starts after BUDGET_S seconds; 330)
-//        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K ...]
+//        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K[:D:PER_GROUP] ...]
 //                                   -> one launch per profiled configuration (the list given, or
-//                                      kNcu), in the order of OUTDIR/ncu_configs.csv (run it under
-//                                      ncu_profile.sh)
+//                                      kNcu; D and PER_GROUP for primitive_copies and
+//                                      diverged_commit, whose BS is then ignored), in the order of
+//                                      OUTDIR/ncu_configs.csv (run it under ncu_profile.sh)
 #include <cuda_pipeline.h>
 #include <cassert>
 #include <chrono>
@@ -548,7 +549,7 @@ const NcuConfig kNcu[] = {
     {"primitive_copies", 2, 32, 1, 0, 32, 1},      {"primitive_copies", 2, 32, 1, 0, 32, 0},
 };
 
-// extra: "kernel:stages:block_size:blocks_per_sm:k" arguments that replace kNcu (pipeline kernels only).
+// extra: "kernel:stages:block_size:blocks_per_sm:k[:d:per_group]" arguments that replace kNcu.
 int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
   std::vector<NcuConfig> configs(std::begin(kNcu), std::end(kNcu));
   static std::vector<std::string> names;
@@ -558,9 +559,12 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
     for (int i = 0; i < nextra; ++i) {
       char name[64];
       NcuConfig c{};
-      if (sscanf(extra[i], "%63[^:]:%d:%d:%d:%d", name, &c.stages, &c.bs, &c.bps, &c.k) != 5 ||
-          !find_variant(name, c.stages)) {
-        fprintf(stderr, "validation --ncu: '%s' is not kernel:stages:block_size:blocks_per_sm:k\n", extra[i]);
+      const int got = sscanf(extra[i], "%63[^:]:%d:%d:%d:%d:%d:%d", name, &c.stages, &c.bs, &c.bps, &c.k, &c.d,
+                             &c.per_group);
+      const bool divergent = !strcmp(name, "primitive_copies") || !strcmp(name, "diverged_commit");
+      if (divergent ? got != 7 || c.d < 1 || c.d > 32 : got != 5 || !find_variant(name, c.stages)) {
+        fprintf(stderr, "validation --ncu: '%s' is not kernel:stages:block_size:blocks_per_sm:k[:d:per_group]\n",
+                extra[i]);
         return 2;
       }
       names.emplace_back(name);
@@ -574,22 +578,28 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
   fprintf(f, "ncu_order,kernel,stages,block_size,blocks_per_sm,k,batch_sz,source,divergence,per_group\n");
   int order = 0;
   for (const NcuConfig& c : configs) {
+    const bool prim = !strcmp(c.kernel, "primitive_copies"), dc = !strcmp(c.kernel, "diverged_commit");
+    const int bs = prim ? kPcBlock : dc ? 128 : c.bs, batch_sz = dc ? 32 : 64;  // as run_primitive runs them
     const int nblocks = x.sms * c.bps;
-    const size_t grid_size = size_t(nblocks) * c.bs, size = 64 * grid_size;
-    const bool prim = !strcmp(c.kernel, "primitive_copies");
+    const size_t grid_size = size_t(nblocks) * bs, size = size_t(batch_sz) * grid_size;
     const size_t big_ints = prim ? size * kPcChunks * 4 : 0;
     x.ensure(size + big_ints);
     x.fill(x.din, size + big_ints, ++x.seed);
     const bool l2 = getenv("VALIDATION_NCU_L2") != nullptr;  // profile with the input in L2 (a warm-up launch first)
     if (!l2) x.flusher.flush();
-    if (prim) {
+    if (prim || dc) {
       static int* dsink = nullptr;
-      if (!dsink) CK(cudaMalloc(&dsink, grid_size * kPcStages * 4));
+      if (!dsink) CK(cudaMalloc(&dsink, size_t(1) << 26));
       const int4* big = reinterpret_cast<const int4*>(x.din + size);
-      if (c.per_group)
-        primitive_copies<true><<<nblocks, c.bs>>>(x.dout, x.din, big, c.d, 64, c.k, x.drec, dsink);
+      float* work = reinterpret_cast<float*>(dsink);
+      if (dc && c.per_group)
+        diverged_commit<2><<<nblocks, bs, kDcStages * bs * sizeof(int)>>>(x.dout, x.din, c.d, batch_sz, c.k, x.drec, work);
+      else if (dc)
+        diverged_commit<0><<<nblocks, bs, kDcStages * bs * sizeof(int)>>>(x.dout, x.din, c.d, batch_sz, c.k, x.drec, work);
+      else if (c.per_group)
+        primitive_copies<true><<<nblocks, bs>>>(x.dout, x.din, big, c.d, batch_sz, c.k, x.drec, dsink);
       else
-        primitive_copies<false><<<nblocks, c.bs>>>(x.dout, x.din, big, c.d, 64, c.k, x.drec, dsink);
+        primitive_copies<false><<<nblocks, bs>>>(x.dout, x.din, big, c.d, batch_sz, c.k, x.drec, dsink);
     } else {
       const Variant& v = *find_variant(c.kernel, c.stages);
       if (l2) {
@@ -599,8 +609,8 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
       v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, 64, c.k, x.drec);
     }
     CK_LAUNCH();
-    fprintf(f, "%d,%s,%d,%d,%d,%d,64,%s,%d,%d\n", order++, c.kernel, c.stages, c.bs, c.bps, c.k, l2 ? "L2" : "DRAM", prim ? c.d : 0,
-            prim ? c.per_group : 0);
+    fprintf(f, "%d,%s,%d,%d,%d,%d,%d,%s,%d,%d\n", order++, c.kernel, c.stages, bs, c.bps, c.k, batch_sz, l2 ? "L2" : "DRAM",
+            prim || dc ? c.d : 0, prim || dc ? c.per_group : 0);
   }
   fclose(f);
   printf("ncu: %d launches\n", order);
