@@ -767,7 +767,13 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break;
 	}
 	case OP_EXIT: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break;
-	case OP_FENCE_PROXY_ASYNC: *anchor = (int8_t)emit(q, IC_BRA, 0, false); break; /* FENCE.VIEW.ASYNC.S */
+	case OP_FENCE_PROXY_ASYNC: {
+		/* traces/h100/gemm.sass, fence.proxy.async.shared::cta: MEMBAR.ALL.CTA, then FENCE.VIEW.ASYNC.S after it is done */
+		int membar = emit(q, IC_BRA, 0, false);
+		q->code[membar].flags |= LI_MEMBAR;
+		*anchor = (int8_t)emit(q, IC_BRA, dep_bit(membar), false);
+		break;
+	}
 	case OP_MMA: {
 		/*
 		 * traces/h100/gemm.sass (wmma 16x16x16 on a 32x32 warp tile): per k-step an

@@ -58,6 +58,7 @@ enum {
 	LI_LOCAL = 32, /* LDL: a load of a per-thread local array, an L1 hit (machine local_load_latency) */
 	LI_LDC = 64,   /* LDC: a constant into a vector register (machine ldc_latency; ULDC is the uniform path's) */
 	LI_ARRIVE = 128, /* SYNCS.ARRIVE: its token is back after mbarrier_arrive_latency (iclass_syncs_latency is PHASECHK's) */
+	LI_MEMBAR = 256, /* MEMBAR.ALL.CTA: done after fence_membar_latency (fence.csv); what reads it waits */
 };
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
@@ -66,7 +67,7 @@ enum {
 /* One instruction of a form. */
 struct linst {
 	uint8_t cls;   /* enum iclass */
-	uint8_t flags; /* LI_* */
+	uint16_t flags; /* LI_* */
 	/*
 	 * A form's instruction as ptxas scheduled it (its SASS control bits):
 	 * the cycles the warp waits before its next instruction, and whether

@@ -74,6 +74,28 @@ Test(issue, an_fma_chain_with_per_lane_counts_issues_the_longest)
 		     (unsigned long long)three);
 }
 
+/*
+ * fence.proxy.async is MEMBAR.ALL.CTA then FENCE.VIEW.ASYNC.S (traces/h100/gemm.sass): the warp goes
+ * on fence_membar_latency after the MEMBAR, as tests/hw/fence.cu measures (fence.csv: 29 cycles a trip).
+ */
+Test(issue, a_proxy_fence_holds_the_warp_for_its_membar)
+{
+	struct machine m = plain();
+	m.fence_membar_latency = 40;
+	uint64_t bare = run_text("\"body\": [{\"op\": \"fma\", \"n\": 8}, {\"op\": \"fma\", \"n\": 8}]", 32, 1, &m);
+	uint64_t fenced = run_text("\"body\": [{\"op\": \"fma\", \"n\": 8}, {\"op\": \"fence_proxy_async\"},"
+				   " {\"op\": \"fma\", \"n\": 8}]",
+				   32, 1, &m);
+	cr_assert(fenced >= bare + 40 && fenced <= bare + 40 + 6, "the fence adds its MEMBAR's 40 cycles: %llu vs %llu",
+		  (unsigned long long)fenced, (unsigned long long)bare);
+	m.fence_membar_latency = 0;
+	uint64_t free_fence = run_text("\"body\": [{\"op\": \"fma\", \"n\": 8}, {\"op\": \"fence_proxy_async\"},"
+				       " {\"op\": \"fma\", \"n\": 8}]",
+				       32, 1, &m);
+	cr_assert_leq(free_fence, bare + 6, "without the MEMBAR's latency the fence is two slots: %llu vs %llu",
+		      (unsigned long long)free_fence, (unsigned long long)bare);
+}
+
 /* The issue interval of a pipe binds once enough independent work is there: warps per scheduler scale it. */
 Test(issue, a_pipes_issue_interval_binds_warps_sharing_a_scheduler)
 {

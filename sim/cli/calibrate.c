@@ -542,6 +542,19 @@ static void derive_loops(struct calib *c)
 	if (m->path_switch_latency < 0)
 		m->path_switch_latency = 0;
 	cite(c, "path_switch_latency", "diverge.csv rows %d, %d and %d: a divergent if/else, %.2f cycles a trip, less the other side's 12 IMAD latencies and what the if alone adds", r7, r5, r6, both);
+
+	/*
+	 * fence.csv (tests/hw/fence.cu), one warp per scheduler: fence.proxy.async.shared::cta is MEMBAR.ALL.CTA
+	 * and FENCE.VIEW.ASYNC.S; a loop trip with it against the same trip without, nothing outstanding.
+	 * The FENCE.VIEW issues once the MEMBAR is done: the difference less its slot.
+	 */
+	int r8, r9;
+	double fenced = cell(c, "fence.csv", "cycles_per_trip", &r8, "mode=fence", "warps_per_scheduler=1", NULL);
+	double plain = cell(c, "fence.csv", "cycles_per_trip", &r9, "mode=none", "warps_per_scheduler=1", NULL);
+	m->fence_membar_latency = iround(fenced - plain) - 1;
+	if (m->fence_membar_latency < 0)
+		m->fence_membar_latency = 0;
+	cite(c, "fence_membar_latency", "fence.csv rows %d and %d: a loop trip with fence.proxy.async.shared::cta, %.2f cycles, against the trip without, %.2f, less the FENCE.VIEW.ASYNC.S's slot", r8, r9, fenced, plain);
 }
 
 /* What no benchmark measures: the model's choices, each saying so. */

@@ -533,11 +533,12 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	uint8_t stall = f->code[e->li].stall;
 	if (stall)
 		w->stall_until = now + stall;
-	uint8_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE); /* an instruction with its own latency */
+	uint16_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR); /* an instruction with its own latency */
 	if (own)
-		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
-				 : own & LI_LDC ? s->m->ldc_latency
-						: s->m->mbarrier_arrive_latency);
+		lat = (uint64_t)(own & LI_LOCAL	   ? s->m->local_load_latency
+				 : own & LI_LDC	   ? s->m->ldc_latency
+				 : own & LI_MEMBAR ? s->m->fence_membar_latency
+						   : s->m->mbarrier_arrive_latency);
 	/* a woken try_wait (plan's next_free) came back with its result (mbarrier_wake_latency) */
 	if (w->next_free)
 		lat = 0;
