@@ -520,6 +520,18 @@ static uint64_t setup_of(const struct lform *f)
 	return setup;
 }
 
+/* The instructions of form f before its anchor that the anchor reads, directly or through others. */
+static uint64_t anchor_inputs(const struct lform *f)
+{
+	uint64_t need = f->anchor >= 0 && f->anchor < SEQ_MAX ? f->code[f->anchor].deps : 0, seen = 0;
+	while (need & ~seen) {
+		int i = __builtin_ctzll(need & ~seen);
+		seen |= 1ull << i;
+		need |= f->code[i].deps;
+	}
+	return seen;
+}
+
 static uint64_t pads_of(const struct lform *f)
 {
 	uint64_t pads = 0;
@@ -851,6 +863,24 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 					append_form(&c->pre[where]->q, f, 0, ~drop, &none[0], &none[1], &none[2]);
 					c->pre[where]->forms |= 1ull << id;
 				}
+			}
+		}
+		if (in->op == OP_COMPUTE && in->src2.buf < 0) {
+			/*
+			 * An input address no loop around the op changes (with_single_stage's shared[tid]): ptxas
+			 * computes it once before the loop, the window base included, and the loop issues only
+			 * the LDS (traces/h100/validation_pcsamp/L2_with_single_stage_1_256_1_0: LDS R2, [R8]).
+			 */
+			int where = placement(c, (in->src.index.slots | in->e[1].slots) & ~k->const_slots);
+			if (where != c->pc) {
+				uint64_t address = anchor_inputs(f);
+				if (where >= 0 && c->pre[where]) {
+					uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
+					int8_t none[3];
+					append_form(&c->pre[where]->q, f, 0, ~(address & ~have), &none[0], &none[1], &none[2]);
+					c->pre[where]->forms |= 1ull << id;
+				}
+				drop |= address;
 			}
 		}
 		append_form(q, f, inputs, drop, anchor, lb, le);

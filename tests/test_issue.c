@@ -260,6 +260,32 @@ Test(issue, arithmetic_is_hoisted_out_of_loops_and_shared_across_ops)
 		      (unsigned long long)(r.warp_insts - i_one));
 }
 
+/*
+ * A compute whose input address no loop around it changes issues only its LDS and I2F in the loop:
+ * ptxas computes the address, the shared window's base (S2UR SR_CgaCtaId) included, before the loop
+ * (traces/h100/validation_pcsamp/L2_with_single_stage_1_256_1_0: LDS R2, [R8]). The loop holds a
+ * branch (an if), so the form's set-up alone would not be hoisted: only the invariance moves it.
+ */
+Test(issue, a_compute_at_a_loop_invariant_address_leaves_its_address_before_the_loop)
+{
+	struct machine m = plain();
+	m.iclass_s2r_latency = 60;
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 4096}}, \"global\": {\"o\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 16, \"body\": ["
+			  "{\"op\": \"if\", \"cond\": \"lane < b\", \"then\": [{\"op\": \"fma\", \"n\": 1}]},"
+			  "{\"op\": \"compute\", \"out\": \"o[b * 32]\", \"in\": \"s[%s]\", \"k\": 0}]}]";
+	char fixed[1024], moving[1024];
+	snprintf(fixed, sizeof fixed, fmt, "0");
+	snprintf(moving, sizeof moving, fmt, "(b % 2) * 32");
+	run_text(fixed, 32, 1, &m);
+	uint64_t fixed_insts = r.warp_insts, fixed_cycles = r.cycles;
+	run_text(moving, 32, 1, &m);
+	cr_assert_geq(r.warp_insts, fixed_insts + 16 * 3, "the moving address re-computes it every trip: %llu vs %llu",
+		      (unsigned long long)r.warp_insts, (unsigned long long)fixed_insts);
+	cr_assert_geq(r.cycles, fixed_cycles + 15 * 60, "and waits for the window base's S2R every trip: %llu vs %llu cycles",
+		      (unsigned long long)r.cycles, (unsigned long long)fixed_cycles);
+}
+
 /* compute's compiled loop: every trip of chain_unroll FMAs adds chain_trip_cycles to the chain (chain.csv). */
 Test(issue, each_trip_of_computes_chain_adds_its_cost)
 {
