@@ -241,16 +241,11 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 	return false;
 }
 
-/* The class and the ready-by cycle of the cursor's instruction (its results and inputs; not its pipe). */
+/* The class and the ready-by cycle of the cursor's instruction in its form (its results and inputs; not its pipe). */
 static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
 			    enum stall *cause)
 {
 	const struct simt_entry *e = c->e;
-	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
-		*deps_at = w->chain_ready[c->in->chains > 1 ? e->op_step % c->in->chains : 0];
-		*cause = STALL_ALU;
-		return IC_FMA;
-	}
 	const struct linst *li = &c->f->code[e->li];
 	uint64_t at = 0;
 	enum stall why = STALL_ALU;
@@ -286,13 +281,33 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	return (enum iclass)li->cls;
 }
 
+/*
+ * Plans a chain's FMA (no form): it reads its chain's last result
+ * (compute's first, the loaded value).  Inline, as most instructions are
+ * these, and the chain's own steps plan their next FMA here directly.
+ */
+static inline void plan_fma(struct warp *w, const struct insn *in, const struct simt_entry *e)
+{
+	uint64_t at = w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0];
+	w->next_cls = IC_FMA;
+	w->next_free = false;
+	w->next_deps = w->stall_until > at ? w->stall_until : at;
+	w->next_why = STALL_ALU;
+	w->next_form = NULL;
+	w->next_known = true;
+}
+
 /* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
 static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 {
+	if (!c->f) {
+		plan_fma(w, c->in, c->e);
+		return;
+	}
 	uint64_t at;
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
-	w->next_free = c->f && c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
+	w->next_free = c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
 	if (w->stall_until > at) {
 		at = w->stall_until;
 		why = STALL_ALU;
@@ -439,7 +454,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 				simt_advance(s, w);
 				next_group(s, w);
 			} else {
-				plan_here(s, w);
+				plan_fma(w, in, e);
 			}
 			return;
 		}
@@ -475,7 +490,10 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		} else if ((int64_t)e->op_step > w->op_count) {
 			compute_insert(e, LF_COMPUTE_EXIT);
 		}
-		plan_here(s, w);
+		if (!e->again && (int64_t)e->op_step <= w->op_count)
+			plan_fma(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
+		else
+			plan_here(s, w);
 		return;
 	}
 	if (in->op == OP_COMPUTE && e->again && e->aux == LF_CHAIN_TRIP) { /* one of the trip's, between two FMAs */
