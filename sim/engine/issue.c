@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "simint.h"
+#include "chain.h"
 
 /* What a wait on a class's result is charged to (the pipeline ops override SYNCS with their own). */
 static const uint8_t class_cause[IC_COUNT] = {
@@ -281,22 +281,6 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	return (enum iclass)li->cls;
 }
 
-/*
- * Plans a chain's FMA (no form): it reads its chain's last result
- * (compute's first, the loaded value).  Inline, as most instructions are
- * these, and the chain's own steps plan their next FMA here directly.
- */
-static inline void plan_fma(struct warp *w, const struct insn *in, const struct simt_entry *e)
-{
-	uint64_t at = w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0];
-	w->next_cls = IC_FMA;
-	w->next_free = false;
-	w->next_deps = w->stall_until > at ? w->stall_until : at;
-	w->next_why = STALL_ALU;
-	w->next_form = NULL;
-	w->next_known = true;
-}
-
 /* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
 static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 {
@@ -329,30 +313,8 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
 	return issue_when_planned(s, w, now, cause);
 }
 
-/*
- * The instruction has issued at now: its pipe is busy, and a memory-path
- * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
- * is a SYNCS instruction that the unit takes faster than a try_wait
- * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
- */
-static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
-{
-	s->cls_issued[cls]++;
-	if (w->next_free)
-		return now;
-	struct subpart *p = &s->sps[w->sp];
-	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
-	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
-	if (!mio)
-		return now;
-	s->cls_mio_busy[cls] += mio;
-	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
-	s->mem.mio_free = start + mio;
-	return start;
-}
-
 /* Independent scheduling: once an op is over, the warp's next group in turn issues (simt_pick_group). */
-static void next_group(struct sim *s, struct warp *w)
+void issue_next_group(struct sim *s, struct warp *w)
 {
 	if (s->m->reconverge == RECONVERGE_INDEPENDENT && !w->done && w->depth > 0)
 		simt_pick_group(w);
@@ -370,7 +332,7 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 	}
 	uint64_t wait = w->op_wait;
 	simt_advance(s, w);
-	next_group(s, w);
+	issue_next_group(s, w);
 	if (wait > s->now + 1 && !w->done && warp_ready(w) != NEVER) {
 		warp_set_ready(s, w, wait);
 		w->cause = in->op == OP_SHARED_LOAD ? STALL_SMEM : STALL_MEMORY;
@@ -394,22 +356,8 @@ static uint64_t taken_redirect(const struct sim *s, uint64_t now, uint8_t stall)
 	return now + stall + 1 + (uint64_t)s->m->branch_redirect;
 }
 
-/*
- * compute's loop as compiled around the chain: the tests of k before it
- * (or, for k = 0, the branch over it) and the ends of its regions after it
- * issue in a row before the next FMA or the store.
- */
-static void compute_insert(struct simt_entry *e, enum lform_id form)
-{
-	if (lform_table[form].n == 0)
-		return;
-	e->again = true;
-	e->aux = (uint8_t)form;
-	e->li = 0;
-}
-
 /* The warp goes on in the same op: its next instruction, planned now instead of at the next pick. */
-static void plan_here(const struct sim *s, struct warp *w)
+void issue_plan_here(const struct sim *s, struct warp *w)
 {
 	struct cursor c;
 	c.e = simt_cur(w);
@@ -432,70 +380,20 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	} else {
 		plan(s, w, &c);
 	}
+	if (!c.f) { /* one FMA of a chain */
+		issue_fma(s, tr, w, c.e, c.in, now);
+		return;
+	}
 	w->next_known = false;
 	struct simt_entry *e = c.e;
 	const struct insn *in = c.in;
 	const struct lform *f = c.f;
 	enum iclass cls = (enum iclass)w->next_cls;
-	uint64_t start = occupy(s, w, cls, f && (f->code[e->li].flags & LI_ARRIVE), now);
+	uint64_t start = issue_occupy(s, w, cls, f->code[e->li].flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
 
-	if (!f) { /* one FMA of a chain */
-		count_compute_issue(s, now, copy_latest_land(s));
-		uint32_t chain = in->chains > 1 ? e->op_step % in->chains : 0;
-		w->chain_ready[chain] = now + lat;
-		if (chain == 0)
-			w->alu_chain_cycles += lat;
-		e->op_step++;
-		if (in->op == OP_FMA) {
-			if ((int64_t)e->op_step >= w->op_count) {
-				simt_advance(s, w);
-				next_group(s, w);
-			} else {
-				plan_fma(w, in, e);
-			}
-			return;
-		}
-		/*
-		 * A trip of compute's compiled loop ends after chain_unroll FMAs: its
-		 * back-edge and the constant it rematerialises hold the next FMA back.
-		 */
-		uint64_t chains = in->chains > 1 ? in->chains : 1, per_trip = (uint64_t)s->m->chain_unroll * chains;
-		uint64_t done_fmas = e->op_step - 1;
-		/* where in its trip the chain is (done_fmas % per_trip, counted: a division per FMA costs the host more) */
-		if (++e->trip_fmas >= per_trip)
-			e->trip_fmas = 0;
-		if (e->trip_fmas == 0 && (int64_t)done_fmas < w->op_count)
-			for (uint64_t i = 0; i < chains; i++)
-				w->chain_ready[i] += (uint64_t)s->m->chain_trip_cycles;
-		if (chains > 1 && (int64_t)e->op_step > w->op_count) {
-			/* ilp: the chains' sums join in a tree of FADDs before the store reads one value */
-			uint64_t last = 0, depth = 0;
-			for (uint64_t i = 0; i < chains; i++)
-				last = w->chain_ready[i] > last ? w->chain_ready[i] : last;
-			while ((1ull << depth) < chains)
-				depth++;
-			w->chain_ready[0] = last + depth * s->cls_lat[IC_FMA];
-		}
-		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
-		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
-		if (trip_n > 0 && e->trip_fmas == (per_trip > 1 ? 1 : 0))
-			e->trip = (uint8_t)trip_n;
-		if (e->trip) {
-			e->again = true;
-			e->aux = LF_CHAIN_TRIP;
-			e->li = (uint16_t)(trip_n - e->trip);
-		} else if ((int64_t)e->op_step > w->op_count) {
-			compute_insert(e, LF_COMPUTE_EXIT);
-		}
-		if (!e->again && (int64_t)e->op_step <= w->op_count)
-			plan_fma(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
-		else
-			plan_here(s, w);
-		return;
-	}
 	if (in->op == OP_COMPUTE && e->again && e->aux == LF_CHAIN_TRIP) { /* one of the trip's, between two FMAs */
 		w->res[e->li] = now + lat;
 		e->trip--;
@@ -507,7 +405,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		} else if (!e->trip && (int64_t)e->op_step > w->op_count) {
 			compute_insert(e, LF_COMPUTE_EXIT);
 		}
-		plan_here(s, w);
+		issue_plan_here(s, w);
 		return;
 	}
 	if (in->op == OP_COMPUTE && e->again) { /* the loop's entry, exit or skip: in a row, as compiled */
@@ -521,7 +419,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = false;
 			e->li = 0;
 		}
-		plan_here(s, w);
+		issue_plan_here(s, w);
 		return;
 	}
 
@@ -557,7 +455,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target)
 					w->stack[i].redirect = start + (uint64_t)s->m->branch_redirect;
 		if (st == ANCHOR_MOVED)
-			next_group(s, w);
+			issue_next_group(s, w);
 		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
 			return; /* parked, timed or moved by the op; a blocked anchor issues again when it can go on */
 		if (s->anchor_result > result)
@@ -597,7 +495,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->op_step = 1;
 			e->li = 0;
 			compute_insert(e, w->op_count > 0 ? LF_COMPUTE_ENTER : LF_COMPUTE_SKIP);
-			plan_here(s, w);
+			issue_plan_here(s, w);
 			return;
 		}
 		op_end(s, w, in, f);
@@ -607,9 +505,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		e->li = 0;
 		if ((int64_t)++e->op_step >= w->op_count) {
 			simt_advance(s, w);
-			next_group(s, w);
+			issue_next_group(s, w);
 		} else {
-			plan_here(s, w);
+			issue_plan_here(s, w);
 		}
 		return;
 	default: op_end(s, w, in, f); return;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "simint.h"
+#include "chain.h"
 
 const char *const stall_key[STALL_COUNT] = {
 #define STALL_KEY(e, key, doc) key,
@@ -268,7 +268,12 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	*ready = now + 1;
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	issue_one(s, tr, w, now);
+	if (w->next_known && !w->next_form) { /* a planned FMA of a chain: inline (chain.h) */
+		struct simt_entry *e = simt_cur(w);
+		issue_fma(s, tr, w, e, &s->k->code[e->pc], now);
+	} else {
+		issue_one(s, tr, w, now);
+	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {

@@ -721,6 +721,27 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 	*cause = why;
 	return at;
 }
+/*
+ * The instruction has issued at now: its pipe is busy, and a memory-path
+ * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
+ * is a SYNCS instruction that the unit takes faster than a try_wait
+ * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
+ */
+static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
+{
+	s->cls_issued[cls]++;
+	if (w->next_free)
+		return now;
+	struct subpart *p = &s->sps[w->sp];
+	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
+	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
+	if (!mio)
+		return now;
+	s->cls_mio_busy[cls] += mio;
+	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
+	s->mem.mio_free = start + mio;
+	return start;
+}
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
 int issue_setup(struct sim *s);
 
