@@ -180,6 +180,7 @@ int sched_setup(struct sim *s)
 			struct warp *w = p->warps[i];
 			w->rtree = p->tree;
 			w->rleaf = p->leaves + i;
+			w->pipe_free = p->pipe_free;
 			warp_set_ready(s, w, 0);
 		}
 	}

@@ -103,6 +103,7 @@ struct warp {
 	int cur;           /* the entry issuing now */
 	uint32_t rleaf;
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint64_t *pipe_free; /* its sub-partition's pipe_free: one load less at every check and issue */
 	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
@@ -704,7 +705,7 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 		*cause = why;
 		return at;
 	}
-	uint64_t pipe = s->sps[w->sp].pipe_free[w->next_cls];
+	uint64_t pipe = w->pipe_free[w->next_cls];
 	if (pipe > at) {
 		at = pipe;
 		why = STALL_PIPE_BUSY;
@@ -732,8 +733,7 @@ static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum ic
 	s->cls_issued[cls]++;
 	if (w->next_free)
 		return now;
-	struct subpart *p = &s->sps[w->sp];
-	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
+	w->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
 	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
 	if (!mio)
 		return now;
