@@ -237,12 +237,18 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	for (;;) {
 		i = pick(p, gto, now);
 		w = p->warps[i];
-		s->issuing = w;
 		enum stall cause = (enum stall)w->cause;
-		uint64_t at = w->next_known ? issue_when_planned(s, w, now, &cause) : issue_check(s, w, now, &cause);
-		s->issuing = NULL;
-		if (s->error)
-			return NEVER;
+		uint64_t at;
+		if (w->next_known) {
+			at = issue_when_planned(s, w, now, &cause); /* reads the plan, changes nothing */
+		} else {
+			/* finding the next instruction may run ops that issue none: the warp is the one issuing */
+			s->issuing = w;
+			at = issue_check(s, w, now, &cause);
+			s->issuing = NULL;
+			if (s->error)
+				return NEVER;
+		}
 		if (at == now)
 			break;
 		charge(tr, w, p->ready[i], now);
