@@ -24,6 +24,7 @@ static ISSUE_INLINE void plan_fma(struct warp *w, const struct insn *in, const s
 	w->next_deps = w->stall_until > at ? w->stall_until : at;
 	w->next_why = STALL_ALU;
 	w->next_form = NULL;
+	w->next_op = in;
 	w->next_known = true;
 }
 

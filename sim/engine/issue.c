@@ -299,6 +299,7 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
 	w->next_form = c->f;
+	w->next_op = c->in;
 	w->next_known = true;
 }
 
@@ -373,7 +374,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	if (w->next_known) {
 		/* planned at the pick or after the last issue: the group and its op have not moved since */
 		c.e = simt_cur(w);
-		c.in = &s->k->code[c.e->pc];
+		c.in = w->next_op;
 		c.f = w->next_form;
 	} else if (!cursor_at(s, w, now, &c)) {
 		return;

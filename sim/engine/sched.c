@@ -276,8 +276,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
 	if (w->next_known && !w->next_form) { /* a planned FMA of a chain: inline (chain.h) */
-		struct simt_entry *e = simt_cur(w);
-		issue_fma(s, tr, w, e, &s->k->code[e->pc], now);
+		issue_fma(s, tr, w, simt_cur(w), w->next_op, now);
 	} else {
 		issue_one(s, tr, w, now);
 	}

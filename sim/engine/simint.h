@@ -121,6 +121,7 @@ struct warp {
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
 	const struct lform *next_form; /* the form the planned instruction is in (NULL: a chain's FMA) */
+	const struct insn *next_op;    /* the op it belongs to: the group's pc, kept so no issue indexes the code */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
