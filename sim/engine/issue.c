@@ -100,13 +100,6 @@ int issue_setup(struct sim *s)
 	return 0;
 }
 
-/* Where the warp's group is in its op: the form it is issuing, or NULL while it issues a chain's FMAs. */
-struct cursor {
-	const struct insn *in;
-	const struct lform *f;
-	struct simt_entry *e;
-};
-
 /*
  * The form the group issues from: compute's load form (op_step 0), its
  * chain (op_step 1..k: NULL for an FMA; while e->again the form of the
@@ -298,8 +291,7 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	}
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
-	w->next_form = c->f;
-	w->next_op = c->in;
+	w->next = *c;
 	w->next_known = true;
 }
 
@@ -373,9 +365,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	struct cursor c;
 	if (w->next_known) {
 		/* planned at the pick or after the last issue: the group and its op have not moved since */
-		c.e = simt_cur(w);
-		c.in = w->next_op;
-		c.f = w->next_form;
+		c = w->next;
 	} else if (!cursor_at(s, w, now, &c)) {
 		return;
 	} else {

@@ -275,8 +275,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	*ready = now + 1;
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	if (w->next_known && !w->next_form) { /* a planned FMA of a chain: inline (chain.h) */
-		issue_fma(s, tr, w, simt_cur(w), w->next_op, now);
+	if (w->next_known && !w->next.f) { /* a planned FMA of a chain: inline (chain.h) */
+		issue_fma(s, tr, w, w->next.e, w->next.in, now);
 	} else {
 		issue_one(s, tr, w, now);
 	}

@@ -90,6 +90,13 @@ struct simt_entry {
 #define WAITER_WARP(id) ((id) >> 6)
 #define WAITER_ENTRY(id) ((int)((id) & 63))
 
+/* Where a warp's group is in its op: the form it is issuing, or NULL while it issues a chain's FMAs. */
+struct cursor {
+	const struct insn *in;
+	const struct lform *f;
+	struct simt_entry *e;
+};
+
 struct warp {
 	/* What an issue touches comes first, in a few cache lines; the group stack follows. */
 	uint32_t id;       /* index in the SM */
@@ -120,8 +127,7 @@ struct warp {
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
-	const struct lform *next_form; /* the form the planned instruction is in (NULL: a chain's FMA) */
-	const struct insn *next_op;    /* the op it belongs to: the group's pc, kept so no issue indexes the code */
+	struct cursor next; /* where the planned instruction is: kept, so that no check or issue looks it up again */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
@@ -695,7 +701,7 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
-	uint64_t redirect = w->stack[w->cur].redirect;
+	uint64_t redirect = w->next.e->redirect;
 	if (redirect > at) {
 		at = redirect;
 		why = STALL_BRANCH;
