@@ -331,8 +331,6 @@ struct sim {
 		const struct insn *in;
 		int f;        /* fragment + 1; 0: empty */
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
-		uint64_t a0;
-		int32_t rel[32];
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
 	} mma_costs[MMA_COST_SLOTS][8];
 	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
