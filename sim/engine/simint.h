@@ -282,6 +282,7 @@ struct gmem {
 	} port;
 	uint64_t copies_land; /* latest landing of any copy issued so far */
 	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
+	uint64_t mio_room;    /* ... and has room again (mio_queue_cycles before that; 0: room now) */
 };
 
 struct sim {
@@ -690,42 +691,35 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
 /*
  * issue.c: the instruction-level core.  The next cycle at which the warp's
  * next instruction can issue (now or later, NEVER when it cannot; what it
- * waits for in *cause, left alone when it can issue now), and
+ * waits for in *cause, which means nothing when it can issue now), and
  * the issue of that instruction at now (tr: s->trace).
  */
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause);
-/* The planned next instruction (w->next_known): when its pipe and the MIO queue let it issue, at now or later. */
+/*
+ * The planned next instruction (w->next_known): when its pipe and the MIO
+ * queue let it issue, at now or later.  Which of the redirect, the pipe and
+ * the queue is later than what came before is data, not a pattern a branch
+ * predictor learns: each is a select.
+ */
 static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
 	uint64_t redirect = w->next.e->redirect;
-	if (redirect > at) {
-		at = redirect;
-		why = STALL_BRANCH;
-	}
-	if (w->next_free) {
-		if (at <= now)
-			return now;
-		*cause = why;
-		return at;
-	}
-	uint64_t pipe = w->pipe_free[w->next_cls];
-	if (pipe > at) {
-		at = pipe;
-		why = STALL_PIPE_BUSY;
-	}
-	if (s->cls_mio[w->next_cls] && s->mem.mio_free > (uint64_t)s->m->mio_queue_cycles) {
-		uint64_t room = s->mem.mio_free - (uint64_t)s->m->mio_queue_cycles;
-		if (room > at) {
-			at = room;
-			why = STALL_MIO_THROTTLE;
+	why = redirect > at ? STALL_BRANCH : why;
+	at = redirect > at ? redirect : at;
+	if (!w->next_free) { /* a woken try_wait returning takes neither */
+		uint64_t pipe = w->pipe_free[w->next_cls];
+		why = pipe > at ? STALL_PIPE_BUSY : why;
+		at = pipe > at ? pipe : at;
+		if (s->cls_mio[w->next_cls]) {
+			uint64_t room = s->mem.mio_room;
+			why = room > at ? STALL_MIO_THROTTLE : why;
+			at = room > at ? room : at;
 		}
 	}
-	if (at <= now)
-		return now;
 	*cause = why;
-	return at;
+	return at > now ? at : now;
 }
 /*
  * The instruction has issued at now: its pipe is busy, and a memory-path
@@ -745,6 +739,8 @@ static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum ic
 	s->cls_mio_busy[cls] += mio;
 	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
 	s->mem.mio_free = start + mio;
+	uint64_t queue = (uint64_t)s->m->mio_queue_cycles;
+	s->mem.mio_room = s->mem.mio_free > queue ? s->mem.mio_free - queue : 0;
 	return start;
 }
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
