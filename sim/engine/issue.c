@@ -360,6 +360,39 @@ void issue_plan_here(const struct sim *s, struct warp *w)
 		plan(s, w, &c);
 }
 
+/*
+ * One instruction of compute's compiled loop around its chain (e->again)
+ * issued at now, its result ready at result: a trip's counter, compare or
+ * branch between two FMAs, or the loop's entry, exit or skip, in a row.
+ */
+static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *e, const struct lform *f,
+			      uint64_t now, uint64_t result)
+{
+	w->res[e->li] = result;
+	if (e->aux == LF_CHAIN_TRIP) {
+		e->trip--;
+		e->again = false;
+		e->li = 0;
+		if (e->trip && (int64_t)e->op_step > w->op_count) { /* the chain is over: the trip's rest in a row */
+			e->again = true;
+			e->li = (uint16_t)(f->n - e->trip);
+		} else if (!e->trip && (int64_t)e->op_step > w->op_count) {
+			compute_insert(e, LF_COMPUTE_EXIT);
+		}
+	} else {
+		const struct linst *li = &f->code[e->li];
+		if (li->stall)
+			w->stall_until = now + li->stall;
+		if (li->flags & LI_TAKEN)
+			e->redirect = taken_redirect(s, now, li->stall);
+		if (++e->li >= f->n) {
+			e->again = false;
+			e->li = 0;
+		}
+	}
+	issue_plan_here(s, w);
+}
+
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 {
 	struct cursor c;
@@ -380,45 +413,22 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	const struct insn *in = c.in;
 	const struct lform *f = c.f;
 	enum iclass cls = (enum iclass)w->next_cls;
-	uint64_t start = issue_occupy(s, w, cls, f->code[e->li].flags & LI_ARRIVE, now);
+	const struct linst *li = &f->code[e->li];
+	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
 
-	if (in->op == OP_COMPUTE && e->again && e->aux == LF_CHAIN_TRIP) { /* one of the trip's, between two FMAs */
-		w->res[e->li] = now + lat;
-		e->trip--;
-		e->again = false;
-		e->li = 0;
-		if (e->trip && (int64_t)e->op_step > w->op_count) { /* the chain is over: the trip's rest in a row */
-			e->again = true;
-			e->li = (uint16_t)(f->n - e->trip);
-		} else if (!e->trip && (int64_t)e->op_step > w->op_count) {
-			compute_insert(e, LF_COMPUTE_EXIT);
-		}
-		issue_plan_here(s, w);
-		return;
-	}
-	if (in->op == OP_COMPUTE && e->again) { /* the loop's entry, exit or skip: in a row, as compiled */
-		const struct linst *li = &f->code[e->li];
-		w->res[e->li] = now + lat;
-		if (li->stall)
-			w->stall_until = now + li->stall;
-		if (li->flags & LI_TAKEN)
-			e->redirect = taken_redirect(s, now, li->stall);
-		if (++e->li >= f->n) {
-			e->again = false;
-			e->li = 0;
-		}
-		issue_plan_here(s, w);
+	if (in->op == OP_COMPUTE && e->again) {
+		compute_loop_step(s, w, e, f, now, now + lat);
 		return;
 	}
 
 	/* the SASS's schedule: its stall count holds the warp's next instruction back */
-	uint8_t stall = f->code[e->li].stall;
+	uint8_t stall = li->stall;
 	if (stall)
 		w->stall_until = now + stall;
-	uint8_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE); /* an instruction with its own latency */
+	uint8_t own = li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE); /* an instruction with its own latency */
 	if (own)
 		lat = (uint64_t)(own & LI_LOCAL	 ? s->m->local_load_latency
 				 : own & LI_LDC ? s->m->ldc_latency
@@ -431,8 +441,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		s->anchor_result = 0;
 		e->resumed = false;
 		uint32_t branching = e->mask;
-		bool fetches = in->op == OP_BRZ && (f->code[e->li].flags & LI_RESULT);
-		if (in->op == OP_BRZ && f->code[e->li].cls == IC_BRA && !fetches)
+		bool fetches = in->op == OP_BRZ && (li->flags & LI_RESULT);
+		if (in->op == OP_BRZ && li->cls == IC_BRA && !fetches)
 			/* a loop's test: the compiled bottom branch reads this compare's predicate (exec.c, OP_JMP) */
 			e->loop_pred = now - 1 + (uint64_t)s->m->branch_predicate_latency;
 		enum anchor_status st = exec_anchor(s, w, in, start);
@@ -454,9 +464,10 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		if (s->anchor_result && value_used(in) && s->anchor_result > w->op_wait)
 			w->op_wait = s->anchor_result;
 		e->again = st == ANCHOR_AGAIN;
+		li = &f->code[e->li]; /* the op may have moved the group within its form */
 	}
 	w->res[e->li] = result;
-	if (f->code[e->li].flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
+	if (li->flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
 		e->redirect = taken_redirect(s, now, stall);
 	e->li++;
 	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
