@@ -241,7 +241,7 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	const struct simt_entry *e = c->e;
 	const struct linst *li = &c->f->code[e->li];
 	uint64_t at = 0;
-	enum stall why = STALL_ALU;
+	int last = -1; /* the dependency ready last (the first of equals): what the wait is charged to */
 	for (uint64_t d = li->deps; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
@@ -253,10 +253,13 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 		 */
 		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
 			ready += s->pred_extra;
-		if (ready > at) {
-			at = ready;
-			why = c->f->code[j].cls == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[c->f->code[j].cls];
-		}
+		last = ready > at ? j : last;
+		at = ready > at ? ready : at;
+	}
+	enum stall why = STALL_ALU;
+	if (last >= 0) {
+		enum iclass lc = (enum iclass)c->f->code[last].cls;
+		why = lc == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[lc];
 	}
 	if ((li->flags & LI_EXTERN) && w->ext_ready > at) {
 		at = w->ext_ready;
