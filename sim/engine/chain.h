@@ -14,15 +14,14 @@
 
 /*
  * Plans a chain's FMA: it reads its chain's last result (compute's first,
- * the loaded value), after the last SASS instruction's stall count.
+ * the loaded value), after the last SASS instruction's stall count and
+ * a taken branch's redirect (plan_waits).
  */
 static ISSUE_INLINE void plan_fma(struct warp *w, const struct insn *in, struct simt_entry *e)
 {
-	uint64_t at = w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0];
 	w->next_cls = IC_FMA;
 	w->next_free = false;
-	w->next_deps = w->stall_until > at ? w->stall_until : at;
-	w->next_why = STALL_ALU;
+	plan_waits(w, e, w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0], STALL_ALU);
 	w->next = (struct cursor){in, NULL, e};
 	w->next_known = true;
 }

@@ -288,12 +288,7 @@ static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
-	if (w->stall_until > at) {
-		at = w->stall_until;
-		why = STALL_ALU;
-	}
-	w->next_deps = at;
-	w->next_why = (uint8_t)why;
+	plan_waits(w, c->e, at, why);
 	w->next = *c;
 	w->next_known = true;
 }

@@ -119,7 +119,8 @@ struct warp {
 	/*
 	 * The next instruction of the op the warp is in, as issue_one planned it
 	 * after the last: its class, what it waits for and until when (its
-	 * results and inputs; its pipe and the MIO are checked at the pick).
+	 * results and inputs, the stall count, the group's branch redirect:
+	 * plan_waits; its pipe and the MIO are checked at the pick).
 	 * Anything else that moves the warp clears next_known.
 	 */
 	bool next_known;
@@ -696,18 +697,27 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
  */
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause);
 /*
- * The planned next instruction (w->next_known): when its pipe and the MIO
- * queue let it issue, at now or later.  Which of the redirect, the pipe and
- * the queue is later than what came before is data, not a pattern a branch
- * predictor learns: each is a select.
+ * What the planned instruction of group e waits for (next_deps, next_why):
+ * its results and inputs (at, why), then the last SASS instruction's stall
+ * count, then a taken branch's redirect of the group.  None of them moves
+ * before it issues (whatever moves the group clears next_known), so the
+ * pick adds only the pipe and the MIO queue.  Which is later is data, not
+ * a pattern a branch predictor learns: selects.
  */
+static ISSUE_INLINE void plan_waits(struct warp *w, const struct simt_entry *e, uint64_t at, enum stall why)
+{
+	why = w->stall_until > at ? STALL_ALU : why;
+	at = w->stall_until > at ? w->stall_until : at;
+	why = e->redirect > at ? STALL_BRANCH : why;
+	at = e->redirect > at ? e->redirect : at;
+	w->next_deps = at;
+	w->next_why = (uint8_t)why;
+}
+/* The planned next instruction (w->next_known): when its pipe and the MIO queue let it issue, at now or later. */
 static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
-	uint64_t redirect = w->next.e->redirect;
-	why = redirect > at ? STALL_BRANCH : why;
-	at = redirect > at ? redirect : at;
 	if (!w->next_free) { /* a woken try_wait returning takes neither */
 		uint64_t pipe = w->pipe_free[w->next_cls];
 		why = pipe > at ? STALL_PIPE_BUSY : why;
