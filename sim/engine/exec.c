@@ -231,10 +231,12 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		 * an op's fragments repeat theirs from one k-tile to the next (its buffers' stages
 		 * are whole multiples of 128 bytes apart), so the last cost of each is kept.  The
 		 * rows relative to the first are the op's (its buffer, its layout) and the stride's,
-		 * which the key holds with the first row's place among the banks.
+		 * which the key holds with the first row's place among the banks.  Warps whose rows
+		 * start at other places (a GEMM's quadrants) keep theirs in other slots.
 		 */
-		struct mma_cost *mc = &s->mma_costs[(size_t)(in - s->k->code) % MMA_COST_SLOTS][f < 8 ? f : 7];
 		uint64_t key = (addr[0] % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
+		uint64_t h = ((uint64_t)(in - s->k->code) * 8 + (uint64_t)f) * 0x9e3779b97f4a7c15ull ^ key * 0x100000001b3ull;
+		struct mma_cost *mc = &s->mma_costs[(h ^ h >> 29) % MMA_COST_SLOTS];
 		struct smem_cost wc;
 		if (mc->in == in && mc->f == f + 1 && mc->key == key) {
 			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways, .phases = mc->phases};

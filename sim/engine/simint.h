@@ -327,14 +327,14 @@ struct sim {
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
-	/* mma's last ldmatrix cost per op (by code index) and fragment (exec.c) */
-#define MMA_COST_SLOTS 16
+	/* mma's recent ldmatrix costs by op (code index), fragment and key (exec.c) */
+#define MMA_COST_SLOTS 128
 	struct mma_cost {
 		const struct insn *in;
 		int f;        /* fragment + 1; 0: empty */
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
-	} mma_costs[MMA_COST_SLOTS][8];
+	} mma_costs[MMA_COST_SLOTS];
 	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
