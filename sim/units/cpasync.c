@@ -12,18 +12,27 @@ static struct cpa_open *open_of(struct sim *s, const struct warp *w, int lane)
 	return &s->blocks[w->block].cpa_open[w->in_block * 32 + (uint32_t)lane];
 }
 
+/* The lane's open batch takes a copy issued at issue that lands at land. */
+static inline void open_takes(struct cpa_open *t, uint64_t issue, uint64_t land)
+{
+	if (issue < t->first)
+		t->first = issue;
+	if (land > t->land)
+		t->land = land;
+	if (land > t->last_land)
+		t->last_land = land;
+}
+
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
 	struct cpa_open *t0 = open_of(s, w, 0);
-	for (uint32_t m = lanes; m; m &= m - 1) {
-		struct cpa_open *t = t0 + __builtin_ctz(m);
-		if (issue < t->first)
-			t->first = issue;
-		if (land > t->land)
-			t->land = land;
-		if (land > t->last_land)
-			t->last_land = land;
+	if (lanes == 0xffffffffu) { /* the usual copy: every lane, without the mask walk */
+		for (int lane = 0; lane < 32; lane++)
+			open_takes(t0 + lane, issue, land);
+		return;
 	}
+	for (uint32_t m = lanes; m; m &= m - 1)
+		open_takes(t0 + __builtin_ctz(m), issue, land);
 }
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
