@@ -43,8 +43,10 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
 	uint32_t m = w->cpa.batches++;
 	uint64_t land = 0, first = NEVER;
+	struct cpa_open *o0 = open_of(s, w, 0); /* lane l's at o0 + l, t0 + l: found once, not per lane */
+	struct cpa_thread *t0 = thread_of(s, w, 0);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
+		struct cpa_open *o = o0 + __builtin_ctz(mm);
 		if (o->land > land)
 			land = o->land;
 		if (o->first < first)
@@ -55,8 +57,8 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
 	w->cpa.land[m % CPA_WARP_RING] = land;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
-		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
+		struct cpa_thread *t = t0 + __builtin_ctz(mm);
+		struct cpa_open *o = o0 + __builtin_ctz(mm);
 		uint32_t n = t->commits++;
 		uint64_t own = o->land;
 		if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)
