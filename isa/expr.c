@@ -689,18 +689,51 @@ overflow:
 /*
  * One binary operator over the lanes, dst = a OP b; with a constant op,
  * flatten (below) inlines expr_apply() and folds its switch, so each lane is the
- * bare operation.
+ * bare operation.  ADD and SUB take LANES_WRAP.
  */
 #define LANES_OP(OP, DST, A, B)                                                         \
-	for (int l = lo; l <= hi; l++) {                                                \
-		int64_t r = 0;                                                          \
-		enum expr_fault f = expr_apply((OP), (A), (B), &r);                          \
-		if (f && !(bad >> l & 1)) {                                             \
-			bad |= 1u << l;                                                 \
-			why[l] = f;                                                     \
+	if ((OP) == OPC_ADD || (OP) == OPC_SUB)                                         \
+		LANES_WRAP(OP, DST, A, B);                                              \
+	else                                                                            \
+		for (int l = lo; l <= hi; l++) {                                        \
+			int64_t r = 0;                                                  \
+			enum expr_fault f = expr_apply((OP), (A), (B), &r);             \
+			if (f && !(bad >> l & 1)) {                                     \
+				bad |= 1u << l;                                         \
+				why[l] = f;                                             \
+			}                                                               \
+			(DST) = r;                                                      \
+		}
+
+/* Whether a + b (add) or a - b wrapped to r: the sign bit of the result. */
+#define WRAP_OVERFLOW(add, a, b, r) ((add) ? ((a) ^ (r)) & ((b) ^ (r)) : ((a) ^ (b)) & ((a) ^ (r)))
+/*
+ * ADD and SUB over the lanes: every lane's wrapped result (what
+ * expr_apply's __builtin_add_overflow leaves too) and the overflow ORed
+ * over them, a loop without a branch that the compiler vectorises.  Only
+ * when a lane overflowed does a second pass find which, from its result
+ * and its right operand (its left one is r - b or r + b: dst may be the
+ * row it came from), and mark it as expr_apply's fault would.
+ */
+#define LANES_WRAP(OP, DST, A, B)                                                       \
+	do {                                                                            \
+		uint64_t ovf_ = 0;                                                      \
+		for (int l = lo; l <= hi; l++) {                                        \
+			uint64_t a_ = (uint64_t)(A), b_ = (uint64_t)(B);                \
+			uint64_t r_ = (OP) == OPC_ADD ? a_ + b_ : a_ - b_;              \
+			ovf_ |= WRAP_OVERFLOW((OP) == OPC_ADD, a_, b_, r_);             \
+			(DST) = (int64_t)r_;                                            \
 		}                                                                       \
-		(DST) = r;                                                              \
-	}
+		for (int l = lo; (int64_t)ovf_ < 0 && l <= hi; l++) {                   \
+			uint64_t b_ = (uint64_t)(B), r_ = (uint64_t)(DST);              \
+			uint64_t a_ = (OP) == OPC_ADD ? r_ - b_ : r_ + b_;              \
+			if ((int64_t)WRAP_OVERFLOW((OP) == OPC_ADD, a_, b_, r_) < 0 &&  \
+			    !(bad >> l & 1)) {                                          \
+				bad |= 1u << l;                                         \
+				why[l] = EXPR_OVERFLOW;                                 \
+			}                                                               \
+		}                                                                       \
+	} while (0)
 
 /* The two operands per lane: the left at sp - 1, the right just popped, at sp. */
 #define LANES_STACKED(OP) LANES_OP(OP, st[sp - 1][l], st[sp - 1][l], st[sp][l])
@@ -917,22 +950,12 @@ __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const
 }
 
 /*
- * A simple shape over the lanes: one lane loop per operator (flatten folds
- * expr_apply's switch into it), the right operand a row of registers or one
- * constant.
+ * A simple shape over the lanes: one lane loop per operator (LANES_OP, whose
+ * lanes start without a fault here), the right operand a row of registers or
+ * one constant.
  */
-#define SHAPE_LANES(OP, B)                                          \
-	for (int l = lo; l <= hi; l++) {                            \
-		int64_t r = 0;                                      \
-		enum expr_fault f = expr_apply((OP), a[l], (B), &r); \
-		if (f) {                                            \
-			bad |= 1u << l;                             \
-			why[l] = f;                                 \
-		}                                                   \
-		out[l] = r;                                         \
-	}
-#define SHAPE_ROW(OP) SHAPE_LANES(OP, b[l])
-#define SHAPE_CONST(OP) SHAPE_LANES(OP, c)
+#define SHAPE_ROW(OP) LANES_OP(OP, out[l], a[l], b[l])
+#define SHAPE_CONST(OP) LANES_OP(OP, out[l], a[l], c)
 
 __attribute__((flatten)) int expr_apply_lanes(enum opc op, const int64_t *a, const int64_t *b, int64_t c,
 					      uint32_t mask, int64_t out[32], enum expr_fault *fault)

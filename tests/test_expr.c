@@ -732,3 +732,50 @@ Test(expr, lanes_agree_with_thread_by_thread)
 	}
 	cr_assert_gt(warp_wide, 200, "most of these run warp-wide (%d did)", warp_wide);
 }
+
+/*
+ * expr_apply_lanes against expr_apply lane by lane, near the ends of the range (its ADD and SUB
+ * run as one wrapped pass with the overflow found afterwards): the same values and the same
+ * first fault.
+ */
+Test(expr, apply_lanes_agrees_with_expr_apply)
+{
+	static const int64_t edges[] = {0, 1, -1, 2, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1, 1ll << 62, -(1ll << 62)};
+	static const enum opc ops[] = {OPC_ADD, OPC_SUB, OPC_MUL, OPC_DIV, OPC_SHL, OPC_AND, OPC_LT};
+	static const uint32_t masks[] = {0xffffffffu, 1u, 0x80000000u, 0x00f0f00fu, 0x7ffffffeu};
+	const size_t ne = sizeof edges / sizeof edges[0];
+	uint64_t seed = 7;
+	for (int trial = 0; trial < 200; trial++) {
+		int64_t a[32], b[32];
+		for (int l = 0; l < 32; l++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			a[l] = edges[(seed >> 33) % ne];
+			b[l] = trial % 3 ? edges[(seed >> 13) % ne] : (int64_t)(seed >> 40) - (1ll << 23);
+		}
+		int64_t c = edges[(size_t)trial % ne];
+		for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+			for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++)
+				for (int row = 0; row < 2; row++) {
+					uint32_t mask = masks[mi];
+					int64_t out[32];
+					enum expr_fault f = EXPR_OK, want_f = EXPR_OK;
+					int first = expr_apply_lanes(ops[oi], a, row ? b : NULL, c, mask, out, &f), want_first = -1;
+					for (int l = 0; l < 32; l++) {
+						if (!(mask >> l & 1))
+							continue;
+						int64_t r = 0;
+						enum expr_fault lf = expr_apply(ops[oi], a[l], row ? b[l] : c, &r);
+						if (lf && want_first < 0) {
+							want_first = l;
+							want_f = lf;
+						}
+						cr_assert_eq(out[l], r, "op %d trial %d lane %d: %lld, expr_apply %lld", (int)ops[oi],
+							     trial, l, (long long)out[l], (long long)r);
+					}
+					cr_assert_eq(first, want_first, "op %d trial %d mask %08x: first fault at %d, expected %d",
+						     (int)ops[oi], trial, mask, first, want_first);
+					if (first >= 0)
+						cr_assert_eq(f, want_f);
+				}
+	}
+}

@@ -159,14 +159,21 @@ static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mas
 	return smem_access_c(s, smem_access_cost_memo(s->smem_memo, addr, mask, width), now);
 }
 
-/* Whether addr's rows lie as rel says relative to addr[0]. */
-static bool same_shape(const int32_t rel[32], const uint64_t addr[32])
-{
-	for (int L = 1; L < 32; L++)
-		if ((int64_t)(addr[L] - addr[0]) != rel[L])
-			return false;
-	return true;
-}
+/*
+ * Lane L of an ldmatrix .x4 gives row L%8 of matrix L/8; in elements its
+ * row is the fragment's first plus ldsm_row[L] * the row stride plus
+ * ldsm_col[L].  A, and B stored k-major (ldmatrix .trans): matrices (rows
+ * 0-7 | 8-15) x (columns 0-7 | 8-15).  B stored n-major: the rows are n,
+ * ldsm_row_n and ldsm_col_n.
+ */
+static const int8_t ldsm_row[32] = {0, 1, 2,  3,  4,  5,  6,  7,  8, 9, 10, 11, 12, 13, 14, 15,
+				    0, 1, 2,  3,  4,  5,  6,  7,  8, 9, 10, 11, 12, 13, 14, 15};
+static const int8_t ldsm_col[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+static const int8_t ldsm_row_n[32] = {0, 1, 2,	3,  4,	5,  6,	7,  0,	1,  2,	3,  4,	5,  6,	7,
+				      8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15};
+static const int8_t ldsm_col_n[32] = {0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,
+				      0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8};
 
 /*
  * mma's shared reads, at its last LDSM: one ldmatrix .x4 per A fragment and per 16
@@ -193,21 +200,25 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		bool is_a = f < in->mma.tm;
 		const struct memref *ref = is_a ? &in->src : &in->dst;
 		const struct buffer *buf = &s->k->bufs[ref->buf];
+		/* A[m][k] row-major: 16 rows of m per fragment; B[k][n] row-major: 16 columns; B n-major: 16 rows of n */
+		bool n_major = !is_a && in->mma.b_col;
+		int64_t ld = is_a ? lda : ldb;
+		int64_t first = is_a ? ai + 16 * f * lda : n_major ? bi + 16 * (f - in->mma.tm) * ldb : bi + 16 * (f - in->mma.tm);
+		const int8_t *row = n_major ? ldsm_row_n : ldsm_row, *col = n_major ? ldsm_col_n : ldsm_col;
 		uint64_t addr[32];
+		bool out = false; /* every lane first, one flag for the bounds: a warp's rows are in them */
 		for (int L = 0; L < 32; L++) {
-			int64_t r = (L & 7) + 8 * ((L >> 3) & 1), col = 8 * (L >> 4), idx;
-			if (is_a) /* A[m][k], row-major: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) */
-				idx = ai + (16 * f + r) * lda + col;
-			else if (in->mma.b_col) /* B stored n-major: rows are n, ldmatrix without .trans */
-				idx = bi + (16 * (f - in->mma.tm) + (L & 7) + 8 * (L >> 4)) * ldb + 8 * ((L >> 3) & 1);
-			else /* B[k][n], row-major: rows are k, ldmatrix .trans */
-				idx = bi + r * ldb + 16 * (f - in->mma.tm) + col;
+			int64_t idx = first + row[L] * ld + col[L];
+			out |= idx < 0 || (uint64_t)idx + 8 > buf->elems;
+			addr[L] = buf->base + (uint64_t)idx * buf->elem_bytes;
+		}
+		for (int L = 0; out && L < 32; L++) {
+			int64_t idx = first + row[L] * ld + col[L];
 			if (idx < 0 || (uint64_t)idx + 8 > buf->elems) {
 				sim_fail(s, DIAG_INPUT, w, "mma's ldmatrix row of lane %d reads %s[%lld..%lld], outside its %llu elements",
 					 L, buf->name, (long long)idx, (long long)idx + 7, (unsigned long long)buf->elems);
 				return now;
 			}
-			addr[L] = buf->base + (uint64_t)idx * buf->elem_bytes;
 		}
 		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
@@ -218,20 +229,21 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		/*
 		 * The cost depends on the rows' addresses relative to each other and to the banks:
 		 * an op's fragments repeat theirs from one k-tile to the next (its buffers' stages
-		 * are whole multiples of 128 bytes apart), so the last cost of each is kept.
+		 * are whole multiples of 128 bytes apart), so the last cost of each is kept.  The
+		 * rows relative to the first are the op's (its buffer, its layout) and the stride's,
+		 * which the key holds with the first row's place among the banks.  Warps whose rows
+		 * start at other places (a GEMM's quadrants) keep theirs in other slots.
 		 */
-		struct mma_cost *mc = &s->mma_costs[(size_t)(in - s->k->code) % MMA_COST_SLOTS][f < 8 ? f : 7];
 		uint64_t key = (addr[0] % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
+		uint64_t h = ((uint64_t)(in - s->k->code) * 8 + (uint64_t)f) * 0x9e3779b97f4a7c15ull ^ key * 0x100000001b3ull;
+		struct mma_cost *mc = &s->mma_costs[(h ^ h >> 29) % MMA_COST_SLOTS];
 		struct smem_cost wc;
-		if (mc->in == in && mc->f == f + 1 && mc->key == key && mc->a0 % 128 == addr[0] % 128 &&
-		    same_shape(mc->rel, addr)) {
+		if (mc->in == in && mc->f == f + 1 && mc->key == key) {
 			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways, .phases = mc->phases};
 		} else {
 			wc = smem_access_cost_memo(s->smem_memo, addr, 0xffffffffu, 16);
-			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .a0 = addr[0], .wavefronts = wc.wavefronts, .ways = wc.ways,
+			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .wavefronts = wc.wavefronts, .ways = wc.ways,
 					       .phases = wc.phases};
-			for (int L = 0; L < 32; L++)
-				mc->rel[L] = (int32_t)(addr[L] - addr[0]);
 		}
 		uint64_t t = smem_access_c(s, wc, now);
 		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency +

@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "simint.h"
+#include "chain.h"
 
 /* What a wait on a class's result is charged to (the pipeline ops override SYNCS with their own). */
 static const uint8_t class_cause[IC_COUNT] = {
@@ -99,13 +99,6 @@ int issue_setup(struct sim *s)
 				: 0;
 	return 0;
 }
-
-/* Where the warp's group is in its op: the form it is issuing, or NULL while it issues a chain's FMAs. */
-struct cursor {
-	const struct insn *in;
-	const struct lform *f;
-	struct simt_entry *e;
-};
 
 /*
  * The form the group issues from: compute's load form (op_step 0), its
@@ -263,19 +256,14 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 	return false;
 }
 
-/* The class and the ready-by cycle of the cursor's instruction (its results and inputs; not its pipe). */
+/* The class and the ready-by cycle of the cursor's instruction in its form (its results and inputs; not its pipe). */
 static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
 			    enum stall *cause)
 {
 	const struct simt_entry *e = c->e;
-	if (!c->f) { /* a chain's FMA: it reads its chain's last result (compute's first, the loaded value) */
-		*deps_at = w->chain_ready[c->in->chains > 1 ? e->op_step % c->in->chains : 0];
-		*cause = STALL_ALU;
-		return IC_FMA;
-	}
 	const struct linst *li = &c->f->code[e->li];
 	uint64_t at = 0;
-	enum stall why = STALL_ALU;
+	int last = -1; /* the dependency ready last (the first of equals): what the wait is charged to */
 	for (uint64_t d = li->deps; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
@@ -287,10 +275,13 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 		 */
 		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
 			ready += s->pred_extra;
-		if (ready > at) {
-			at = ready;
-			why = c->f->code[j].cls == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[c->f->code[j].cls];
-		}
+		last = ready > at ? j : last;
+		at = ready > at ? ready : at;
+	}
+	enum stall why = STALL_ALU;
+	if (last >= 0) {
+		enum iclass lc = (enum iclass)c->f->code[last].cls;
+		why = lc == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[lc];
 	}
 	if ((li->flags & LI_EXTERN) && w->ext_ready > at) {
 		at = w->ext_ready;
@@ -311,17 +302,16 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 /* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
 static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 {
+	if (!c->f) {
+		plan_fma(w, c->in, c->e);
+		return;
+	}
 	uint64_t at;
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
-	w->next_free = c->f && c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
-	if (w->stall_until > at) {
-		at = w->stall_until;
-		why = STALL_ALU;
-	}
-	w->next_deps = at;
-	w->next_why = (uint8_t)why;
-	w->next_form = c->f;
+	w->next_free = c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
+	plan_waits(w, c->e, at, why);
+	w->next = *c;
 	w->next_known = true;
 }
 
@@ -336,30 +326,8 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
 	return issue_when_planned(s, w, now, cause);
 }
 
-/*
- * The instruction has issued at now: its pipe is busy, and a memory-path
- * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
- * is a SYNCS instruction that the unit takes faster than a try_wait
- * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
- */
-static uint64_t occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
-{
-	s->cls_issued[cls]++;
-	if (w->next_free)
-		return now;
-	struct subpart *p = &s->sps[w->sp];
-	p->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
-	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
-	if (!mio)
-		return now;
-	s->cls_mio_busy[cls] += mio;
-	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
-	s->mem.mio_free = start + mio;
-	return start;
-}
-
 /* Independent scheduling: once an op is over, the warp's next group in turn issues (simt_pick_group). */
-static void next_group(struct sim *s, struct warp *w)
+void issue_next_group(struct sim *s, struct warp *w)
 {
 	if (s->m->reconverge == RECONVERGE_INDEPENDENT && !w->done && w->depth > 0)
 		simt_pick_group(w);
@@ -377,7 +345,7 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 	}
 	uint64_t wait = w->op_wait;
 	simt_advance(s, w);
-	next_group(s, w);
+	issue_next_group(s, w);
 	if (wait > s->now + 1 && !w->done && warp_ready(w) != NEVER) {
 		warp_set_ready(s, w, wait);
 		w->cause = in->op == OP_SHARED_LOAD ? STALL_SMEM : STALL_MEMORY;
@@ -401,22 +369,8 @@ static uint64_t taken_redirect(const struct sim *s, uint64_t now, uint8_t stall)
 	return now + stall + 1 + (uint64_t)s->m->branch_redirect;
 }
 
-/*
- * compute's loop as compiled around the chain: the tests of k before it
- * (or, for k = 0, the branch over it) and the ends of its regions after it
- * issue in a row before the next FMA or the store.
- */
-static void compute_insert(struct simt_entry *e, enum lform_id form)
-{
-	if (lform_table[form].n == 0)
-		return;
-	e->again = true;
-	e->aux = (uint8_t)form;
-	e->li = 0;
-}
-
 /* The warp goes on in the same op: its next instruction, planned now instead of at the next pick. */
-static void plan_here(const struct sim *s, struct warp *w)
+void issue_plan_here(const struct sim *s, struct warp *w)
 {
 	struct cursor c;
 	c.e = simt_cur(w);
@@ -426,82 +380,16 @@ static void plan_here(const struct sim *s, struct warp *w)
 		plan(s, w, &c);
 }
 
-void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
+/*
+ * One instruction of compute's compiled loop around its chain (e->again)
+ * issued at now, its result ready at result: a trip's counter, compare or
+ * branch between two FMAs, or the loop's entry, exit or skip, in a row.
+ */
+static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *e, const struct lform *f,
+			      uint64_t now, uint64_t result)
 {
-	struct cursor c;
-	if (w->next_known) {
-		/* planned at the pick or after the last issue: the group and its op have not moved since */
-		c.e = simt_cur(w);
-		c.in = &s->k->code[c.e->pc];
-		c.f = w->next_form;
-	} else if (!cursor_at(s, w, now, &c)) {
-		return;
-	} else {
-		plan(s, w, &c);
-	}
-	w->next_known = false;
-	struct simt_entry *e = c.e;
-	const struct insn *in = c.in;
-	const struct lform *f = c.f;
-	enum iclass cls = (enum iclass)w->next_cls;
-	uint64_t start = occupy(s, w, cls, f && (f->code[e->li].flags & LI_ARRIVE), now);
-	uint64_t lat = s->cls_lat[cls];
-	if (tr)
-		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
-
-	if (!f) { /* one FMA of a chain */
-		count_compute_issue(s, now, copy_latest_land(s));
-		uint32_t chain = in->chains > 1 ? e->op_step % in->chains : 0;
-		w->chain_ready[chain] = now + lat;
-		if (chain == 0)
-			w->alu_chain_cycles += lat;
-		e->op_step++;
-		if (in->op == OP_FMA) {
-			if ((int64_t)e->op_step >= w->op_count) {
-				simt_advance(s, w);
-				next_group(s, w);
-			} else {
-				plan_here(s, w);
-			}
-			return;
-		}
-		/*
-		 * A trip of compute's compiled loop ends after chain_unroll FMAs: its
-		 * back-edge and the constant it rematerialises hold the next FMA back.
-		 */
-		uint64_t chains = in->chains > 1 ? in->chains : 1, per_trip = (uint64_t)s->m->chain_unroll * chains;
-		uint64_t done_fmas = e->op_step - 1;
-		/* where in its trip the chain is (done_fmas % per_trip, counted: a division per FMA costs the host more) */
-		if (++e->trip_fmas >= per_trip)
-			e->trip_fmas = 0;
-		if (e->trip_fmas == 0 && (int64_t)done_fmas < w->op_count)
-			for (uint64_t i = 0; i < chains; i++)
-				w->chain_ready[i] += (uint64_t)s->m->chain_trip_cycles;
-		if (chains > 1 && (int64_t)e->op_step > w->op_count) {
-			/* ilp: the chains' sums join in a tree of FADDs before the store reads one value */
-			uint64_t last = 0, depth = 0;
-			for (uint64_t i = 0; i < chains; i++)
-				last = w->chain_ready[i] > last ? w->chain_ready[i] : last;
-			while ((1ull << depth) < chains)
-				depth++;
-			w->chain_ready[0] = last + depth * s->cls_lat[IC_FMA];
-		}
-		/* compute's compiled loop: a trip's counter, compare and branch go between its first FMAs */
-		uint32_t trip_n = lform_table[LF_CHAIN_TRIP].n;
-		if (trip_n > 0 && e->trip_fmas == (per_trip > 1 ? 1 : 0))
-			e->trip = (uint8_t)trip_n;
-		if (e->trip) {
-			e->again = true;
-			e->aux = LF_CHAIN_TRIP;
-			e->li = (uint16_t)(trip_n - e->trip);
-		} else if ((int64_t)e->op_step > w->op_count) {
-			compute_insert(e, LF_COMPUTE_EXIT);
-		}
-		plan_here(s, w);
-		return;
-	}
-	if (in->op == OP_COMPUTE && e->again && e->aux == LF_CHAIN_TRIP) { /* one of the trip's, between two FMAs */
-		w->res[e->li] = now + lat;
+	w->res[e->li] = result;
+	if (e->aux == LF_CHAIN_TRIP) {
 		e->trip--;
 		e->again = false;
 		e->li = 0;
@@ -511,12 +399,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		} else if (!e->trip && (int64_t)e->op_step > w->op_count) {
 			compute_insert(e, LF_COMPUTE_EXIT);
 		}
-		plan_here(s, w);
-		return;
-	}
-	if (in->op == OP_COMPUTE && e->again) { /* the loop's entry, exit or skip: in a row, as compiled */
+	} else {
 		const struct linst *li = &f->code[e->li];
-		w->res[e->li] = now + lat;
 		if (li->stall)
 			w->stall_until = now + li->stall;
 		if (li->flags & LI_TAKEN)
@@ -525,15 +409,46 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->again = false;
 			e->li = 0;
 		}
-		plan_here(s, w);
+	}
+	issue_plan_here(s, w);
+}
+
+void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
+{
+	struct cursor c;
+	if (w->next_known) {
+		/* planned at the pick or after the last issue: the group and its op have not moved since */
+		c = w->next;
+	} else if (!cursor_at(s, w, now, &c)) {
+		return;
+	} else {
+		plan(s, w, &c);
+	}
+	if (!c.f) { /* one FMA of a chain */
+		issue_fma(s, tr, w, c.e, c.in, now);
+		return;
+	}
+	w->next_known = false;
+	struct simt_entry *e = c.e;
+	const struct insn *in = c.in;
+	const struct lform *f = c.f;
+	enum iclass cls = (enum iclass)w->next_cls;
+	const struct linst *li = &f->code[e->li];
+	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
+	uint64_t lat = s->cls_lat[cls];
+	if (tr)
+		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+
+	if (in->op == OP_COMPUTE && e->again) {
+		compute_loop_step(s, w, e, f, now, now + lat);
 		return;
 	}
 
 	/* the SASS's schedule: its stall count holds the warp's next instruction back */
-	uint8_t stall = f->code[e->li].stall;
+	uint8_t stall = li->stall;
 	if (stall)
 		w->stall_until = now + stall;
-	uint16_t own = f->code[e->li].flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR); /* an instruction with its own latency */
+	uint16_t own = li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR); /* an instruction with its own latency */
 	if (own)
 		lat = (uint64_t)(own & LI_LOCAL	   ? s->m->local_load_latency
 				 : own & LI_LDC	   ? s->m->ldc_latency
@@ -547,8 +462,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		s->anchor_result = 0;
 		e->resumed = false;
 		uint32_t branching = e->mask;
-		bool fetches = in->op == OP_BRZ && (f->code[e->li].flags & LI_RESULT);
-		if (in->op == OP_BRZ && f->code[e->li].cls == IC_BRA && !fetches)
+		bool fetches = in->op == OP_BRZ && (li->flags & LI_RESULT);
+		if (in->op == OP_BRZ && li->cls == IC_BRA && !fetches)
 			/* a loop's test: the compiled bottom branch reads this compare's predicate (exec.c, OP_JMP) */
 			e->loop_pred = now - 1 + (uint64_t)s->m->branch_predicate_latency;
 		enum anchor_status st = exec_anchor(s, w, in, start);
@@ -562,7 +477,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target)
 					w->stack[i].redirect = start + (uint64_t)s->m->branch_redirect;
 		if (st == ANCHOR_MOVED)
-			next_group(s, w);
+			issue_next_group(s, w);
 		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
 			return; /* parked, timed or moved by the op; a blocked anchor issues again when it can go on */
 		if (s->anchor_result > result)
@@ -570,9 +485,10 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		if (s->anchor_result && value_used(in) && s->anchor_result > w->op_wait)
 			w->op_wait = s->anchor_result;
 		e->again = st == ANCHOR_AGAIN;
+		li = &f->code[e->li]; /* the op may have moved the group within its form */
 	}
 	w->res[e->li] = result;
-	if (f->code[e->li].flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
+	if (li->flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
 		e->redirect = taken_redirect(s, now, stall);
 	e->li++;
 	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
@@ -602,7 +518,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->op_step = 1;
 			e->li = 0;
 			compute_insert(e, w->op_count > 0 ? LF_COMPUTE_ENTER : LF_COMPUTE_SKIP);
-			plan_here(s, w);
+			issue_plan_here(s, w);
 			return;
 		}
 		op_end(s, w, in, f);
@@ -612,9 +528,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		e->li = 0;
 		if ((int64_t)++e->op_step >= w->op_count) {
 			simt_advance(s, w);
-			next_group(s, w);
+			issue_next_group(s, w);
 		} else {
-			plan_here(s, w);
+			issue_plan_here(s, w);
 		}
 		return;
 	default: op_end(s, w, in, f); return;

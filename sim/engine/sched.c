@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "simint.h"
+#include "chain.h"
 
 const char *const stall_key[STALL_COUNT] = {
 #define STALL_KEY(e, key, doc) key,
@@ -180,6 +180,7 @@ int sched_setup(struct sim *s)
 			struct warp *w = p->warps[i];
 			w->rtree = p->tree;
 			w->rleaf = p->leaves + i;
+			w->pipe_free = p->pipe_free;
 			warp_set_ready(s, w, 0);
 		}
 	}
@@ -236,12 +237,18 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	for (;;) {
 		i = pick(p, gto, now);
 		w = p->warps[i];
-		s->issuing = w;
 		enum stall cause = (enum stall)w->cause;
-		uint64_t at = w->next_known ? issue_when_planned(s, w, now, &cause) : issue_check(s, w, now, &cause);
-		s->issuing = NULL;
-		if (s->error)
-			return NEVER;
+		uint64_t at;
+		if (w->next_known) {
+			at = issue_when_planned(s, w, now, &cause); /* reads the plan, changes nothing */
+		} else {
+			/* finding the next instruction may run ops that issue none: the warp is the one issuing */
+			s->issuing = w;
+			at = issue_check(s, w, now, &cause);
+			s->issuing = NULL;
+			if (s->error)
+				return NEVER;
+		}
 		if (at == now)
 			break;
 		charge(tr, w, p->ready[i], now);
@@ -268,7 +275,11 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	*ready = now + 1;
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	issue_one(s, tr, w, now);
+	if (w->next_known && !w->next.f) { /* a planned FMA of a chain: inline (chain.h) */
+		issue_fma(s, tr, w, w->next.e, w->next.in, now);
+	} else {
+		issue_one(s, tr, w, now);
+	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {

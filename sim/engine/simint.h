@@ -90,6 +90,13 @@ struct simt_entry {
 #define WAITER_WARP(id) ((id) >> 6)
 #define WAITER_ENTRY(id) ((int)((id) & 63))
 
+/* Where a warp's group is in its op: the form it is issuing, or NULL while it issues a chain's FMAs. */
+struct cursor {
+	const struct insn *in;
+	const struct lform *f;
+	struct simt_entry *e;
+};
+
 struct warp {
 	/* What an issue touches comes first, in a few cache lines; the group stack follows. */
 	uint32_t id;       /* index in the SM */
@@ -103,6 +110,7 @@ struct warp {
 	int cur;           /* the entry issuing now */
 	uint32_t rleaf;
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
+	uint64_t *pipe_free; /* its sub-partition's pipe_free: one load less at every check and issue */
 	uint64_t runnable; /* bit i: entry i (below depth) has threads and is not blocked; see simt_mark */
 	enum stall cause;  /* what the time until it is ready is charged to */
 	bool done;
@@ -111,7 +119,8 @@ struct warp {
 	/*
 	 * The next instruction of the op the warp is in, as issue_one planned it
 	 * after the last: its class, what it waits for and until when (its
-	 * results and inputs; its pipe and the MIO are checked at the pick).
+	 * results and inputs, the stall count, the group's branch redirect:
+	 * plan_waits; its pipe and the MIO are checked at the pick).
 	 * Anything else that moves the warp clears next_known.
 	 */
 	bool next_known;
@@ -119,7 +128,7 @@ struct warp {
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
-	const struct lform *next_form; /* the form the planned instruction is in (NULL: a chain's FMA) */
+	struct cursor next; /* where the planned instruction is: kept, so that no check or issue looks it up again */
 	uint64_t since;    /* stalls are charged up to here */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
@@ -274,6 +283,7 @@ struct gmem {
 	} port;
 	uint64_t copies_land; /* latest landing of any copy issued so far */
 	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
+	uint64_t mio_room;    /* ... and has room again (mio_queue_cycles before that; 0: room now) */
 };
 
 struct sim {
@@ -317,16 +327,14 @@ struct sim {
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
-	/* mma's last ldmatrix cost per op (by code index) and fragment (exec.c) */
-#define MMA_COST_SLOTS 16
+	/* mma's recent ldmatrix costs by op (code index), fragment and key (exec.c) */
+#define MMA_COST_SLOTS 128
 	struct mma_cost {
 		const struct insn *in;
 		int f;        /* fragment + 1; 0: empty */
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
-		uint64_t a0;
-		int32_t rel[32];
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
-	} mma_costs[MMA_COST_SLOTS][8];
+	} mma_costs[MMA_COST_SLOTS];
 	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
 	uint32_t flow_grain;    /* bytes per entry of the dataflow checks' shadow of shared memory (flow_grain) */
@@ -684,42 +692,66 @@ static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t cop
 /*
  * issue.c: the instruction-level core.  The next cycle at which the warp's
  * next instruction can issue (now or later, NEVER when it cannot; what it
- * waits for in *cause, left alone when it can issue now), and
+ * waits for in *cause, which means nothing when it can issue now), and
  * the issue of that instruction at now (tr: s->trace).
  */
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause);
+/*
+ * What the planned instruction of group e waits for (next_deps, next_why):
+ * its results and inputs (at, why), then the last SASS instruction's stall
+ * count, then a taken branch's redirect of the group.  None of them moves
+ * before it issues (whatever moves the group clears next_known), so the
+ * pick adds only the pipe and the MIO queue.  Which is later is data, not
+ * a pattern a branch predictor learns: selects.
+ */
+static ISSUE_INLINE void plan_waits(struct warp *w, const struct simt_entry *e, uint64_t at, enum stall why)
+{
+	why = w->stall_until > at ? STALL_ALU : why;
+	at = w->stall_until > at ? w->stall_until : at;
+	why = e->redirect > at ? STALL_BRANCH : why;
+	at = e->redirect > at ? e->redirect : at;
+	w->next_deps = at;
+	w->next_why = (uint8_t)why;
+}
 /* The planned next instruction (w->next_known): when its pipe and the MIO queue let it issue, at now or later. */
 static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
-	uint64_t redirect = w->stack[w->cur].redirect;
-	if (redirect > at) {
-		at = redirect;
-		why = STALL_BRANCH;
-	}
-	if (w->next_free) {
-		if (at <= now)
-			return now;
-		*cause = why;
-		return at;
-	}
-	uint64_t pipe = s->sps[w->sp].pipe_free[w->next_cls];
-	if (pipe > at) {
-		at = pipe;
-		why = STALL_PIPE_BUSY;
-	}
-	if (s->cls_mio[w->next_cls] && s->mem.mio_free > (uint64_t)s->m->mio_queue_cycles) {
-		uint64_t room = s->mem.mio_free - (uint64_t)s->m->mio_queue_cycles;
-		if (room > at) {
-			at = room;
-			why = STALL_MIO_THROTTLE;
+	if (!w->next_free) { /* a woken try_wait returning takes neither */
+		uint64_t pipe = w->pipe_free[w->next_cls];
+		why = pipe > at ? STALL_PIPE_BUSY : why;
+		at = pipe > at ? pipe : at;
+		if (s->cls_mio[w->next_cls]) {
+			uint64_t room = s->mem.mio_room;
+			why = room > at ? STALL_MIO_THROTTLE : why;
+			at = room > at ? room : at;
 		}
 	}
-	if (at <= now)
-		return now;
 	*cause = why;
-	return at;
+	return at > now ? at : now;
+}
+/*
+ * The instruction has issued at now: its pipe is busy, and a memory-path
+ * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
+ * is a SYNCS instruction that the unit takes faster than a try_wait
+ * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
+ */
+static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
+{
+	s->cls_issued[cls]++;
+	if (w->next_free)
+		return now;
+	w->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
+	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
+	if (!mio)
+		return now;
+	s->cls_mio_busy[cls] += mio;
+	uint64_t start = s->mem.mio_free > now ? s->mem.mio_free : now;
+	s->mem.mio_free = start + mio;
+	uint64_t queue = (uint64_t)s->m->mio_queue_cycles;
+	s->mem.mio_room = s->mem.mio_free > queue ? s->mem.mio_free - queue : 0;
+	return start;
 }
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
 int issue_setup(struct sim *s);

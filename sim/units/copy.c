@@ -35,6 +35,25 @@ static int64_t chunks_of(int64_t r, int64_t n, int64_t c, int64_t bytes)
 }
 
 /*
+ * Where a copy's lanes put their chunks: the two buffers' bases, element
+ * sizes and byte limits and the chunk size, held apart from the buffers
+ * so that the stores of the lanes' addresses cannot alias them.
+ */
+struct chunk_geom {
+	uint64_t dbase, sbase, deb, seb, dlim, slim, c;
+};
+
+/* The chunk at byte off of dst[di] and src[si]: its addresses; true when it lies outside either buffer. */
+static inline bool chunk_at(const struct chunk_geom *g, int64_t di, int64_t si, uint64_t off, uint64_t *gaddr,
+			    uint64_t *saddr)
+{
+	uint64_t dbyte = (uint64_t)di * g->deb + off, sbyte = (uint64_t)si * g->seb + off;
+	*gaddr = g->sbase + sbyte;
+	*saddr = g->dbase + dbyte;
+	return (di < 0) | (si < 0) | (dbyte + g->c > g->dlim) | (sbyte + g->c > g->slim);
+}
+
+/*
  * This round's chunks when the byte count is warp-uniform (the usual
  * copy): lane l's chunk lies l chunks after the warp's first (a group copy)
  * or at the same offset (a thread's own copy), so the lanes with a chunk
@@ -58,33 +77,45 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 	int64_t step = block ? c : 0;                       /* bytes between adjacent lanes' chunks */
 	int64_t r = block ? (int64_t)w->in_block * 32 : 0; /* lane 0's rank in the group */
 	int64_t off0 = r * c + (int64_t)round * group * c;  /* lane 0's chunk offset */
-	uint64_t dlim = dst->elems * dst->elem_bytes, slim = src->elems * src->elem_bytes;
+	const struct chunk_geom g = {dst->base, src->base, dst->elem_bytes, src->elem_bytes,
+				     dst->elems * dst->elem_bytes, src->elems * src->elem_bytes, (uint64_t)c};
 	uint32_t got = 0;
 	bool bad = false, per_lane = dstep || sstep;
 	int64_t last = 0;
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		int64_t off = off0 + lane * step;
-		if (off >= bytes)
-			break; /* this lane's copy is done, and so are those after it */
-		int64_t di = dsti[(size_t)lane * dstep], si = srci[(size_t)lane * sstep];
-		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
-		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
-		if (per_lane)
-			bad |= di < 0 || si < 0 || dbyte + (uint64_t)c > dlim || sbyte + (uint64_t)c > slim;
-		last = off;
-		gaddr[lane] = src->base + sbyte;
-		saddr[lane] = dst->base + dbyte;
-		if (s->checks)
-			sidx[lane] = (int64_t)(sbyte / src->elem_bytes);
-		got |= 1u << lane;
+	if (!block && per_lane && mask == 0xffffffffu && !s->checks) {
+		/*
+		 * A full warp's own copies at per-lane indices (the usual thread-scope
+		 * copy): every lane's chunk is at off0, so all 32 copy or none, in a
+		 * loop without the mask walk.
+		 */
+		if (off0 < bytes) {
+			for (int lane = 0; lane < 32; lane++)
+				bad |= chunk_at(&g, dsti[(size_t)lane * dstep], srci[(size_t)lane * sstep], (uint64_t)off0,
+						&gaddr[lane], &saddr[lane]);
+			got = mask;
+		}
+	} else {
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			int64_t off = off0 + lane * step;
+			if (off >= bytes)
+				break; /* this lane's copy is done, and so are those after it */
+			bool out = chunk_at(&g, dsti[(size_t)lane * dstep], srci[(size_t)lane * sstep], (uint64_t)off,
+					    &gaddr[lane], &saddr[lane]);
+			if (per_lane)
+				bad |= out;
+			last = off;
+			if (s->checks)
+				sidx[lane] = (int64_t)((gaddr[lane] - g.sbase) / g.seb);
+			got |= 1u << lane;
+		}
 	}
 	if (got && !per_lane) {
 		/* uniform indices inside their buffers: nothing wraps, so the furthest chunk is the last one */
 		uint64_t dbyte = (uint64_t)dsti[0] * dst->elem_bytes + (uint64_t)last;
 		uint64_t sbyte = (uint64_t)srci[0] * src->elem_bytes + (uint64_t)last;
 		bad = dsti[0] < 0 || srci[0] < 0 || (uint64_t)dsti[0] >= dst->elems || (uint64_t)srci[0] >= src->elems ||
-		      dbyte + (uint64_t)c > dlim || sbyte + (uint64_t)c > slim;
+		      dbyte + (uint64_t)c > g.dlim || sbyte + (uint64_t)c > g.slim;
 	}
 	if (bad)
 		return -1;

@@ -12,18 +12,27 @@ static struct cpa_open *open_of(struct sim *s, const struct warp *w, int lane)
 	return &s->blocks[w->block].cpa_open[w->in_block * 32 + (uint32_t)lane];
 }
 
+/* The lane's open batch takes a copy issued at issue that lands at land. */
+static inline void open_takes(struct cpa_open *t, uint64_t issue, uint64_t land)
+{
+	if (issue < t->first)
+		t->first = issue;
+	if (land > t->land)
+		t->land = land;
+	if (land > t->last_land)
+		t->last_land = land;
+}
+
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
 	struct cpa_open *t0 = open_of(s, w, 0);
-	for (uint32_t m = lanes; m; m &= m - 1) {
-		struct cpa_open *t = t0 + __builtin_ctz(m);
-		if (issue < t->first)
-			t->first = issue;
-		if (land > t->land)
-			t->land = land;
-		if (land > t->last_land)
-			t->last_land = land;
+	if (lanes == 0xffffffffu) { /* the usual copy: every lane, without the mask walk */
+		for (int lane = 0; lane < 32; lane++)
+			open_takes(t0 + lane, issue, land);
+		return;
 	}
+	for (uint32_t m = lanes; m; m &= m - 1)
+		open_takes(t0 + __builtin_ctz(m), issue, land);
 }
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
@@ -34,8 +43,10 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
 	uint32_t m = w->cpa.batches++;
 	uint64_t land = 0, first = NEVER;
+	struct cpa_open *o0 = open_of(s, w, 0); /* lane l's at o0 + l, t0 + l: found once, not per lane */
+	struct cpa_thread *t0 = thread_of(s, w, 0);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
+		struct cpa_open *o = o0 + __builtin_ctz(mm);
 		if (o->land > land)
 			land = o->land;
 		if (o->first < first)
@@ -46,8 +57,8 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
 	w->cpa.land[m % CPA_WARP_RING] = land;
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_thread *t = thread_of(s, w, __builtin_ctz(mm));
-		struct cpa_open *o = open_of(s, w, __builtin_ctz(mm));
+		struct cpa_thread *t = t0 + __builtin_ctz(mm);
+		struct cpa_open *o = o0 + __builtin_ctz(mm);
 		uint32_t n = t->commits++;
 		uint64_t own = o->land;
 		if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)

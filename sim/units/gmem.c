@@ -20,9 +20,9 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 	 */
 	if (mask && width && ((mask >> __builtin_ctz(mask)) & ((mask >> __builtin_ctz(mask)) + 1)) == 0) {
 		int l0 = __builtin_ctz(mask), l1 = 31 - __builtin_clz(mask);
-		bool run = true;
-		for (int l = l0 + 1; l <= l1 && run; l++)
-			run = addr[l] == addr[l0] + (uint64_t)(l - l0) * width;
+		bool run = true; /* every lane tested, no early exit: a loop the compiler vectorises */
+		for (int l = l0 + 1; l <= l1; l++)
+			run &= addr[l] == addr[l0] + (uint64_t)(l - l0) * width;
 		if (run) {
 			uint64_t first = addr[l0] / 32, last = (addr[l1] + width - 1) / 32;
 			for (uint64_t sec = first; sec <= last && n < 64; sec++)

@@ -1,6 +1,7 @@
 #include "smem.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* Distinct words per bank among the lanes of one phase: the phase's wavefronts. */
 static uint32_t phase_ways(const uint64_t addr[32], uint32_t mask, uint32_t width)
@@ -126,32 +127,58 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 	return c;
 }
 
+/*
+ * A shape is its lanes' addresses relative to the lowest lane's.  A full
+ * warp (the usual access) computes its 32 offsets in a loop the compiler
+ * vectorises, hashes their sum and a few lanes' offsets, and compares all
+ * 32 in one memcmp; a group of fewer lanes hashes and compares each of its
+ * lanes in turn (a single lane costs one).  Shapes that a full warp's hash
+ * cannot tell apart share a slot and evict each other: a hit still
+ * compares every lane.
+ */
 struct smem_cost smem_access_cost_memo(struct smem_memo *memo, const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
 	if (!mask)
 		return smem_access_cost(addr, mask, width);
-	int l0 = __builtin_ctz(mask);
-	uint64_t a0 = addr[l0];
+	static const int probe[] = {1, 2, 3, 5, 8, 13, 21, 31};
+	bool full = mask == 0xffffffffu;
+	uint64_t a0 = addr[__builtin_ctz(mask)];
 	uint32_t bank_base = (uint32_t)(a0 % (4 * SMEM_BANKS));
 	uint64_t h = (uint64_t)mask * 0x9e3779b97f4a7c15ull ^ (uint64_t)width << 7 ^ bank_base;
-	for (uint32_t m = mask; m; m &= m - 1)
-		h = (h ^ (addr[__builtin_ctz(m)] - a0)) * 0x100000001b3ull;
+	int64_t rel[32]; /* the lanes in mask */
+	if (full) {
+		int64_t sum = 0;
+		for (int l = 0; l < 32; l++) {
+			rel[l] = (int64_t)(addr[l] - a0);
+			sum += rel[l];
+		}
+		h ^= (uint64_t)sum << 12;
+		for (size_t i = 0; i < sizeof probe / sizeof *probe; i++)
+			h = (h ^ (uint64_t)rel[probe[i]]) * 0x100000001b3ull;
+	} else {
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int l = __builtin_ctz(m);
+			rel[l] = (int64_t)(addr[l] - a0);
+			h = (h ^ (uint64_t)rel[l]) * 0x100000001b3ull;
+		}
+	}
 	struct smem_shape *e = &memo->slot[(h ^ h >> 29) % SMEM_MEMO_SLOTS];
 	bool hit = e->width == width && e->mask == mask && e->bank_base == bank_base;
-	for (uint32_t m = mask; hit && m; m &= m - 1) {
+	if (hit && full)
+		hit = !memcmp(e->rel, rel, sizeof rel);
+	for (uint32_t m = full ? 0 : mask; hit && m; m &= m - 1) {
 		int l = __builtin_ctz(m);
-		hit = e->rel[l] == (int64_t)(addr[l] - a0);
+		hit = e->rel[l] == rel[l];
 	}
 	if (hit)
 		return e->cost;
-	struct smem_cost c = smem_access_cost(addr, mask, width);
+	e->cost = smem_access_cost(addr, mask, width);
 	e->mask = mask;
 	e->width = width;
 	e->bank_base = bank_base;
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int l = __builtin_ctz(m);
-		e->rel[l] = (int64_t)(addr[l] - a0);
+		e->rel[l] = rel[l];
 	}
-	e->cost = c;
-	return c;
+	return e->cost;
 }
