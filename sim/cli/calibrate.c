@@ -35,7 +35,7 @@ struct csv {
 
 struct calib {
 	const char *dir;
-	struct csv files[16];
+	struct csv files[32]; /* every CSV calibrate reads (15 today) */
 	int nfiles;
 	struct machine m;
 	char *sources[256]; /* per field (in MACHINE_FIELDS order, then the word fields): where it came from */
@@ -55,6 +55,10 @@ static int csv_load(struct calib *c, const char *name, struct csv **out)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return diag_set(c->d, DIAG_INPUT, "%s: %s (calibrate needs it)", path, strerror(errno));
+	if (c->nfiles == (int)(sizeof c->files / sizeof c->files[0])) {
+		fclose(f);
+		return diag_set(c->d, DIAG_LIMIT, "%s: calibrate reads at most %d CSV files", path, c->nfiles);
+	}
 	struct csv *v = &c->files[c->nfiles];
 	*v = (struct csv){0};
 	snprintf(v->name, sizeof v->name, "%s", name);
