@@ -10,10 +10,13 @@
 // (blockDim.x: ptxas recomputes each address into the register the previous LDGSTS read, as in
 // primitive_copies) or a compile-time one (immediate offsets, as in the GEMM); source L2-resident
 // (a 256 KB window, warmed by the first repetitions) or streaming from DRAM (a 1 GB sweep).
+// A third variant, runtime_both, makes the global stride a run-time value too and moves the shared
+// base every repetition, so the addresses are computed inside the timed burst.
 // Median over SMs and 64 repetitions (the first 8 left out). On the H100 (nvcc 13.0, -O3 -arch=sm_90)
 // ptxas hoists the run-time stride's sixteen addresses out of the repetition loop into as many
-// registers, so the two stride variants compile alike: neither reuses an address register, and the
-// write-after-read wait primitive_copies shows is not in these rows.
+// registers, so `runtime` and `immediate` compile alike; `runtime_both` computes each address in
+// the burst and reuses a register two or three copies later (VIADD R25, R28, ... after the LDGSTS
+// that read R25), never the very next copy as primitive_copies' R60 does.
 //
 // Usage: copy_burst OUTDIR -> OUTDIR/copy_burst.csv
 #include <cuda_pipeline.h>
@@ -24,20 +27,23 @@ namespace {
 constexpr int kReps = 72, kWarm = 8;
 constexpr size_t kL2Window = 256 << 10, kDramBytes = size_t(1) << 30;
 
-template <int N, int kBytes, bool kRuntimeStride>
+// kStride: 0 immediate (compile-time strides), 1 runtime (the shared stride blockDim.x-based), 2 both
+// (the global stride too, and the shared base moving every repetition, as in primitive_copies)
+template <int N, int kBytes, int kStride>
 __global__ void burst(const char* src, size_t src_span, int active, long long* out) {
-  __shared__ alignas(16) char dst[64 * 32 * 16];
+  __shared__ alignas(16) char dst[3 * 16 * 1024];  // 64 copies of 512 bytes, plus the moving base's 16 KB
   const int lane = threadIdx.x;
-  const unsigned stride = kRuntimeStride ? blockDim.x * kBytes : 32u * kBytes;  // bytes between copy j and j+1
+  const unsigned stride = kStride ? blockDim.x * kBytes : 32u * kBytes;  // bytes between copy j and j+1
+  const unsigned gstride = kStride == 2 ? blockDim.x * kBytes : 32u * kBytes;
   size_t base = (size_t(blockIdx.x) * N * 32 * kBytes) % src_span;
   for (int r = 0; r < kReps; ++r) {
     const char* s = src + base + lane * kBytes;
-    char* d = dst + lane * kBytes;
+    char* d = dst + (kStride == 2 ? (r & 1) * (16 * 1024) : 0) + lane * kBytes;
     __syncwarp();
     const long long t0 = clock64();
     if (lane < active) {
 #pragma unroll
-      for (int j = 0; j < N; ++j) __pipeline_memcpy_async(d + j * stride, s + j * 32 * kBytes, kBytes);
+      for (int j = 0; j < N; ++j) __pipeline_memcpy_async(d + j * stride, s + size_t(j) * gstride, kBytes);
     }
     const long long t1 = clock64();
     __pipeline_commit();
@@ -54,16 +60,16 @@ __global__ void burst(const char* src, size_t src_span, int active, long long* o
 
 using Kernel = void (*)(const char*, size_t, int, long long*);
 
-template <int kBytes, bool kRuntimeStride>
+template <int kBytes, int kStride>
 Kernel pick(int n) {
   switch (n) {
-    case 1: return burst<1, kBytes, kRuntimeStride>;
-    case 2: return burst<2, kBytes, kRuntimeStride>;
-    case 4: return burst<4, kBytes, kRuntimeStride>;
-    case 8: return burst<8, kBytes, kRuntimeStride>;
-    case 16: return burst<16, kBytes, kRuntimeStride>;
-    case 32: return burst<32, kBytes, kRuntimeStride>;
-    default: return burst<64, kBytes, kRuntimeStride>;
+    case 1: return burst<1, kBytes, kStride>;
+    case 2: return burst<2, kBytes, kStride>;
+    case 4: return burst<4, kBytes, kStride>;
+    case 8: return burst<8, kBytes, kStride>;
+    case 16: return burst<16, kBytes, kStride>;
+    case 32: return burst<32, kBytes, kStride>;
+    default: return burst<64, kBytes, kStride>;
   }
 }
 
@@ -81,11 +87,11 @@ int main(int argc, char** argv) {
                      "bytes,active_lanes,stride,source,copies,issue_cycles_median,complete_cycles_median");
   for (int bytes : {16, 4})
     for (int active : {32, 1})
-      for (int runtime : {1, 0})
+      for (int stride : {1, 0, 2})
         for (int dram : {0, 1})
           for (int n : {1, 2, 4, 8, 16, 32, 64}) {
-            Kernel k = bytes == 16 ? (runtime ? pick<16, true>(n) : pick<16, false>(n))
-                                   : (runtime ? pick<4, true>(n) : pick<4, false>(n));
+            Kernel k = bytes == 16 ? (stride == 1 ? pick<16, 1>(n) : stride == 2 ? pick<16, 2>(n) : pick<16, 0>(n))
+                                   : (stride == 1 ? pick<4, 1>(n) : stride == 2 ? pick<4, 2>(n) : pick<4, 0>(n));
             k<<<sms, 32>>>(src, dram ? kDramBytes : kL2Window, active, dout);
             CK_LAUNCH();
             std::vector<long long> v(per);
@@ -95,7 +101,8 @@ int main(int argc, char** argv) {
               issue.push_back(v[i]);
               done.push_back(v[i + 1]);
             }
-            ROW(f, "%d,%d,%s,%s,%d,%.1f,%.1f\n", bytes, active, runtime ? "runtime" : "immediate", dram ? "DRAM" : "L2", n,
+            const char* sname = stride == 1 ? "runtime" : stride == 2 ? "runtime_both" : "immediate";
+            ROW(f, "%d,%d,%s,%s,%d,%.1f,%.1f\n", bytes, active, sname, dram ? "DRAM" : "L2", n,
                 median(issue), median(done));
           }
   fclose(f);
