@@ -211,6 +211,43 @@ Test(progress, unblocked_divergent_code_runs_as_under_the_simt_stack)
 		}
 }
 
+/*
+ * A path whose wait spins no longer holds the warp's other paths at the join: on the H100 (tests/hw/
+ * specialized_trace.cu, traces/h100/specialized_trace.csv.gz, with_specialized_staging_unified, DRAM, k 0,
+ * warp 0) the producer lanes' acquire of batch 13 starts at cycle 11928 and is satisfied only by their
+ * own warp's consumer lanes releasing batch 11 at 12589, after those passed the join of the producer
+ * branch.  Here the even lanes wait on a barrier that only the odd lanes complete, past the join.
+ */
+Test(progress, a_spinning_path_releases_the_join_for_the_others)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"b\": {}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"b\", \"count\": 32}]},"
+			   "{\"op\": \"syncthreads\"},"
+			   "{\"op\": \"if\", \"cond\": \"tid % 2 == 0\", \"then\": [{\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"b\"}]},"
+			   "{\"op\": \"if\", \"cond\": \"tid % 2 == 1\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"b\", \"token\": \"t\"}]}]}";
+	cr_assert_eq(run_text(text, 32, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(run_text(text, 32, RECONVERGE_INDEPENDENT), 0, "%s", d.msg);
+	cr_assert_eq(run_text(text, 32, RECONVERGE_SIMT_STACK), DIAG_DEADLOCK, "%s", d.msg);
+}
+
+/*
+ * The partitioned pipeline's paths fall out of step and stay apart: a producer path that spins in its
+ * acquire lets the consumer path run on, which then waits for a batch not yet issued (the H100 at one
+ * block per SM from DRAM: 1464-1470 cycles per batch at k 32 against 960 from L2, the whole copy
+ * exposed every other batch; traces/h100/validation.csv).  Held at the join, the paths would keep
+ * their stage of lead and hide it.
+ */
+Test(progress, partitioned_paths_fall_out_of_step_and_expose_the_copy)
+{
+	cr_assert_eq(RUN("with_specialized_staging_unified", "k=32", "machine.l2_hit_fraction=0"), 0, "%s", d.msg);
+	double dram = (double)r.cycles;
+	double hidden = r.hidden_fraction;
+	cr_assert_eq(RUN("with_specialized_staging_unified", "k=32", "machine.l2_hit_fraction=1"), 0, "%s", d.msg);
+	cr_assert_gt(dram, 1.08 * (double)r.cycles, "DRAM %.0f against L2 %llu cycles", dram, (unsigned long long)r.cycles);
+	cr_assert_lt(hidden, 0.75, "hidden fraction %.3f", hidden);
+}
+
 /* What hangs on a GPU still hangs, under every model: a thread that exits without quit(), and a wait no one can satisfy. */
 Test(progress, deadlocks_stay_deadlocks_under_every_model)
 {

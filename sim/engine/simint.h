@@ -108,6 +108,7 @@ struct warp {
 	uint32_t order_next; /* convergence_barrier: the last split's order (counts up from SIMT_ORDER_MID) */
 	uint32_t order_low;  /* ... and the last yield's (counts down from it) */
 	int cur;           /* the entry issuing now */
+	bool yielded;      /* convergence_barrier: the current path's poll failed; the next pick hands over */
 	uint32_t rleaf;
 	uint64_t *rtree;   /* its sub-partition's ready tree, and its leaf there (warp_ready, warp_set_ready) */
 	uint64_t *pipe_free; /* its sub-partition's pipe_free: one load less at every check and issue */
@@ -424,6 +425,8 @@ bool simt_pick_path(struct warp *w);
  * warp's other paths, so a spin cannot starve the path it waits for.
  */
 void simt_yield(const struct sim *s, struct warp *w);
+/* convergence_barrier: the issuing group, just blocked in a wait that spins, leaves the convergence barriers it is in. */
+void simt_detach(struct sim *s, struct warp *w, uint64_t now);
 /* Chooses the group to issue; false when none can. */
 static inline bool simt_pick(const struct sim *s, struct warp *w)
 {
@@ -436,6 +439,7 @@ static inline bool simt_pick(const struct sim *s, struct warp *w)
 	default:
 		if (w->depth == 1) { /* converged: the one group */
 			w->cur = 0;
+			w->yielded = false;
 			return w->runnable != 0;
 		}
 		return simt_pick_path(w);

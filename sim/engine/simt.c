@@ -426,16 +426,21 @@ bool simt_runnable(const struct sim *s, const struct warp *w)
 	return w->runnable != 0;
 }
 
+/*
+ * The H100 runs a diverged warp's path until it waits or its poll fails,
+ * and only then another (tests/hw/specialized_trace.cu: a consumer path
+ * computes two batches on while its producer path's acquire could have
+ * gone on, and hands over only when its own wait fails).  Then the newest
+ * runnable path issues.
+ */
 bool simt_pick_path(struct warp *w)
 {
 	uint64_t r = w->runnable;
 	if (!r)
 		return false;
-	if (w->cur >= 0 && w->cur < w->depth && (r >> w->cur & 1)) {
-		const struct simt_entry *c = &w->stack[w->cur];
-		if (c->li || c->op_step || c->again)
-			return true; /* it is inside an op: the op ends first */
-	}
+	if (w->cur >= 0 && w->cur < w->depth && (r >> w->cur & 1) && !w->yielded)
+		return true;
+	w->yielded = false;
 	int best = __builtin_ctzll(r);
 	for (r &= r - 1; r; r &= r - 1) {
 		int i = __builtin_ctzll(r);
@@ -448,8 +453,47 @@ bool simt_pick_path(struct warp *w)
 
 void simt_yield(const struct sim *s, struct warp *w)
 {
-	if (paths_mode(s) && w->depth > 1)
+	if (paths_mode(s) && w->depth > 1) {
 		simt_cur(w)->order = --w->order_low;
+		w->yielded = true;
+	}
+}
+
+/*
+ * A path whose wait spins (nvcc's retry loop around a failed try_wait
+ * YIELDs) no longer holds the warp's other paths at the convergence
+ * barriers it was in: on the H100 they go on past the join without it, a
+ * consumer path into the next trip of its loop while the producer path
+ * still waits in producer_acquire (tests/hw/specialized_trace.cu,
+ * traces/h100/specialized_trace.csv.gz).  It leaves every barrier above it
+ * and goes on as a group of its own, which rejoins the others only where
+ * a __syncwarp merges groups.
+ */
+static void detach_entry(struct sim *s, struct warp *w, int i, uint64_t now)
+{
+	struct simt_entry *e = &w->stack[i];
+	if (e->parent < 0)
+		return;
+	for (int p = e->parent; p >= 0; p = w->stack[p].parent) {
+		w->stack[p].mask &= ~e->mask;
+		simt_mark(w, p);
+	}
+	e->parent = -1;
+	simt_mark(w, i);
+	converge(s, w);
+	if (w->runnable && !w->done) {
+		w->next_known = false;
+		sched_charge(s, w, now);
+		if (warp_ready(w) > now)
+			warp_set_ready(s, w, now);
+		sched_kick(s, w->sp, warp_ready(w));
+	}
+}
+
+void simt_detach(struct sim *s, struct warp *w, uint64_t now)
+{
+	if (paths_mode(s))
+		detach_entry(s, w, w->cur, now);
 }
 
 uint32_t simt_held_back(const struct warp *w)

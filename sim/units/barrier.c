@@ -186,6 +186,7 @@ static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t ele
 		return true;
 	}
 	sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
+	simt_detach(s, w, now); /* libcu++'s wait: a try_wait loop */
 	mbar_wait_on(s, w, bar);
 	return false;
 }
@@ -402,6 +403,7 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	if (try_wait && !done && e->op_step == 0) {
 		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
 		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
+		simt_detach(s, w, now);
 		mbar_wait_on(s, w, bar);
 		sched_timer(s, w, now + (uint64_t)s->m->mbarrier_try_wait_limit);
 		return false;

@@ -338,6 +338,7 @@ static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block
 	uint32_t bar = pb->consumed + h % S;
 	if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
 		sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
+		simt_detach(s, w, now); /* libcu++'s wait_parity: a try_wait loop */
 		mbar_wait_on(s, w, bar);
 		return false;
 	}
@@ -592,6 +593,7 @@ static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block 
 	uint32_t bar = pb->produced + t % S;
 	if (!mbar_phase_done(&s->mbars[bar], (t - pb->base) / S)) {
 		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		simt_detach(s, w, now); /* libcu++'s wait_parity: a try_wait loop */
 		mbar_wait_on(s, w, bar);
 		return false;
 	}
@@ -697,6 +699,7 @@ bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_
 	uint64_t start = e->wait_start == NEVER ? now : e->wait_start;
 	if (done != mask && now < start + limit) {
 		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
+		simt_detach(s, w, now); /* a try_wait loop with back-off */
 		mbar_wait_on(s, w, (uint32_t)missing);
 		sched_timer(s, w, start + limit);
 		return false;
