@@ -1,0 +1,201 @@
+// How long a per-thread copy (__pipeline_memcpy_async, LDGSTS) takes to land when the loop keeps
+// S batches in flight. The guide-style loops that issue per-thread 4-byte copies two stages ahead
+// (thread scope, the partitioned pipeline, diverged_commit) wait ~1,050-1,300 cycles for a copy
+// from DRAM on the H100, where a single stage (one copy in flight) waits ~740-790 (roundtrip.csv).
+// This loop isolates that: per batch each thread copies `bytes` from global_in[batch][tid] into
+// its stage, commits, waits with __pipeline_wait_prior(S - 1), runs k dependent FMAs on the value
+// and stores it. Lane 0 of every warp of block 0 stamps clock64 before its copy (issue) and after
+// its wait (landed). A batch's latency is landed - issue of the same batch, counted only where the
+// wait blocked (landed - wait start > 40 cycles): then it is when the copy landed, to within the
+// wait's own cost.
+//
+// Usage: inflight_latency OUTDIR -> OUTDIR/inflight_latency.csv
+//   columns: source,bytes,stages,k,block_size,grid_blocks,cycles_per_batch,waited_batches,
+//            latency_median,latency_p10,latency_p90
+#include <cuda_pipeline.h>
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+#include "common.cuh"
+
+namespace {
+
+constexpr int kBatches = 64, kWarpsTraced = 8;
+enum { kIssue, kWaitStart, kLanded, kEvents };
+
+template <int S, int BYTES>
+__global__ void inflight(const char* global_in, int* global_out, int k, long long* tr, long long* cycles) {
+  extern __shared__ __align__(16) char shared[];  // S * blockDim.x * BYTES
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const size_t row = size_t(gridDim.x) * blockDim.x * BYTES;  // one batch of the whole grid
+  const char* src = global_in + size_t(blockIdx.x) * blockDim.x * BYTES + size_t(tid) * BYTES;
+  const bool traced = blockIdx.x == 0 && lane == 0 && warp < kWarpsTraced;
+  long long* t = tr + size_t(warp) * kBatches * kEvents;
+  const long long t0 = clock64();
+  for (int fetch = 0; fetch < kBatches + S - 1; ++fetch) {
+    if (fetch < kBatches) {
+      if (traced) t[fetch * kEvents + kIssue] = clock64();
+      __pipeline_memcpy_async(shared + ((fetch % S) * blockDim.x + tid) * BYTES, src + fetch * row, BYTES);
+    }
+    __pipeline_commit();
+    if (fetch >= S - 1) {
+      const int b = fetch - (S - 1);
+      if (traced) t[b * kEvents + kWaitStart] = clock64();
+      __pipeline_wait_prior(S - 1);
+      const int v0 = *reinterpret_cast<const int*>(shared + ((b % S) * blockDim.x + tid) * BYTES);
+      if (traced) t[b * kEvents + kLanded] = clock64();
+      float v = float(v0);
+      for (int i = 0; i < k; i += 8) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v = fmaf(v, 1.000001f, 0.5f);
+      }
+      global_out[(size_t(b) * gridDim.x + blockIdx.x) * blockDim.x + tid] = __float_as_int(v);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+}
+
+using Kernel = void (*)(const char*, int*, int, long long*, long long*);
+template <int BYTES>
+Kernel pick(int s) {
+  switch (s) {
+    case 1: return inflight<1, BYTES>;
+    case 2: return inflight<2, BYTES>;
+    default: return inflight<4, BYTES>;
+  }
+}
+
+
+// The second table: no stamps; C independent 4-byte copies per thread and batch (consecutive rows of
+// the input), the store kept or left out, 1 to 16 warps per block, one block per SM, from L2.
+template <int S, int C, bool STORE>
+__global__ void inflight_bare(const char* global_in, int* global_out, int k, long long* cycles) {
+  extern __shared__ __align__(16) char shared[];  // S * C * blockDim.x * 4
+  const int tid = threadIdx.x;
+  const size_t row = size_t(gridDim.x) * blockDim.x * 4;
+  const char* src = global_in + size_t(blockIdx.x) * blockDim.x * 4 + size_t(tid) * 4;
+  const long long t0 = clock64();
+  int acc = 0;
+  for (int fetch = 0; fetch < kBatches + S - 1; ++fetch) {
+    if (fetch < kBatches) {
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+        __pipeline_memcpy_async(shared + (((fetch % S) * C + c) * blockDim.x + tid) * 4, src + (fetch * C + c) * row, 4);
+    }
+    __pipeline_commit();
+    if (fetch >= S - 1) {
+      const int b = fetch - (S - 1);
+      __pipeline_wait_prior(S - 1);
+      int v = *reinterpret_cast<const int*>(shared + ((b % S) * C * blockDim.x + tid) * 4);
+      float f = float(v);
+      for (int i = 0; i < k; i += 8) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f = fmaf(f, 1.000001f, 0.5f);
+      }
+      if (STORE)
+        global_out[(size_t(b) * gridDim.x + blockIdx.x) * blockDim.x + tid] = __float_as_int(f);
+      else
+        acc += __float_as_int(f);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  if (!STORE && acc == 0x12345678) global_out[tid] = acc;  // keeps the loads
+}
+
+using BareKernel = void (*)(const char*, int*, int, long long*);
+template <int C, bool STORE>
+BareKernel pick_bare(int s) {
+  switch (s) {
+    case 1: return inflight_bare<1, C, STORE>;
+    case 2: return inflight_bare<2, C, STORE>;
+    default: return inflight_bare<4, C, STORE>;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: inflight_latency OUTDIR\n");
+    return 1;
+  }
+  const int sms = sm_count();
+  const size_t in_bytes = size_t(kBatches) * sms * 1024 * 16;
+  char* din;
+  int* dout;
+  long long *dtr, *dcyc;
+  CK(cudaMalloc(&din, in_bytes));
+  CK(cudaMalloc(&dout, size_t(kBatches) * sms * 1024 * 4));
+  CK(cudaMalloc(&dtr, size_t(kWarpsTraced) * kBatches * kEvents * sizeof(long long)));
+  CK(cudaMalloc(&dcyc, sms * sizeof(long long)));
+  CK(cudaMemset(din, 1, in_bytes));
+  L2Flusher flusher;
+  std::string path = std::string(argv[1]) + "/inflight_latency.csv";
+  FILE* f = fopen(path.c_str(), "w");
+  fprintf(f,
+          "source,bytes,stages,k,block_size,grid_blocks,cycles_per_batch,waited_batches,latency_median,latency_p10,"
+          "latency_p90\n");
+  std::vector<long long> tr(size_t(kWarpsTraced) * kBatches * kEvents), cyc(sms);
+  for (int bytes : {4, 16})
+    for (int bs : {128, 256})
+      for (int grid : {sms, 1})
+        for (int s : {1, 2, 4})
+          for (int k : {0, 64, 256})
+            for (int dram = 1; dram >= 0; --dram) {
+              if (grid == 1 && (k != 0 || bs != 256)) continue;
+              Kernel fn = bytes == 4 ? pick<4>(s) : pick<16>(s);
+              for (int rep = 0; rep < 2; ++rep) {  // an L2 row keeps its second launch (warm)
+                if (dram) flusher.flush();
+                CK(cudaMemset(dtr, 0, tr.size() * sizeof(long long)));
+                fn<<<grid, bs, size_t(s) * bs * bytes>>>(din, dout, k, dtr, dcyc);
+                CK_LAUNCH();
+              }
+              CK(cudaMemcpy(tr.data(), dtr, tr.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+              CK(cudaMemcpy(cyc.data(), dcyc, grid * sizeof(long long), cudaMemcpyDeviceToHost));
+              std::vector<long long> lat;
+              for (int w = 0; w < std::min(kWarpsTraced, bs / 32); ++w)
+                for (int b = 8; b < kBatches; ++b) {
+                  const long long* e = &tr[(size_t(w) * kBatches + b) * kEvents];
+                  if (e[kLanded] - e[kWaitStart] > 40) lat.push_back(e[kLanded] - e[kIssue]);
+                }
+              std::sort(lat.begin(), lat.end());
+              std::sort(cyc.begin(), cyc.begin() + grid);
+              auto q = [&](double p) { return lat.empty() ? -1.0 : double(lat[size_t(p * (lat.size() - 1))]); };
+              fprintf(f, "%s,%d,%d,%d,%d,%d,%.1f,%zu,%.0f,%.0f,%.0f\n", dram ? "DRAM" : "L2", bytes, s, k, bs, grid,
+                      double(cyc[grid / 2]) / kBatches, lat.size(), q(0.5), q(0.1), q(0.9));
+              fflush(f);
+            }
+  fclose(f);
+  printf("wrote %s\n", path.c_str());
+  // OUTDIR/inflight_bare.csv: source,copies,store,stages,k,warps,cycles_per_batch
+  std::string path2 = std::string(argv[1]) + "/inflight_bare.csv";
+  FILE* g = fopen(path2.c_str(), "w");
+  fprintf(g, "source,copies,store,stages,k,warps,grid_blocks,cycles_per_batch\n");
+  for (int dram = 0; dram <= 1; ++dram)
+    for (int c : {1, 4})
+      for (int store = 1; store >= 0; --store)
+        for (int s : {1, 2, 4})
+          for (int warps : {1, 2, 4, 8, 16})
+            for (int k : {0, 64}) {
+              if (dram && (k != 0 || store == 0)) continue;
+              if (c == 4 && warps == 16) continue;  // 69 MB of input: more than L2 holds
+              BareKernel fn = c == 1 ? (store ? pick_bare<1, true>(s) : pick_bare<1, false>(s))
+                                     : (store ? pick_bare<4, true>(s) : pick_bare<4, false>(s));
+              const int bs = warps * 32;
+              for (int rep = 0; rep < 2; ++rep) {
+                if (dram) flusher.flush();
+                fn<<<sms, bs, size_t(s) * c * bs * 4>>>(din, dout, k, dcyc);
+                CK_LAUNCH();
+              }
+              CK(cudaMemcpy(cyc.data(), dcyc, sms * sizeof(long long), cudaMemcpyDeviceToHost));
+              std::sort(cyc.begin(), cyc.begin() + sms);
+              fprintf(g, "%s,%d,%d,%d,%d,%d,%d,%.1f\n", dram ? "DRAM" : "L2", c, store, s, k, warps, sms,
+                      double(cyc[sms / 2]) / kBatches);
+            }
+  fclose(g);
+  printf("wrote %s\n", path2.c_str());
+  return 0;
+}
