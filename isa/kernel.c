@@ -534,6 +534,135 @@ static int compile_mma(struct compiler *c, const cJSON *st, struct insn *in)
 	return emit(c, *in);
 }
 
+/*
+ * A for loop whose body is FMAs alone (constant n, one chain), over a
+ * trip count known only at run time, as ptxas compiles it (-O3,
+ * traces/h100/diverged_commit.sass 0x0330-0x07a0): nvcc unrolls it by 4
+ * with a remainder, and ptxas the unrolled loop by 4 again with an 8-trip
+ * tail, so t trips run as 16-FMA trips while more than 12 are left, one
+ * 8-FMA block if more than 4 are, 4-FMA trips to the multiple of 4, then
+ * up to 3 FMAs each behind its own test.  Emitted as the ops of that code.
+ */
+static bool unrollable_fma_body(const cJSON *body, int64_t *fmas)
+{
+	*fmas = 0;
+	if (!cJSON_IsArray(body) || cJSON_GetArraySize(body) == 0)
+		return false;
+	const cJSON *st;
+	cJSON_ArrayForEach(st, body) {
+		const cJSON *op = cJSON_GetObjectItemCaseSensitive(st, "op");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(st, "n");
+		const cJSON *ilp = cJSON_GetObjectItemCaseSensitive(st, "ilp");
+		const cJSON *key;
+		cJSON_ArrayForEach(key, st) {
+			if (strcmp(key->string, "op") && strcmp(key->string, "n") && strcmp(key->string, "ilp") &&
+			    strcmp(key->string, "comment"))
+				return false; /* compiled as written, so its error is reported */
+		}
+		if (!cJSON_IsString(op) || strcmp(op->valuestring, "fma") != 0 || !cJSON_IsNumber(n) ||
+		    n->valuedouble != (double)(int64_t)n->valuedouble || n->valuedouble < 1 ||
+		    (ilp && !(cJSON_IsNumber(ilp) && ilp->valuedouble == 1)))
+			return false;
+		*fmas += (int64_t)n->valuedouble;
+	}
+	return *fmas <= 1000;
+}
+
+static int compile_text(struct compiler *c, const char *text, struct expr *out)
+{
+	struct expr_names names = names_of(c);
+	char err[512];
+	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err))
+		return jdoc_error(c->doc, &c->at, c->d, "%s", err);
+	return 0;
+}
+
+static int emit_text(struct compiler *c, enum op op, int slot, const char *text)
+{
+	struct insn in = {.op = op, .slot = (uint16_t)slot, .obj = -1};
+	int rc = compile_text(c, text, &in.e[0]);
+	return rc ? rc : emit(c, in);
+}
+
+static int emit_fmas(struct compiler *c, int64_t n)
+{
+	struct insn in = {.op = OP_FMA, .obj = -1, .chains = 1};
+	char text[32];
+	snprintf(text, sizeof text, "%lld", (long long)n);
+	int rc = compile_text(c, text, &in.e[0]);
+	return rc ? rc : emit(c, in);
+}
+
+/* A BRZ on text; its target and reconvergence point are set once its block is emitted (end_brz). */
+static int emit_brz(struct compiler *c, const char *text, int *at)
+{
+	*at = c->k->ncode;
+	return emit_text(c, OP_BRZ, 0, text);
+}
+
+static void end_brz(struct compiler *c, int at) { c->k->code[at].target = c->k->code[at].reconv = c->k->ncode; }
+
+static int emit_ptxas_fma_loop(struct compiler *c, const char *from, const char *to, bool narrow, int64_t f)
+{
+	char t[40], m[40], r[40], text[2400];
+	snprintf(t, sizeof t, "__ptxas_trips%d", c->k->ncode);
+	snprintf(m, sizeof m, "__ptxas_left%d", c->k->ncode);
+	snprintf(r, sizeof r, "__ptxas_rem%d", c->k->ncode);
+	int ts = declare_var(c, t, narrow), ms = ts < 0 ? ts : declare_var(c, m, narrow),
+	    rs = ms < 0 ? ms : declare_var(c, r, narrow);
+	if (rs < 0)
+		return -rs;
+	int rc, any, four, top16, eight, top4, rem[3];
+	snprintf(text, sizeof text, "(%s) - (%s)", to, from);
+	if ((rc = emit_text(c, OP_LET, ts, text)))
+		return rc;
+	snprintf(text, sizeof text, "%s >= 1", t);
+	if ((rc = emit_brz(c, text, &any)))
+		return rc;
+	snprintf(text, sizeof text, "%s >= 4", t);
+	if ((rc = emit_brz(c, text, &four)))
+		return rc;
+	snprintf(text, sizeof text, "%s - %s %% 4", t, t);
+	if ((rc = emit_text(c, OP_LET, ms, text)))
+		return rc;
+	snprintf(text, sizeof text, "%s > 12", m);
+	if ((rc = emit_brz(c, text, &top16)) || (rc = emit_fmas(c, 16 * f)))
+		return rc;
+	snprintf(text, sizeof text, "%s - 16", m);
+	if ((rc = emit_text(c, OP_SET, ms, text)) ||
+	    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top16, .obj = -1})))
+		return rc;
+	end_brz(c, top16);
+	snprintf(text, sizeof text, "%s > 4", m);
+	if ((rc = emit_brz(c, text, &eight)) || (rc = emit_fmas(c, 8 * f)))
+		return rc;
+	snprintf(text, sizeof text, "%s - 8", m);
+	if ((rc = emit_text(c, OP_SET, ms, text)))
+		return rc;
+	end_brz(c, eight);
+	snprintf(text, sizeof text, "%s != 0", m);
+	if ((rc = emit_brz(c, text, &top4)) || (rc = emit_fmas(c, 4 * f)))
+		return rc;
+	snprintf(text, sizeof text, "%s - 4", m);
+	if ((rc = emit_text(c, OP_SET, ms, text)) ||
+	    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top4, .obj = -1})))
+		return rc;
+	end_brz(c, top4);
+	end_brz(c, four);
+	snprintf(text, sizeof text, "%s %% 4", t);
+	if ((rc = emit_text(c, OP_LET, rs, text)))
+		return rc;
+	for (int i = 0; i < 3; i++) {
+		snprintf(text, sizeof text, "%s != %d", r, i);
+		if ((rc = emit_brz(c, text, &rem[i])) || (rc = emit_fmas(c, f)))
+			return rc;
+	}
+	for (int i = 0; i < 3; i++)
+		end_brz(c, rem[i]);
+	end_brz(c, any);
+	return 0;
+}
+
 static int compile_stmt(struct compiler *c, const cJSON *st)
 {
 	const char *opname = NULL;
@@ -575,6 +704,22 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 					"an unrolled loop needs a constant trip count: constant \"from\" and \"to\", no \"step\"");
 			jpath_pop(&c->at, old);
 			return rc;
+		}
+		int64_t fmas;
+		/* a run-time trip count over FMAs alone: ptxas's unrolled form (emit_ptxas_fma_loop) */
+		if (!unroll && cJSON_GetObjectItemCaseSensitive(st, "to") && !cJSON_GetObjectItemCaseSensitive(st, "step") &&
+		    unrollable_fma_body(cJSON_GetObjectItemCaseSensitive(st, "body"), &fmas)) {
+			char from[1024], to[1024];
+			if ((rc = jdoc_expr_text(c->doc, st, &c->at, "from", true, from, sizeof from, c->d)) ||
+			    (rc = jdoc_expr_text(c->doc, st, &c->at, "to", true, to, sizeof to, c->d)))
+				return rc;
+			struct expr to_e;
+			if ((rc = compile_field(c, st, "to", true, NULL, &to_e)))
+				return rc;
+			if (!(init.is_const && to_e.is_const)) { /* a constant count is unrolled otherwise, or whole */
+				rc = emit_ptxas_fma_loop(c, from, to, narrow, fmas);
+				goto out;
+			}
 		}
 		int slot = declare_var(c, name, narrow);
 		if (slot < 0)

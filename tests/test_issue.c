@@ -330,6 +330,36 @@ Test(issue, back_edges_redirect_and_branches_wait_for_their_predicate)
 		      (unsigned long long)late, (unsigned long long)quick);
 }
 
+/*
+ * A run-time trip count over FMAs alone compiles as ptxas's unrolled form (traces/h100/diverged_commit.sass
+ * 0x0330-0x07a0): 31 trips are one 16-FMA trip, an 8-FMA block, one 4-FMA trip and three single FMAs, so
+ * the loop costs about its FMAs, not 31 compares and back-edges; a constant count stays a loop of its own.
+ */
+Test(issue, a_run_time_count_over_fmas_runs_unrolled_as_ptxas_compiles_it)
+{
+	struct machine m = plain();
+	m.backedge_redirect = 20;
+	uint64_t rolled = run_text("\"body\": [{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": 31, "
+				   "\"body\": [{\"op\": \"fma\", \"n\": 1}]}]",
+				   32, 1, &m);
+	uint64_t unrolled = run_text("\"body\": [{\"op\": \"let\", \"var\": \"n\", \"type\": \"int\", \"value\": \"31 + lane % 1\"},"
+				     "{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": \"n\", "
+				     "\"body\": [{\"op\": \"fma\", \"n\": 1}]}]",
+				     32, 1, &m);
+	uint64_t straight = run_text("\"body\": [{\"op\": \"fma\", \"n\": 31}]", 32, 1, &m);
+	cr_assert_lt(unrolled + 31 * 10, rolled, "31 trips: unrolled %llu, rolled %llu", (unsigned long long)unrolled,
+		     (unsigned long long)rolled);
+	cr_assert_gt(unrolled, straight, "its tests and branches cost something: %llu vs %llu", (unsigned long long)unrolled,
+		     (unsigned long long)straight);
+	cr_assert_lt(unrolled, straight + 300, "but only a handful of them: %llu vs %llu", (unsigned long long)unrolled,
+		     (unsigned long long)straight);
+	/* lanes with 0 to 31 trips leave at each test; the warp runs as long as its longest lane */
+	uint64_t diverged = run_text("\"body\": [{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": \"lane\", "
+				     "\"body\": [{\"op\": \"fma\", \"n\": 1}]}]",
+				     32, 1, &m);
+	cr_assert_geq(diverged, unrolled, "%llu vs %llu", (unsigned long long)diverged, (unsigned long long)unrolled);
+}
+
 /* A helper with "local_array" is a run-time indexed per-thread array: each call is an LDL on the path. */
 Test(issue, a_local_array_read_is_a_load_on_the_path)
 {
