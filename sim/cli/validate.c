@@ -46,6 +46,7 @@ struct row {
 	char names[MAX_SETS][32], values[MAX_SETS][32];
 	int nsets;
 	int block_size, blocks, k, batch_sz;
+	char workload[64]; /* the other workload columns (workload_column), name=value each */
 	char design[96]; /* kernel and the parameters that are not the shared conditions */
 	double measured, predicted;
 	int status;
@@ -64,6 +65,20 @@ static bool measurement_column(const char *c)
 	return false;
 }
 
+/*
+ * Columns that say what work a run does, not how it is designed: two rows
+ * are two designs to rank only where these agree.  k and R (the GEMM's
+ * repeats of each MMA) are compute per batch, divergence the warp's split,
+ * dram the GEMM's input (the source column again), batch_sz the length.
+ */
+static bool workload_column(const char *c)
+{
+	static const char *const names[] = {"k", "batch_sz", "R", "divergence", "dram", NULL};
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(c, names[i]))
+			return true;
+	return false;
+}
 
 static int set_of(struct row *r, const char *name, const char *value)
 {
@@ -133,9 +148,10 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 				continue;
 			if (set_of(r, c, f[i]))
 				return -diag_set(d, DIAG_INPUT, "%s:%d: too many columns", file, line);
+			char *to = workload_column(c) ? r->workload : r->design;
+			size_t cap = workload_column(c) ? sizeof r->workload : sizeof r->design;
 			if (strcmp(c, "k") && strcmp(c, "batch_sz"))
-				snprintf(r->design + strlen(r->design), sizeof r->design - strlen(r->design), " %s=%s", c,
-					 f[i]);
+				snprintf(to + strlen(to), cap - strlen(to), " %s=%s", c, f[i]);
 		}
 		if (r->measured <= 0 || r->batch_sz <= 0 || r->block_size <= 0 || r->blocks <= 0)
 			return -diag_set(d, DIAG_INPUT,
@@ -396,8 +412,8 @@ static void simulate(const char *configs, struct row *r, const struct setting *e
 
 /*
  * Two designs (kernel and stage count, or another parameter) run at the same
- * occupancy, block size, k, input and length must order as measured where
- * the hardware tells them apart by tolerance or more.
+ * occupancy, block size, input and workload (workload_column) must order as
+ * measured where the hardware tells them apart by tolerance or more.
  */
 static int rank_mismatches(const struct row *rows, int n, double tolerance)
 {
@@ -406,15 +422,16 @@ static int rank_mismatches(const struct row *rows, int n, double tolerance)
 		for (int j = i + 1; j < n; j++) {
 			const struct row *a = &rows[i], *b = &rows[j];
 			if (strcmp(a->source, b->source) || a->block_size != b->block_size || a->blocks != b->blocks ||
-			    a->k != b->k || a->batch_sz != b->batch_sz || !strcmp(a->design, b->design))
+			    a->k != b->k || a->batch_sz != b->batch_sz || strcmp(a->workload, b->workload) ||
+			    !strcmp(a->design, b->design))
 				continue;
 			double dm = b->measured - a->measured, dp = b->predicted - a->predicted;
 			if (fabs(dm) < tolerance * fmax(a->measured, b->measured))
 				continue;
 			if ((dm > 0) != (dp > 0)) {
-				printf("  rank: k=%d bs=%d blocks=%d %s: [%s] %.0f vs [%s] %.0f measured, %.0f vs %.0f "
+				printf("  rank: k=%d%s bs=%d blocks=%d %s: [%s] %.0f vs [%s] %.0f measured, %.0f vs %.0f "
 				       "predicted\n",
-				       a->k, a->block_size, a->blocks, a->source, a->design, a->measured, b->design,
+				       a->k, a->workload, a->block_size, a->blocks, a->source, a->design, a->measured, b->design,
 				       b->measured, a->predicted, b->predicted);
 				bad++;
 			}
@@ -576,8 +593,8 @@ int cmd_validate(int argc, char **argv, const char *self)
 	family_report(rows, n, &worst);
 	printf("\nrows %d, mean absolute error %.1f%% (cycles per batch), worst family %.1f%%\n", n, mae, worst);
 	int bad = rank_mismatches(rows, n, 0.05);
-	printf("ranking: %d pair(s) of designs ordered differently from the hardware (same occupancy, block size, k, "
-	       "input; measured differences under 5%% ignored)\n",
+	printf("ranking: %d pair(s) of designs ordered differently from the hardware (same occupancy, block size, "
+	       "input and workload: k, R, divergence; measured differences under 5%% ignored)\n",
 	       bad);
 	if (max_error >= 0 && mae > max_error) {
 		printf("FAIL: mean absolute error %.1f%% is above the bound of %.1f%%\n", mae, max_error);
