@@ -111,7 +111,9 @@ BareKernel pick_bare(int s) {
   switch (s) {
     case 1: return inflight_bare<1, C, STORE>;
     case 2: return inflight_bare<2, C, STORE>;
-    default: return inflight_bare<4, C, STORE>;
+    case 4: return inflight_bare<4, C, STORE>;
+    case 8: return inflight_bare<8, C, STORE>;
+    default: return inflight_bare<16, C, STORE>;
   }
 }
 
@@ -130,7 +132,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&din, in_bytes));
   CK(cudaMalloc(&dout, size_t(kBatches) * sms * 1024 * 4));
   CK(cudaMalloc(&dtr, size_t(kWarpsTraced) * kBatches * kEvents * sizeof(long long)));
-  CK(cudaMalloc(&dcyc, sms * sizeof(long long)));
+  CK(cudaMalloc(&dcyc, size_t(sms) * 4 * sizeof(long long)));
   CK(cudaMemset(din, 1, in_bytes));
   L2Flusher flusher;
   std::string path = std::string(argv[1]) + "/inflight_latency.csv";
@@ -197,5 +199,29 @@ int main(int argc, char** argv) {
             }
   fclose(g);
   printf("wrote %s\n", path2.c_str());
+  // OUTDIR/inflight_cap.csv: one copy per thread and batch with the store, 8 warps a block, 1-4
+  // blocks per SM, 2-16 stages: whether copies in flight beyond some number slow the SM down.
+  std::string path3 = std::string(argv[1]) + "/inflight_cap.csv";
+  FILE* h = fopen(path3.c_str(), "w");
+  fprintf(h, "source,stages,k,warps,blocks_per_sm,grid_blocks,cycles_per_batch_median,cycles_per_batch_max\n");
+  std::vector<long long> cyc2(size_t(sms) * 4);
+  for (int dram = 0; dram <= 1; ++dram)
+    for (int bps : {1, 2, 4})
+      for (int s : {2, 4, 8, 16})
+        for (int k : {0, 32}) {
+          const int warps = 8, bs = warps * 32, grid = sms * bps;
+          BareKernel fn = pick_bare<1, true>(s);
+          for (int rep = 0; rep < 2; ++rep) {
+            if (dram) flusher.flush();
+            fn<<<grid, bs, size_t(s) * bs * 4>>>(din, dout, k, dcyc);
+            CK_LAUNCH();
+          }
+          CK(cudaMemcpy(cyc2.data(), dcyc, grid * sizeof(long long), cudaMemcpyDeviceToHost));
+          std::sort(cyc2.begin(), cyc2.begin() + grid);
+          fprintf(h, "%s,%d,%d,%d,%d,%d,%.1f,%.1f\n", dram ? "DRAM" : "L2", s, k, warps, bps, grid,
+                  double(cyc2[grid / 2]) / kBatches, double(cyc2[grid - 1]) / kBatches);
+        }
+  fclose(h);
+  printf("wrote %s\n", path3.c_str());
   return 0;
 }
