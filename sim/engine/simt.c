@@ -143,6 +143,27 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 	return v;
 }
 
+/*
+ * Whether every slot e reads (materialized) holds one value in all lanes of
+ * mask: a few compares per slot against a program run per lane.
+ */
+static bool same_inputs(const struct warp *w, const struct expr *e, uint32_t mask)
+{
+	if (e->slots >> 63)
+		return false;
+	int first = __builtin_ctz(mask);
+	for (uint64_t b = e->slots; b; b &= b - 1) {
+		const int64_t *r = simt_reg(w, (unsigned)__builtin_ctzll(b), 0);
+		int64_t v = r[first];
+		uint32_t differ = 0;
+		for (int lane = 0; lane < 32; lane++)
+			differ |= (uint32_t)(r[lane] != v) << lane;
+		if (differ & mask)
+			return false;
+	}
+	return true;
+}
+
 int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
 		   enum expr_fault *fault)
 {
@@ -168,6 +189,21 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
+	if (same_inputs(w, e, mask)) {
+		/*
+		 * A group that divergence split off holds one value per slot even where the warp's tracking
+		 * cannot vouch for it (the other lanes differ): each lane would compute, and fault, as its first.
+		 */
+		first = __builtin_ctz(mask);
+		enum expr_fault f = EXPR_OK;
+		int64_t v = eval_lane(s, w, first, e, &f);
+		for (uint32_t m = mask; m; m &= m - 1)
+			out[__builtin_ctz(m)] = v;
+		if (!f)
+			return -1;
+		*fault = f;
+		return first;
+	}
 	first = -1;
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
