@@ -645,9 +645,9 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 		if (in->bar >= 0)
 			return in->align >= 16 ? LF_COPY_BULK : LF_COPY_BARRIER;
 		return in->group == GROUP_BLOCK ? LF_COPY_GROUP : LF_COPY_THREAD;
-	case OP_BULK_STORE: return LF_COPY_BULK; /* UBLKCP, as the bulk load's form (no form of its own yet) */
-	case OP_BULK_COMMIT_GROUP: return LF_PRIM_COMMIT;
-	case OP_BULK_WAIT_GROUP: return LF_WAIT_PRIOR;
+	case OP_BULK_STORE: return LF_BULK_STORE;
+	case OP_BULK_COMMIT_GROUP: return LF_BULK_COMMIT;
+	case OP_BULK_WAIT_GROUP: return LF_BULK_WAIT;
 	case OP_BARRIER_INIT: return LF_BARRIER_INIT;
 	case OP_BARRIER_ARRIVE: return LF_BARRIER_ARRIVE;
 	case OP_BARRIER_WAIT: return LF_BARRIER_WAIT;

@@ -115,6 +115,9 @@ struct lform {
 	X(COPY_GROUP, "memcpy_async.group", "cuda::memcpy_async(block, ..., pipeline): partition, LDGSTS per round (loop, anchor in it)") \
 	X(COPY_BARRIER, "memcpy_async.barrier", "cuda::memcpy_async(group, ..., barrier) below 16-byte alignment: LDGSTS rounds, then the barrier's arrive") \
 	X(COPY_BULK, "memcpy_async.bulk", "cuda::memcpy_async(group, ..., barrier) with 16-byte alignment: elect, expect_tx, UBLKCP (anchor)") \
+	X(BULK_STORE, "bulk_store", "cp.async.bulk.global.shared::cta.bulk_group: uniform address arithmetic, UBLKCP.G.S (anchor)") \
+	X(BULK_COMMIT, "bulk_commit_group", "cp.async.bulk.commit_group: UTMACMDFLUSH (anchor)")          \
+	X(BULK_WAIT, "bulk_wait_group", "cp.async.bulk.wait_group(.read) N: DEPBAR.LE SB0, N (anchor), the scoreboard cp.async's groups use") \
 	X(MAKE_PIPELINE, "make_pipeline", "init of the stage barriers by one thread, then the group's BAR.SYNC (anchor)") \
 	X(QUIT, "quit", "pipeline quit(): reference count atomics")                                     \
 	X(BARRIER_INIT, "barrier_init", "init(&bar, n): SYNCS.EXCH (anchor)")                               \

@@ -224,6 +224,29 @@ static const struct linst form_copy_bulk[] = {
 	{IC_BRA, 0, 5, 0, 0x0u}, /* 17  0500: BSYNC B0 */
 };
 
+/* BULK_STORE: traces/h100/forms.sass forms_bulk_store 0x0150-0x01d0 */
+static const struct linst form_bulk_store[] = {
+	{IC_UNI, LI_EXTERN, 1, 0, 0x0u}, /* 0  0150: UIMAD.WIDE.U32 UR10, UR15, UR16, URZ */
+	{IC_UNI, 0, 1, 0, 0x0u}, /* 1  0160: UMOV UR4, URZ */
+	{IC_UNI, 0, 2, 0, 0x0u}, /* 2  0170: ULDC.64 UR6, c[0x0][0x210] */
+	{IC_UNI, 0, 2, 0, 0x3u}, /* 3  0180: UIADD3 UR5, UR11, UR4, URZ */
+	{IC_UNI, 0, 2, 0, 0x5u}, /* 4  0190: ULEA UR4, UP0, UR10, UR6, 0x2 */
+	{IC_UNI, LI_EXTERN, 2, 0, 0x0u}, /* 5  01a0: USHF.R.U32.HI UR6, URZ, 0x4, UR12 */
+	{IC_UNI, 0, 2, 0, 0x1du}, /* 6  01b0: ULEA.HI.X UR5, UR10, UR7, UR5, 0x2, UP0 */
+	{IC_UNI, 0, 9, 0, 0x20u}, /* 7  01c0: UPRMT UR6, UR6, 0x5410, URZ */
+	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 2, 0, 0x90u}, /* 8  01d0: UBLKCP.G.S [UR4], [UR8], UR6 */
+};
+
+/* BULK_COMMIT: traces/h100/forms.sass forms_bulk_store 0x01f0-0x01f0 */
+static const struct linst form_bulk_commit[] = {
+	{IC_LDGDEPBAR, LI_ANCHOR, 1, 0, 0x0u}, /* 0  01f0: UTMACMDFLUSH */
+};
+
+/* BULK_WAIT: traces/h100/forms.sass forms_bulk_store 0x0520-0x0520 */
+static const struct linst form_bulk_wait[] = {
+	{IC_DEPBAR, LI_ANCHOR, 4, 0, 0x0u}, /* 0  0520: DEPBAR.LE SB0, 0x1 */
+};
+
 /* MAKE_PIPELINE: traces/h100/forms.sass forms_pipe_block 0x00c0-0x0290 */
 static const struct linst form_make_pipeline[] = {
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  00c0: S2R R0, SR_TID.Z */
@@ -508,6 +531,9 @@ const struct lform lform_table[LF_COUNT] = {
 	[LF_COPY_GROUP] = {"memcpy_async.group", "traces/h100/forms.sass forms_pipe_block 0x07a0-0x08f0", form_copy_group, 22, 19, 11, 21},
 	[LF_COPY_BARRIER] = {"memcpy_async.barrier", "traces/h100/forms.sass forms_copy_barrier 0x0410-0x0590", form_copy_barrier, 25, 15, 7, 17},
 	[LF_COPY_BULK] = {"memcpy_async.bulk", "traces/h100/forms.sass forms_copy_bulk 0x03e0-0x0500", form_copy_bulk, 18, 12, -1, -1},
+	[LF_BULK_STORE] = {"bulk_store", "traces/h100/forms.sass forms_bulk_store 0x0150-0x01d0", form_bulk_store, 9, 8, -1, -1},
+	[LF_BULK_COMMIT] = {"bulk_commit_group", "traces/h100/forms.sass forms_bulk_store 0x01f0-0x01f0", form_bulk_commit, 1, 0, -1, -1},
+	[LF_BULK_WAIT] = {"bulk_wait_group", "traces/h100/forms.sass forms_bulk_store 0x0520-0x0520", form_bulk_wait, 1, 0, -1, -1},
 	[LF_MAKE_PIPELINE] = {"make_pipeline", "traces/h100/forms.sass forms_pipe_block 0x00c0-0x0290", form_make_pipeline, 30, 29, -1, -1},
 	[LF_QUIT] = {"quit", "traces/h100/forms.sass forms_pipe_block 0x1340-0x1520", form_quit, 31, 23, -1, -1},
 	[LF_BARRIER_INIT] = {"barrier_init", "traces/h100/forms.sass forms_barrier 0x0060-0x00e0", form_barrier_init, 9, 8, -1, -1},

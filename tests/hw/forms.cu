@@ -19,6 +19,7 @@
 #include <cooperative_groups/memcpy_async.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
+#include <cuda/ptx>
 #include <cuda_pipeline.h>
 #include <utility>
 
@@ -377,4 +378,36 @@ extern "C" __global__ void forms_control(float* global_out, const float* global_
   FORM_MARK(8);
   v += __shfl_xor_sync(0xffffffffu, v, 1);
   global_out[tid + 1] = v;
+}
+
+// ------------------------------------------------------------------ bulk stores (TMA store)
+// kernels/epilogue_bulk_store.json's loop as CUTLASS's sm90 TMA-store epilogue writes it with
+// cuda::ptx: 5..6 cp.async.bulk.global.shared::cta.bulk_group, 6..7 cp.async.bulk.commit_group,
+// 9..10 cp.async.bulk.wait_group.read (stages - 1 = 1).
+extern "C" __global__ void forms_bulk_store(int* global_out, int tiles) {
+  extern __shared__ __align__(128) int staging[];
+  for (int t = 0; t < tiles; ++t) {
+    const int s = t % 2;
+    if (t >= 2) {
+      if (threadIdx.x == 0) {
+        FORM_MARK(9);
+        cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<1>());
+        FORM_MARK(10);
+      }
+      __syncthreads();
+    }
+    staging[s * blockDim.x + threadIdx.x] = t + threadIdx.x;
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      FORM_MARK(5);
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared,
+                               global_out + (size_t(t) * gridDim.x + blockIdx.x) * blockDim.x,
+                               staging + s * blockDim.x, 4 * blockDim.x);
+      FORM_MARK(6);
+      cuda::ptx::cp_async_bulk_commit_group();
+      FORM_MARK(7);
+    }
+  }
+  if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>());
 }

@@ -29,6 +29,7 @@ CLASS_RULES = [
     (r"^S2R", "S2R"),
     (r"^CS2R", "ALU"),  # fixed latency (no scoreboard in its control bits), unlike S2R
     (r"^(UBLKCP|UTMALDG|UTMASTG)", "LDGSTS"),  # bulk async copy: issued like cp.async
+    (r"^UTMACMDFLUSH", "LDGDEPBAR"),  # cp.async.bulk.commit_group: closes the bulk group as LDGDEPBAR does cp.async's
     (r"^(LDC|R2UR|VOTEU|ELECT|U)", "UNI"),
     (r"^(BRA|BSSY|BSYNC|WARPSYNC|BMOV|CALL|RET|EXIT|NOP|YIELD|NANOSLEEP|BREAK|KILL|ENDCOLLECTIVE)", "BRA"),
     (r"^(LDGSTS)", "LDGSTS"),
@@ -95,7 +96,7 @@ def expand(name, width):
 
 ZERO = {"RZ", "URZ", "PT", "UPT"}
 NO_DEST = re.compile(r"^(ST|STG|STS|STL|RED|LDGSTS|BAR|BRA|BSSY|BSYNC|WARPSYNC|EXIT|NANOSLEEP|ARRIVES|FENCE|MEMBAR|"
-                     r"ERRBAR|CGAERRBAR|CCTL|SYNCS\.CCTL|PMTRIG|NOP|YIELD|UBLKCP|LDGDEPBAR|DEPBAR|CALL|RET|"
+                     r"ERRBAR|CGAERRBAR|CCTL|SYNCS\.CCTL|PMTRIG|NOP|YIELD|UBLKCP|UTMACMDFLUSH|LDGDEPBAR|DEPBAR|CALL|RET|"
                      r"ENDCOLLECTIVE)")
 
 
@@ -210,6 +211,9 @@ FORMS = [
     dict(id="COPY_GROUP", k="forms_pipe_block", s=8, e=9, anchor=r"LDGSTS", loop=True),
     dict(id="COPY_BARRIER", k="forms_copy_barrier", s=7, e=8, anchor=r"LDGSTS", loop=True),
     dict(id="COPY_BULK", k="forms_copy_bulk", s=7, e=8, anchor=r"UBLKCP"),
+    dict(id="BULK_STORE", k="forms_bulk_store", s=5, e=6, anchor=r"UBLKCP"),
+    dict(id="BULK_COMMIT", k="forms_bulk_store", s=6, e=7, anchor=r"UTMACMDFLUSH"),
+    dict(id="BULK_WAIT", k="forms_bulk_store", s=9, e=10, anchor=r"DEPBAR"),
     dict(id="MAKE_PIPELINE", k="forms_pipe_block", s=5, e=6, anchor=r"BAR\.SYNC"),
     dict(id="QUIT", k="forms_pipe_block", s=14, e=15, occ=1, anchor=r"ATOM"),
     dict(id="BARRIER_INIT", k="forms_barrier", s=5, e=6, anchor=r"SYNCS\.EXCH"),
