@@ -192,6 +192,34 @@ Test(issue, every_form_is_well_formed)
 	}
 }
 
+/*
+ * A bulk store, its commit and its wait issue their own SASS (traces/h100/forms.sass forms_bulk_store):
+ * UBLKCP.G.S after its uniform address arithmetic, UTMACMDFLUSH, DEPBAR.LE SB0 — not the bulk load's form.
+ */
+Test(issue, a_bulk_store_its_commit_and_wait_issue_their_own_forms)
+{
+	struct machine m = plain();
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 1024}}, \"global\": {\"g\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"shared_store\", \"addr\": \"s[lane]\"}, {\"op\": \"fence_proxy_async\"}, {\"op\": \"syncthreads\"}%s]";
+	char none[1024], one[1024];
+	snprintf(none, sizeof none, fmt, "");
+	snprintf(one, sizeof one, fmt,
+		 ", {\"op\": \"bulk_store\", \"dst\": \"g[0]\", \"src\": \"s[0]\", \"bytes\": 128},"
+		 "{\"op\": \"bulk_commit_group\"}, {\"op\": \"bulk_wait_group\", \"n\": 0}");
+	run_text(none, 32, 1, &m);
+	uint64_t base = r.warp_insts;
+	run_text(one, 32, 1, &m);
+	uint64_t forms = lform_table[LF_BULK_STORE].n + lform_table[LF_BULK_COMMIT].n + lform_table[LF_BULK_WAIT].n;
+	/* their forms, and at most the address arithmetic of dst and src that the forms read from before them */
+	cr_assert(r.warp_insts - base >= forms && r.warp_insts - base <= forms + 2,
+		  "the three ops issue their forms' %llu instructions: %llu", (unsigned long long)forms,
+		  (unsigned long long)(r.warp_insts - base));
+	cr_assert_eq(lform_table[LF_BULK_STORE].code[lform_table[LF_BULK_STORE].anchor].cls, IC_LDGSTS);
+	cr_assert_eq(lform_table[LF_BULK_COMMIT].code[0].cls, IC_LDGDEPBAR);
+	cr_assert_eq(lform_table[LF_BULK_WAIT].code[0].cls, IC_DEPBAR);
+	cr_assert_neq(lform_table[LF_BULK_STORE].n, lform_table[LF_COPY_BULK].n, "not the bulk load's form");
+}
+
 /* "unroll": true (#pragma unroll over a constant trip count): the loop's control issues nothing and its variable is an immediate. */
 Test(issue, an_unrolled_loop_issues_only_its_body)
 {
