@@ -602,6 +602,23 @@ static int emit_brz(struct compiler *c, const char *text, int *at)
 
 static void end_brz(struct compiler *c, int at) { c->k->code[at].target = c->k->code[at].reconv = c->k->ncode; }
 
+/* while (or, once, if) left TEST: `per` trips' FMAs, left -= per. */
+static int emit_fma_trips(struct compiler *c, const char *left, int slot, const char *test, int64_t per, int64_t f,
+			  bool loop)
+{
+	char text[96];
+	int rc, top;
+	snprintf(text, sizeof text, "%s %s", left, test);
+	if ((rc = emit_brz(c, text, &top)) || (rc = emit_fmas(c, per * f)))
+		return rc;
+	snprintf(text, sizeof text, "%s - %lld", left, (long long)per);
+	if ((rc = emit_text(c, OP_SET, slot, text)) ||
+	    (loop && (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1}))))
+		return rc;
+	end_brz(c, top);
+	return 0;
+}
+
 static int emit_ptxas_fma_loop(struct compiler *c, const char *from, const char *to, bool narrow, int64_t f)
 {
 	char t[40], m[40], r[40], text[2400];
@@ -612,7 +629,7 @@ static int emit_ptxas_fma_loop(struct compiler *c, const char *from, const char 
 	    rs = ms < 0 ? ms : declare_var(c, r, narrow);
 	if (rs < 0)
 		return -rs;
-	int rc, any, four, top16, eight, top4, rem[3];
+	int rc, any, four, rem[3];
 	snprintf(text, sizeof text, "(%s) - (%s)", to, from);
 	if ((rc = emit_text(c, OP_LET, ts, text)))
 		return rc;
@@ -623,31 +640,9 @@ static int emit_ptxas_fma_loop(struct compiler *c, const char *from, const char 
 	if ((rc = emit_brz(c, text, &four)))
 		return rc;
 	snprintf(text, sizeof text, "%s - %s %% 4", t, t);
-	if ((rc = emit_text(c, OP_LET, ms, text)))
+	if ((rc = emit_text(c, OP_LET, ms, text)) || (rc = emit_fma_trips(c, m, ms, "> 12", 16, f, true)) ||
+	    (rc = emit_fma_trips(c, m, ms, "> 4", 8, f, false)) || (rc = emit_fma_trips(c, m, ms, "!= 0", 4, f, true)))
 		return rc;
-	snprintf(text, sizeof text, "%s > 12", m);
-	if ((rc = emit_brz(c, text, &top16)) || (rc = emit_fmas(c, 16 * f)))
-		return rc;
-	snprintf(text, sizeof text, "%s - 16", m);
-	if ((rc = emit_text(c, OP_SET, ms, text)) ||
-	    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top16, .obj = -1})))
-		return rc;
-	end_brz(c, top16);
-	snprintf(text, sizeof text, "%s > 4", m);
-	if ((rc = emit_brz(c, text, &eight)) || (rc = emit_fmas(c, 8 * f)))
-		return rc;
-	snprintf(text, sizeof text, "%s - 8", m);
-	if ((rc = emit_text(c, OP_SET, ms, text)))
-		return rc;
-	end_brz(c, eight);
-	snprintf(text, sizeof text, "%s != 0", m);
-	if ((rc = emit_brz(c, text, &top4)) || (rc = emit_fmas(c, 4 * f)))
-		return rc;
-	snprintf(text, sizeof text, "%s - 4", m);
-	if ((rc = emit_text(c, OP_SET, ms, text)) ||
-	    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top4, .obj = -1})))
-		return rc;
-	end_brz(c, top4);
 	end_brz(c, four);
 	snprintf(text, sizeof text, "%s %% 4", t);
 	if ((rc = emit_text(c, OP_LET, rs, text)))
