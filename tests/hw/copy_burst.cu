@@ -18,8 +18,18 @@
 // the burst and reuses a register two or three copies later (VIADD R25, R28, ... after the LDGSTS
 // that read R25), never the very next copy as primitive_copies' R60 does.
 //
-// Usage: copy_burst OUTDIR -> OUTDIR/copy_burst.csv
+// A fourth variant, chained (session 11; `copy_burst OUTDIR chained` -> copy_burst_chained.csv),
+// writes primitive_copies' pattern on purpose: each copy's shared address is the previous one's
+// register plus the stride (inline PTX: cp.async, then add.u32 into the register it read), so the
+// add must wait until the LDGSTS has read its operand: the write-after-read wait of a chain. With
+// registers to spare ptxas renames the chain away (64 copies in 440 cycles, as `runtime`); built
+// with -maxrregcount=24 (traces/h100/copy_burst_chained.csv and .sass) it keeps one register,
+// `LDGSTS [R14]; IMAD R14, R2, 0x10, R14; LDGSTS [R14]`, and a copy costs ~13 cycles (64 in 860).
+//
+// Usage: copy_burst OUTDIR [chained] -> OUTDIR/copy_burst.csv (or copy_burst_chained.csv)
 #include <cuda_pipeline.h>
+#include <cstring>
+#include <vector>
 #include "common.cuh"
 
 namespace {
@@ -42,8 +52,20 @@ __global__ void burst(const char* src, size_t src_span, int active, long long* o
     __syncwarp();
     const long long t0 = clock64();
     if (lane < active) {
+      if constexpr (kStride == 3) {
+        unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(d));
 #pragma unroll
-      for (int j = 0; j < N; ++j) __pipeline_memcpy_async(d + j * stride, s + size_t(j) * gstride, kBytes);
+        for (int j = 0; j < N; ++j) {
+          if constexpr (kBytes == 16)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a), "l"(s + size_t(j) * gstride) : "memory");
+          else
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(a), "l"(s + size_t(j) * gstride) : "memory");
+          asm volatile("add.u32 %0, %0, %1;" : "+r"(a) : "r"(stride));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j) __pipeline_memcpy_async(d + j * stride, s + size_t(j) * gstride, kBytes);
+      }
     }
     const long long t1 = clock64();
     __pipeline_commit();
@@ -83,15 +105,23 @@ int main(int argc, char** argv) {
   long long* dout;
   const size_t per = size_t(sms) * (kReps - kWarm) * 2;
   CK(cudaMalloc(&dout, per * sizeof(long long)));
-  FILE* f = open_csv(argc, argv, "copy_burst.csv",
+  const bool chained = argc > 2 && !strcmp(argv[2], "chained");
+  FILE* f = open_csv(argc, argv, chained ? "copy_burst_chained.csv" : "copy_burst.csv",
                      "bytes,active_lanes,stride,source,copies,issue_cycles_median,complete_cycles_median");
+  const std::vector<int> strides = chained ? std::vector<int>{3} : std::vector<int>{1, 0, 2};
   for (int bytes : {16, 4})
     for (int active : {32, 1})
-      for (int stride : {1, 0, 2})
+      for (int stride : strides)
         for (int dram : {0, 1})
           for (int n : {1, 2, 4, 8, 16, 32, 64}) {
-            Kernel k = bytes == 16 ? (stride == 1 ? pick<16, 1>(n) : stride == 2 ? pick<16, 2>(n) : pick<16, 0>(n))
-                                   : (stride == 1 ? pick<4, 1>(n) : stride == 2 ? pick<4, 2>(n) : pick<4, 0>(n));
+            Kernel k = bytes == 16 ? (stride == 1   ? pick<16, 1>(n)
+                                      : stride == 2 ? pick<16, 2>(n)
+                                      : stride == 3 ? pick<16, 3>(n)
+                                                    : pick<16, 0>(n))
+                                   : (stride == 1   ? pick<4, 1>(n)
+                                      : stride == 2 ? pick<4, 2>(n)
+                                      : stride == 3 ? pick<4, 3>(n)
+                                                    : pick<4, 0>(n));
             k<<<sms, 32>>>(src, dram ? kDramBytes : kL2Window, active, dout);
             CK_LAUNCH();
             std::vector<long long> v(per);
@@ -101,7 +131,7 @@ int main(int argc, char** argv) {
               issue.push_back(v[i]);
               done.push_back(v[i + 1]);
             }
-            const char* sname = stride == 1 ? "runtime" : stride == 2 ? "runtime_both" : "immediate";
+            const char* sname = stride == 1 ? "runtime" : stride == 2 ? "runtime_both" : stride == 3 ? "chained" : "immediate";
             ROW(f, "%d,%d,%s,%s,%d,%.1f,%.1f\n", bytes, active, sname, dram ? "DRAM" : "L2", n,
                 median(issue), median(done));
           }
