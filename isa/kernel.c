@@ -30,6 +30,7 @@ struct compiler {
 	uint64_t wide_slots; /* variables declared 64-bit (size_t, the default); bit 63 stands for slots 63 on */
 	struct diag_list *all; /* a check: every error goes here and compiling goes on (NULL: stop at the first) */
 	int errors;            /* how many went to all */
+	bool launch_read;      /* an expression compiled since it was cleared named a launch size */
 };
 
 /*
@@ -62,16 +63,20 @@ static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool 
 			*v = c->k->params[i].value;
 			return EXPR_NAME_CONST;
 		}
+	/* blockDim and gridDim are run-time values in CUDA: ptxas cannot fold them into immediates */
 	if (strcmp(name, "block_size") == 0) {
 		*v = c->launch->block_size;
+		c->launch_read = true;
 		return EXPR_NAME_CONST;
 	}
 	if (strcmp(name, "nblocks") == 0) {
 		*v = c->launch->grid_blocks;
+		c->launch_read = true;
 		return EXPR_NAME_CONST;
 	}
 	if (strcmp(name, "grid_size") == 0) {
 		*v = c->launch->grid_blocks * c->launch->block_size;
+		c->launch_read = true;
 		return EXPR_NAME_CONST;
 	}
 	if (strcmp(name, "warp_size") == 0) {
@@ -1066,9 +1071,17 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	case OP_PIPELINE_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "dst", "src", "bytes", "zfill", "comment", NULL};
 		int64_t bytes;
+		c->launch_read = false;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
-		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
-		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
+		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)))
+			return rc;
+		/*
+		 * A copy right after another whose shared address names a launch size: the
+		 * distance between the two is a run-time value, so ptxas computes this
+		 * address from the register the previous LDGSTS read (copy_burst_chained.sass).
+		 */
+		in.chained = c->launch_read && c->k->ncode > 0 && c->k->code[c->k->ncode - 1].op == OP_PIPELINE_MEMCPY_ASYNC;
+		if ((rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
 		    (rc = const_field(c, st, "bytes", true, NULL, 4, 16, &bytes)))
 			return rc;
 		if (bytes != 4 && bytes != 8 && bytes != 16) {

@@ -640,7 +640,7 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_PIPELINE_WAIT_PRIOR: return LF_WAIT_PRIOR;
 	case OP_QUIT: return LF_QUIT;
 	case OP_PIPELINE_COMMIT: return LF_PRIM_COMMIT;
-	case OP_PIPELINE_MEMCPY_ASYNC: return LF_PRIM_COPY;
+	case OP_PIPELINE_MEMCPY_ASYNC: return in->chained ? LF_PRIM_COPY_RUN : LF_PRIM_COPY;
 	case OP_MEMCPY_ASYNC:
 		if (in->bar >= 0)
 			return in->align >= 16 ? LF_COPY_BULK : LF_COPY_BARRIER;

@@ -59,6 +59,7 @@ enum {
 	LI_LDC = 64,   /* LDC: a constant into a vector register (machine ldc_latency; ULDC is the uniform path's) */
 	LI_ARRIVE = 128, /* SYNCS.ARRIVE: its token is back after mbarrier_arrive_latency (iclass_syncs_latency is PHASECHK's) */
 	LI_MEMBAR = 256, /* MEMBAR.ALL.CTA: done after fence_membar_latency (fence.csv); what reads it waits */
+	LI_WAR = 512,    /* writes a register the warp's previous LDGSTS reads: not before ldgsts_operand_read after it */
 };
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
@@ -111,6 +112,7 @@ struct lform {
 	X(WAIT_PRIOR, "wait_prior", "__pipeline_wait_prior(N) / pipeline_consumer_wait_prior<N>: DEPBAR.LE SB0, N (anchor)") \
 	X(PRIM_COMMIT, "pipeline_commit", "__pipeline_commit(): LDGDEPBAR (anchor)")                       \
 	X(PRIM_COPY, "pipeline_memcpy_async", "__pipeline_memcpy_async(dst, src, 4|8|16): address arithmetic, LDGSTS (anchor)") \
+	X(PRIM_COPY_RUN, "pipeline_memcpy_async.run", "a copy continuing a run whose addresses step by a run-time stride: the IMAD into the register the previous LDGSTS read (it waits for that read), LDGSTS (anchor)") \
 	X(COPY_THREAD, "memcpy_async.thread", "cuda::memcpy_async(thread, ..., pipeline): LDGSTS per chunk (loop, anchor in it)") \
 	X(COPY_GROUP, "memcpy_async.group", "cuda::memcpy_async(block, ..., pipeline): partition, LDGSTS per round (loop, anchor in it)") \
 	X(COPY_BARRIER, "memcpy_async.barrier", "cuda::memcpy_async(group, ..., barrier) below 16-byte alignment: LDGSTS rounds, then the barrier's arrive") \

@@ -388,6 +388,64 @@ Test(issue, a_run_time_count_over_fmas_runs_unrolled_as_ptxas_compiles_it)
 	cr_assert_geq(diverged, unrolled, "%llu vs %llu", (unsigned long long)diverged, (unsigned long long)unrolled);
 }
 
+/*
+ * A copy right after another whose shared address names a launch size (blockDim.x, a run-time value)
+ * continues a run: its address is an IMAD into the register the previous LDGSTS read, which waits
+ * ldgsts_operand_read after that LDGSTS (copy_burst_chained.csv: ~13.7 cycles a copy); with offsets
+ * known at compile time each copy issues its own form at the LDGSTS pipe's interval.
+ */
+Test(issue, copies_chained_through_one_register_wait_for_each_others_operand_reads)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.l2_hit_fraction = 1; /* from L2, 128 bytes a copy: the issue, not the memory, sets the pace */
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 8192}}, \"global\": {\"g\": {\"elems\": 8192}}, \"body\": ["
+			  "{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[tid]\", \"src\": \"g[tid]\", \"bytes\": 4}%s,"
+			  "{\"op\": \"pipeline_commit\"}]";
+	char chained[8192] = "", fixed[8192] = "", rest[4096], one[256];
+	rest[0] = '\0';
+	for (int j = 1; j < 16; j++) {
+		snprintf(one, sizeof one,
+			 ", {\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * block_size + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}", j);
+		strcat(rest, one);
+	}
+	snprintf(chained, sizeof chained, fmt, rest);
+	rest[0] = '\0';
+	for (int j = 1; j < 16; j++) {
+		snprintf(one, sizeof one,
+			 ", {\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * 32 + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}", j);
+		strcat(rest, one);
+	}
+	snprintf(fixed, sizeof fixed, fmt, rest);
+	uint64_t c_chained = run_text(chained, 32, 1, &m);
+	uint64_t c_fixed = run_text(fixed, 32, 1, &m);
+	m.ldgsts_operand_read += 20;
+	uint64_t c_slow = run_text(chained, 32, 1, &m);
+	cr_assert_geq(c_slow, c_chained + 15 * 18, "15 chained copies each wait 20 more: %llu vs %llu",
+		      (unsigned long long)c_slow, (unsigned long long)c_chained);
+	m.ldgsts_operand_read -= 20;
+	uint64_t c_fixed2 = run_text(fixed, 32, 1, &m);
+	cr_assert_eq(c_fixed, c_fixed2, "compile-time offsets: no chain, no wait");
+	cr_assert_eq(lform_table[LF_PRIM_COPY_RUN].code[0].flags & LI_WAR, LI_WAR, "the run's IMAD waits for the read");
+	cr_assert_gt(c_chained, c_fixed, "a chained run issues slower (%llu) than copies with their own registers (%llu)",
+		     (unsigned long long)c_chained, (unsigned long long)c_fixed);
+}
+
+/* A path whose if ends on a false test pays the join it branches to (reconverge_latency), not only the branch's redirect. */
+Test(issue, a_branch_onto_a_join_pays_the_join)
+{
+	struct machine m = plain();
+	const char *body = "\"params\": {\"inner\": 0}, \"body\": [{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": 16, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"lane % 2 == 0\", \"then\": [{\"op\": \"fma\", \"n\": 4},"
+			   "{\"op\": \"if\", \"cond\": \"inner\", \"then\": [{\"op\": \"fma\", \"n\": 1}]}]}]}]";
+	m.reconverge_latency = 0;
+	uint64_t free_join = run_text(body, 32, 1, &m);
+	m.reconverge_latency = 60;
+	uint64_t paid_join = run_text(body, 32, 1, &m);
+	cr_assert_geq(paid_join, free_join + 16 * 25, "16 joins at 60 cycles each: %llu vs %llu", (unsigned long long)paid_join,
+		      (unsigned long long)free_join);
+}
+
 /* A helper with "local_array" is a run-time indexed per-thread array: each call is an LDL on the path. */
 Test(issue, a_local_array_read_is_a_load_on_the_path)
 {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../isa/lower.h"
 #include "machine.h"
 #include "cli.h"
 #include "commands.h"
@@ -325,6 +326,17 @@ static void derive_classes(struct calib *c)
 	CLASS(ldg, "LDG(L1)", false, true, "indep"); /* the issue path; L2 and DRAM are the memory model's */
 	CLASS(stg, "STG", false, true, "indep");
 	CLASS(ldgsts, "LDGSTS(4B;L2)", false, true, "indep");
+	{
+		/*
+		 * At 8 warps per scheduler the SM's MIO path binds (iclass_ldgsts_mio): the
+		 * pipe's own interval is what one warp alone sees, with no scheduler beside it.
+		 */
+		int r;
+		double alone = cell(c, "iclass.csv", "cycles_per_instruction", &r, "class=ldgsts", "sass=LDGSTS(4B;L2)",
+				    "mode=indep_1warp", NULL);
+		m->iclass_ldgsts_interval = iround(alone) < 1 ? 1 : iround(alone);
+		cite(c, "iclass_ldgsts_interval", "iclass.csv row %d: LDGSTS(4B;L2) independent, one warp alone on the SM, %.2f cycles per instruction (from two schedulers on the MIO path's share, iclass_ldgsts_mio, binds)", r, alone);
+	}
 	CLASS(depbar, "DEPBAR", true, false, "indep");
 	CLASS_IN(ldgdepbar, "depbar", "LDGDEPBAR", true, false, "indep"); /* iclass.csv times it under depbar */
 	CLASS(syncs, "SYNCS.PHASECHK", true, true, "indep");
@@ -561,6 +573,25 @@ static void derive_loops(struct calib *c)
 	cite(c, "fence_membar_latency", "fence.csv rows %d and %d: a loop trip with fence.proxy.async.shared::cta, %.2f cycles, against the trip without, %.2f, less the FENCE.VIEW.ASYNC.S's slot", r8, r9, fenced, plain);
 }
 
+/*
+ * copy_burst_chained.csv (tests/hw/copy_burst.cu, chained, -maxrregcount=24): one warp's 16-byte copies
+ * whose shared address runs through one register, each LDGSTS followed by the IMAD that overwrites it
+ * (traces/h100/copy_burst_chained.sass).  A copy of the run takes the slope of its issue time from 16 to
+ * 64 copies; the IMAD's stall count (the continuation form's, lower_forms.c) is the rest of it.
+ */
+static void derive_operand_read(struct calib *c)
+{
+	int r16, r64;
+	double t16 = cell(c, "copy_burst_chained.csv", "issue_cycles_median", &r16, "bytes=16", "active_lanes=32",
+			  "source=L2", "copies=16", NULL);
+	double t64 = cell(c, "copy_burst_chained.csv", "issue_cycles_median", &r64, "bytes=16", "active_lanes=32",
+			  "source=L2", "copies=64", NULL);
+	const struct lform *run = &lform_table[LF_PRIM_COPY_RUN];
+	double per = (t64 - t16) / 48.0;
+	c->m.ldgsts_operand_read = iround(per) - run->code[0].stall < 0 ? 0 : iround(per) - run->code[0].stall;
+	cite(c, "ldgsts_operand_read", "copy_burst_chained.csv rows %d and %d: 16 and 64 chained 16-byte copies issue in %.1f and %.1f cycles, %.2f a copy, less the IMAD's stall count (%d) before the LDGSTS", r16, r64, t16, t64, per, run->code[0].stall);
+}
+
 /* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
@@ -661,6 +692,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_loops(c); /* the branch costs: the mbarrier wake (derive_memory) subtracts a taken branch */
 	derive_memory(c);
 	derive_progress(c);
+	derive_operand_read(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -287,6 +287,10 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 		at = w->ext_ready;
 		why = STALL_ALU;
 	}
+	if ((li->flags & LI_WAR) && w->ldgsts_read > at) { /* it overwrites a register that LDGSTS has yet to read */
+		at = w->ldgsts_read;
+		why = STALL_MEMORY;
+	}
 	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
 	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
 		       (c->in->op == OP_SHFL && e->li == 0);
@@ -448,6 +452,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	uint8_t stall = li->stall;
 	if (stall)
 		w->stall_until = now + stall;
+	if (cls == IC_LDGSTS)
+		w->ldgsts_read = start + (uint64_t)s->m->ldgsts_operand_read;
 	uint16_t own = li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR); /* an instruction with its own latency */
 	if (own)
 		lat = (uint64_t)(own & LI_LOCAL	   ? s->m->local_load_latency
@@ -474,7 +480,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			 * back-edge goes to code just run and costs only its slot.
 			 */
 			for (int i = 0; i < w->depth; i++)
-				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target)
+				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target &&
+				    w->stack[i].redirect < start + (uint64_t)s->m->branch_redirect)
+					/* later, not sooner: a join the branch lands on has set its own reconvergence */
 					w->stack[i].redirect = start + (uint64_t)s->m->branch_redirect;
 		if (st == ANCHOR_MOVED)
 			issue_next_group(s, w);

@@ -128,6 +128,7 @@ struct warp {
 	uint8_t next_cls, next_why;
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
+	uint64_t ldgsts_read;  /* its last LDGSTS has read its registers (ldgsts_operand_read after its issue) */
 	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
 	struct cursor next; /* where the planned instruction is: kept, so that no check or issue looks it up again */
 	uint64_t since;    /* stalls are charged up to here */
