@@ -58,10 +58,23 @@ for b in "${benches[@]}"; do
   [ "$rc" -eq 0 ] || status=1
 done
 
+# copy_burst's chained variant under register pressure, so ptxas keeps one address register
+# (copy_burst_chained.csv: calibrate's ldgsts_operand_read; its SASS the continuation copy's form)
+if "$NVCC" "${NVCCFLAGS[@]}" -maxrregcount=24 -o "$build/copy_burst_chained" "$here/copy_burst.cu" >"$build/chained.buildlog" 2>&1; then
+  "$build/copy_burst_chained" "$outdir" chained 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+  echo "run_copy_burst_chained: rc=$rc" >>"$meta"
+  [ "$rc" -eq 0 ] || status=1
+else
+  echo "build of copy_burst_chained FAILED:"; cat "$build/chained.buildlog"
+  echo "build_copy_burst_chained: FAILED" >>"$meta"; status=1
+fi
+
 if command -v cuobjdump >/dev/null; then
   for b in "${benches[@]}"; do
     [ -x "$build/$b" ] && cuobjdump -sass "$build/$b" >"$outdir/$b.sass" 2>&1
   done
+  [ -x "$build/copy_burst_chained" ] && cuobjdump -sass "$build/copy_burst_chained" >"$outdir/copy_burst_chained.sass" 2>&1
 else
   echo "cuobjdump: not found, no SASS" >>"$meta"
 fi
