@@ -501,9 +501,10 @@ void simt_yield(const struct sim *s, struct warp *w)
  * barriers it was in: on the H100 they go on past the join without it, a
  * consumer path into the next trip of its loop while the producer path
  * still waits in producer_acquire (tests/hw/specialized_trace.cu,
- * traces/h100/specialized_trace.csv.gz).  It leaves every barrier above it
- * and goes on as a group of its own, which rejoins the others only where
- * a __syncwarp merges groups.
+ * traces/h100/specialized_trace.csv.gz), within ~5 cycles of the failed
+ * try (tests/hw/yield_window.cu).  It leaves every barrier above it and goes
+ * on as a group of its own, which rejoins the others only where a
+ * __syncwarp merges groups.
  */
 static void detach_entry(struct sim *s, struct warp *w, int i, uint64_t now)
 {
