@@ -229,6 +229,16 @@ Test(progress, a_spinning_path_releases_the_join_for_the_others)
 	cr_assert_eq(r.hazards, 0);
 	cr_assert_eq(run_text(text, 32, RECONVERGE_INDEPENDENT), 0, "%s", d.msg);
 	cr_assert_eq(run_text(text, 32, RECONVERGE_SIMT_STACK), DIAG_DEADLOCK, "%s", d.msg);
+	/* the same with a test_wait loop, which never suspends: its failed poll releases the join */
+	const char *polled = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"b\": {}}, \"body\": ["
+			     "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"b\", \"count\": 32}]},"
+			     "{\"op\": \"syncthreads\"},"
+			     "{\"op\": \"if\", \"cond\": \"tid % 2 == 0\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"b\", \"token\": \"t\"},"
+			     "{\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+			     "{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_test_wait\", \"barrier\": \"b\", \"token\": \"t\", \"var\": \"ok\"}]}]},"
+			     "{\"op\": \"if\", \"cond\": \"tid % 2 == 1\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"b\", \"token\": \"u\"}]}]}";
+	cr_assert_eq(run_text(polled, 32, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	cr_assert_eq(run_text(polled, 32, RECONVERGE_SIMT_STACK), DIAG_DEADLOCK, "%s", d.msg);
 }
 
 /*

@@ -426,7 +426,7 @@ bool simt_pick_path(struct warp *w);
  * warp's other paths, so a spin cannot starve the path it waits for.
  */
 void simt_yield(const struct sim *s, struct warp *w);
-/* convergence_barrier: the issuing group, just blocked in a wait that spins, leaves the convergence barriers it is in. */
+/* convergence_barrier: the issuing group, just blocked in a wait that spins or whose poll failed, leaves the convergence barriers it is in. */
 void simt_detach(struct sim *s, struct warp *w, uint64_t now);
 /* Chooses the group to issue; false when none can. */
 static inline bool simt_pick(const struct sim *s, struct warp *w)

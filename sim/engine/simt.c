@@ -518,6 +518,8 @@ static void detach_entry(struct sim *s, struct warp *w, int i, uint64_t now)
 	e->parent = -1;
 	simt_mark(w, i);
 	converge(s, w);
+	if (!e->blocked)
+		return; /* a failed poll: the warp issues on, its released barrier among its runnable paths */
 	if (w->runnable && !w->done) {
 		w->next_known = false;
 		sched_charge(s, w, now);

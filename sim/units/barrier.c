@@ -414,6 +414,7 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	} else {
 		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
 		e->poll = (int32_t)bar;
+		simt_detach(s, w, now); /* the spin loop's YIELD: the others go on past the join */
 		simt_yield(s, w); /* the warp's other paths first: one of them may be what it waits for */
 		if (e->polls >= SPIN_POLLS)
 			sim_check_spin(s, now);
