@@ -108,6 +108,16 @@ static struct expr_names names_of(struct compiler *c)
 		.lookup = lookup, .ctx = c, .helpers = c->helpers, .nhelpers = (size_t)c->nhelpers, .list = list_names};
 }
 
+/* text as an expression over the names in scope; an error is the compiler's message at the current path. */
+static int compile_text(struct compiler *c, const char *text, struct expr *out)
+{
+	struct expr_names names = names_of(c);
+	char err[512];
+	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err))
+		return jdoc_error(c->doc, &c->at, c->d, "%s", err);
+	return 0;
+}
+
 /* Compiles the expression in field key of obj (path c->at is obj). */
 static int compile_field(struct compiler *c, const cJSON *obj, const char *key, bool required, const char *dflt,
 			 struct expr *out)
@@ -122,15 +132,10 @@ static int compile_field(struct compiler *c, const cJSON *obj, const char *key, 
 			return 0;
 		snprintf(text, sizeof text, "%s", dflt);
 	}
-	struct expr_names names = names_of(c);
-	char err[512];
-	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err)) {
-		size_t old = jpath_key(&c->at, key);
-		rc = jdoc_error(c->doc, &c->at, c->d, "%s", err);
-		jpath_pop(&c->at, old);
-		return rc;
-	}
-	return 0;
+	size_t old = jpath_key(&c->at, key);
+	rc = compile_text(c, text, out);
+	jpath_pop(&c->at, old);
+	return rc;
 }
 
 /* text with every parameter and launch size replaced by its value ("stages * block_size" -> "0 * 256"). */
@@ -573,14 +578,6 @@ static bool unrollable_fma_body(const cJSON *body, int64_t *fmas)
 	return *fmas <= 1000;
 }
 
-static int compile_text(struct compiler *c, const char *text, struct expr *out)
-{
-	struct expr_names names = names_of(c);
-	char err[512];
-	if (expr_compile(&c->k->pool, text, &names, out, err, sizeof err))
-		return jdoc_error(c->doc, &c->at, c->d, "%s", err);
-	return 0;
-}
 
 static int emit_text(struct compiler *c, enum op op, int slot, const char *text)
 {

@@ -388,6 +388,17 @@ Test(issue, a_run_time_count_over_fmas_runs_unrolled_as_ptxas_compiles_it)
 	cr_assert_geq(diverged, unrolled, "%llu vs %llu", (unsigned long long)diverged, (unsigned long long)unrolled);
 }
 
+/* A kernel body of sixteen 4-byte copies, copy j at s[j * stride + tid], then a commit. */
+static void copy_run(char *out, size_t n, const char *stride)
+{
+	size_t at = (size_t)snprintf(out, n, "\"shared\": {\"s\": {\"elems\": 8192}}, \"global\": {\"g\": {\"elems\": 8192}}, \"body\": [");
+	for (int j = 0; j < 16; j++)
+		at += (size_t)snprintf(out + at, n - at,
+				       "%s{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * %s + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}",
+				       j ? ", " : "", j, stride);
+	snprintf(out + at, n - at, ", {\"op\": \"pipeline_commit\"}]");
+}
+
 /*
  * A copy right after another whose shared address names a launch size (blockDim.x, a run-time value)
  * continues a run: its address is an IMAD into the register the previous LDGSTS read, which waits
@@ -399,24 +410,9 @@ Test(issue, copies_chained_through_one_register_wait_for_each_others_operand_rea
 	struct machine m;
 	machine_defaults(&m);
 	m.l2_hit_fraction = 1; /* from L2, 128 bytes a copy: the issue, not the memory, sets the pace */
-	const char *fmt = "\"shared\": {\"s\": {\"elems\": 8192}}, \"global\": {\"g\": {\"elems\": 8192}}, \"body\": ["
-			  "{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[tid]\", \"src\": \"g[tid]\", \"bytes\": 4}%s,"
-			  "{\"op\": \"pipeline_commit\"}]";
-	char chained[8192] = "", fixed[8192] = "", rest[4096], one[256];
-	rest[0] = '\0';
-	for (int j = 1; j < 16; j++) {
-		snprintf(one, sizeof one,
-			 ", {\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * block_size + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}", j);
-		strcat(rest, one);
-	}
-	snprintf(chained, sizeof chained, fmt, rest);
-	rest[0] = '\0';
-	for (int j = 1; j < 16; j++) {
-		snprintf(one, sizeof one,
-			 ", {\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * 32 + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}", j);
-		strcat(rest, one);
-	}
-	snprintf(fixed, sizeof fixed, fmt, rest);
+	char chained[8192], fixed[8192];
+	copy_run(chained, sizeof chained, "block_size");
+	copy_run(fixed, sizeof fixed, "32");
 	uint64_t c_chained = run_text(chained, 32, 1, &m);
 	uint64_t c_fixed = run_text(fixed, 32, 1, &m);
 	m.ldgsts_operand_read += 20;
