@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
   ROW(f, "regs_per_sm,%d,cudaDevAttrMaxRegistersPerMultiprocessor\n", attr(cudaDevAttrMaxRegistersPerMultiprocessor));
   int subpartitions = p.major >= 7 ? 4 : 0;  // warp schedulers per SM, Volta to Hopper
   ROW(f, "subpartitions,%d,warp schedulers per SM of compute capability %d.%d\n", subpartitions, p.major, p.minor);
+  // L1 and shared memory are one array per SM; the API gives the shared part only (the CUDA guide's
+  // compute capability tables: 256 KB for 9.0, 192 KB for 8.0 and 8.9's 128 KB).
+  const int l1_smem_kb = p.major == 9 ? 256 : p.major == 8 && p.minor == 0 ? 192 : 128;
+  ROW(f, "l1_smem_bytes,%d,unified L1 data cache and shared memory per SM of compute capability %d.%d\n",
+      l1_smem_kb * 1024, p.major, p.minor);
 
   long long* dc;
   unsigned long long* dn;
