@@ -127,6 +127,12 @@ struct kernel {
 	uint64_t unrolled_slots; /* variables of unrolled loops: immediates in the compiled code */
 	uint64_t const_slots;    /* variables that only ever hold one constant: immediates in the compiled code */
 	struct lform *lowered;   /* per op: the instruction sequence it issues (isa/lower.c) */
+	/*
+	 * The operands of the local-array loads the lowering emitted (an LDL's
+	 * LI_LOCAL_SITE): what names the element, evaluated when the LDL issues.
+	 */
+	struct expr *local_reads;
+	int nlocal_reads;
 	char (*slot_names)[48];  /* nslots names */
 	char **paths;            /* JSON paths of statements, for messages */
 	int *path_line, *path_col; /* ... and where each is in the file (1-based; 0 when unknown) */

@@ -79,6 +79,8 @@ struct lower_ctx {
 	int nloops;
 	uint64_t *hoisted_reads; /* per op: variables read by the arithmetic hoisted into it */
 	int pc;                  /* the op being lowered */
+	struct expr locals[LI_LOCAL_SITES]; /* the local-array loads' operands (kernel local_reads) */
+	int nlocals;
 };
 
 /* An operand: the instruction that produced it in sink pc, or none (-1: a register ready before the op, or an immediate). */
@@ -386,6 +388,20 @@ static struct sink sink_at(struct lower_ctx *c, int pc)
  * kernel entry); returns where its value is, as seen by sink s.
  * wide: the statement computes in 64 bits.
  */
+/* The words [w0, w1) of the pool, a subtree's, as an expression of their own (an LDL's operand). */
+static struct expr sub_expr(const struct kernel *k, uint32_t w0, uint32_t w1)
+{
+	struct expr e = {.at = w0, .len = w1 - w0, .per_thread = true};
+	for (const int64_t *w = k->pool.words + w0, *end = k->pool.words + w1; w < end;) {
+		enum opc op = (enum opc)*w++;
+		if (op == OPC_LOAD)
+			e.slots |= slot_bit(*w);
+		if (op == OPC_PUSH || op == OPC_LOAD || op == OPC_JZ || op == OPC_JMP)
+			w++;
+	}
+	return e;
+}
+
 static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, bool wide)
 {
 	const struct node *n = &t->n[i];
@@ -432,6 +448,10 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 	bool bconst = !fused && n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
 	int at = fused ? emit(s.q, IC_IMAD, d, in)
 		       : lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
+	if (n->op == OPC_LOCAL && at >= 0 && at < SEQ_MAX && c->nlocals < LI_LOCAL_SITES) {
+		c->locals[c->nlocals++] = sub_expr(c->k, t->n[n->a].w0, t->n[n->a].w1);
+		s.q->code[at].flags |= (uint16_t)(c->nlocals << LI_LOCAL_SITE);
+	}
 	if (s.pc != c->pc)
 		c->hoisted_reads[s.pc] |= n->slots;
 	avail_add(s.av, key, n->slots, s.pc, at);
@@ -983,6 +1003,13 @@ int lower_kernel(struct kernel *k)
 		if (c.pre[pc] && finish(k, pc, &c.pre[pc]->q, marks[pc]))
 			goto out;
 	}
+	if (c.nlocals) {
+		k->local_reads = malloc((size_t)c.nlocals * sizeof *k->local_reads);
+		if (!k->local_reads)
+			goto out;
+		memcpy(k->local_reads, c.locals, (size_t)c.nlocals * sizeof *k->local_reads);
+		k->nlocal_reads = c.nlocals;
+	}
 	rc = 0;
 out:
 	for (int pc = 0; c.pre && pc < k->ncode; pc++)
@@ -1001,4 +1028,7 @@ void lower_free(struct kernel *k)
 		free((void *)k->lowered[pc].code);
 	free(k->lowered);
 	k->lowered = NULL;
+	free(k->local_reads);
+	k->local_reads = NULL;
+	k->nlocal_reads = 0;
 }

@@ -61,6 +61,12 @@ enum {
 	LI_MEMBAR = 256, /* MEMBAR.ALL.CTA: done after fence_membar_latency (fence.csv); what reads it waits */
 	LI_WAR = 512,    /* writes a register the warp's previous LDGSTS reads: not before ldgsts_operand_read after it */
 };
+/*
+ * An LDL's site: flags >> LI_LOCAL_SITE is 1 + its index in the kernel's
+ * local_reads (the element it loads), 0 when the kernel has more sites than fit.
+ */
+#define LI_LOCAL_SITE 10
+#define LI_LOCAL_SITES 63
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
 #define LOWER_SEQ_MAX 64

@@ -19,6 +19,7 @@
 
 #include "../../isa/lower.h"
 #include "machine.h"
+#include "l1.h"
 #include "cli.h"
 #include "commands.h"
 #include "outfile.h"
@@ -592,6 +593,128 @@ static void derive_operand_read(struct calib *c)
 	cite(c, "ldgsts_operand_read", "copy_burst_chained.csv rows %d and %d: 16 and 64 chained 16-byte copies issue in %.1f and %.1f cycles, %.2f a copy, less the IMAD's stall count (%d) before the LDGSTS", r16, r64, t16, t64, per, run->code[0].stall);
 }
 
+/* Column col of data row r (0-based) of v, as a number; NAN when it is not one. */
+static double row_num(struct calib *c, const struct csv *v, int r, const char *col)
+{
+	int i = col_of(c, v, col);
+	if (i < 0)
+		return NAN;
+	const char *cellv = v->cells[(size_t)r * CSV_MAX_COLS + (size_t)i];
+	char *end;
+	double x = strtod(cellv, &end);
+	return end == cellv || *end ? NAN : x;
+}
+
+/*
+ * tests/hw/l1_local.cu's loop on the L1 model: the share of its local loads
+ * that miss.  l1_local.sass: at 4 stages and more a batch loads two offsets
+ * (LDL), the copy's (batch f % S) and the add's ((f + 1) % S, the batch
+ * S - 1 back), around one LDGSTS.E line a warp and, with stores, one STG
+ * line; at 2 stages ptxas unrolls the loop and keeps both offsets in
+ * registers, so those rows measure no loop and are left out.
+ */
+static double local_reuse_misses(const struct machine *m, int stages, int warps, uint64_t carveout, bool store,
+				 uint32_t ways, bool mru)
+{
+	enum { batches = 128 }; /* l1_local.cu kBatches */
+	struct l1 l;
+	if (l1_init(&l, m, carveout, ways, mru))
+		return NAN;
+	uint64_t in = 1ull << 40, out = 2ull << 40, hits = 0, loads = 0;
+	for (int f = 0; f < batches + stages - 1; f++)
+		for (int w = 0; w < warps; w++) {
+			if (f < batches) {
+				hits += l1_local(&l, (uint32_t)w, f % stages);
+				loads++;
+				l1_stream(&l, in++);
+			}
+			if (f >= stages - 1) {
+				hits += l1_local(&l, (uint32_t)w, (f + 1) % stages);
+				loads++;
+				if (store)
+					l1_stream(&l, out++);
+			}
+		}
+	l1_free(&l);
+	return loads ? 1.0 - (double)hits / (double)loads : 0.0;
+}
+
+/*
+ * L1 and the shared-memory carveout (tests/hw/l1_local.cu, run_l1_local.sh):
+ * the carveout sizes, the driver's choice of one (carveout.csv, an empty
+ * kernel at 64-1024 threads and 0-48 KB of dynamic shared memory), and the
+ * cache's ways and where a global line goes in a set, the pair whose replica
+ * of the microbenchmark's loop misses most like it (l1_local.csv: 4-16
+ * stages, 4-64 warps per SM, carveouts of 64-228 KB, with and without a
+ * store a batch).
+ */
+static void derive_l1(struct calib *c)
+{
+	struct machine *m = &c->m;
+	int r;
+	m->l1_bytes = iround(cell(c, "device.csv", "value", &r, "property=l1_smem_bytes", NULL));
+	cite(c, "l1_bytes", "device.csv row %d: unified L1 data cache and shared memory per SM of this compute capability", r);
+	struct csv *cv = NULL, *lv = NULL;
+	if (c->d->code || csv_load(c, "carveout.csv", &cv) || csv_load(c, "l1_local.csv", &lv))
+		return;
+	/* the step between the two largest carveouts ncu reports */
+	double top = 0, second = 0;
+	for (int i = 0; i < cv->nrows + lv->nrows; i++) {
+		double kb = i < cv->nrows ? row_num(c, cv, i, "carveout_kb") : row_num(c, lv, i - cv->nrows, "carveout_kb");
+		if (kb > top)
+			second = top, top = kb;
+		else if (kb < top && kb > second)
+			second = kb;
+	}
+	m->smem_carveout_step = iround((top - second) * 1024);
+	cite(c, "smem_carveout_step", "carveout.csv and l1_local.csv: the two largest carveouts ncu reports, %.0f and %.0f KB", top, second);
+	/* the reserve and the preferred largest carveout that reproduce the most of the driver's choices */
+	int best = -1, rows = cv->nrows;
+	int64_t best_reserve = 0, best_prefer = 0;
+	for (int64_t reserve = 0; reserve <= 4096; reserve += 128)
+		for (int64_t prefer = m->smem_carveout_step / 4; prefer <= m->smem_bytes; prefer += 1024) {
+			m->smem_block_reserved = reserve;
+			m->smem_carveout_prefer = prefer;
+			int match = 0;
+			for (int i = 0; i < rows; i++)
+				match += (double)l1_carveout(m, (uint64_t)row_num(c, cv, i, "dynamic_smem"),
+							     (int64_t)row_num(c, cv, i, "block_size")) ==
+					 row_num(c, cv, i, "carveout_kb") * 1024;
+			if (match > best)
+				best = match, best_reserve = reserve, best_prefer = prefer;
+		}
+	m->smem_block_reserved = best_reserve;
+	m->smem_carveout_prefer = best_prefer;
+	cite(c, "smem_block_reserved", "carveout.csv: with it the driver's rule (sim/units/l1.c l1_carveout) gives the carveout ncu reports for %d of the %d launches", best, rows);
+	cite(c, "smem_carveout_prefer", "carveout.csv: with it the driver's rule (sim/units/l1.c l1_carveout) gives the carveout ncu reports for %d of the %d launches", best, rows);
+	double best_err = INFINITY;
+	int fitted = 0;
+	for (uint32_t ways = 1; ways <= 32; ways *= 2)
+		for (int mru = 0; mru <= 1; mru++) {
+			double err = 0;
+			int n = 0;
+			for (int i = 0; i < lv->nrows; i++) {
+				int stages = (int)row_num(c, lv, i, "stages");
+				double measured = row_num(c, lv, i, "local_miss_rate");
+				if (stages < 4 || isnan(measured))
+					continue;
+				double model = local_reuse_misses(m, stages, (int)row_num(c, lv, i, "warps_per_sm"),
+								  (uint64_t)row_num(c, lv, i, "carveout_kb") * 1024,
+								  row_num(c, lv, i, "store") != 0, ways, mru);
+				err += fabs(model - measured);
+				n++;
+			}
+			if (n && err / n < best_err) {
+				best_err = err / n;
+				fitted = n;
+				m->l1_ways = ways;
+				m->l1_stream_mru = mru;
+			}
+		}
+	cite(c, "l1_ways", "l1_local.csv: of 1-32 ways, with a global line going in at either end of its set, the replica of its loop (calibrate.c local_reuse_misses) misses most like its %d rows of 4-16 stages: mean absolute difference %.4f of the local loads", fitted, best_err);
+	cite(c, "l1_stream_mru", "l1_local.csv: with l1_ways, the replica's best fit (mean absolute difference %.4f of the local loads over %d rows)", best_err, fitted);
+}
+
 /* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
@@ -693,6 +816,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_memory(c);
 	derive_progress(c);
 	derive_operand_read(c);
+	derive_l1(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -357,6 +357,26 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 }
 
 /* A load's value, or a synchronous copy's, is used by what follows the op: the warp waits for it at the op's end. */
+/*
+ * An LDL of a local array: an L1 hit comes back after local_load_latency, a
+ * miss from L2.  Its element is what the op's operand holds now, read in the
+ * group's first lane (the examples index their arrays by a warp-uniform stage).
+ */
+static uint64_t local_load(struct sim *s, struct warp *w, const struct simt_entry *e, const struct linst *li)
+{
+	int site = li->flags >> LI_LOCAL_SITE;
+	uint64_t hit = (uint64_t)s->m->local_load_latency;
+	if (site == 0 || site > s->k->nlocal_reads || !e->mask)
+		return hit;
+	int64_t element = simt_peek(s, w, __builtin_ctz(e->mask), &s->k->local_reads[site - 1]);
+	if (l1_local(&s->l1, w->id, element)) {
+		s->rep->local_hits++;
+		return hit;
+	}
+	s->rep->local_misses++;
+	return (uint64_t)s->m->l2_latency;
+}
+
 static bool value_used(const struct insn *in)
 {
 	return in->op == OP_SHARED_LOAD || in->op == OP_GLOBAL_LOAD || in->op == OP_MEMCPY_ASYNC;
@@ -456,7 +476,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		w->ldgsts_read = start + (uint64_t)s->m->ldgsts_operand_read;
 	uint16_t own = li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR); /* an instruction with its own latency */
 	if (own)
-		lat = (uint64_t)(own & LI_LOCAL	   ? s->m->local_load_latency
+		lat = (uint64_t)(own & LI_LOCAL	   ? (int64_t)local_load(s, w, e, li)
 				 : own & LI_LDC	   ? s->m->ldc_latency
 				 : own & LI_MEMBAR ? s->m->fence_membar_latency
 						   : s->m->mbarrier_arrive_latency);

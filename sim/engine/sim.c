@@ -15,6 +15,15 @@ static double host_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Shared memory a block of k takes: its buffers and its pipelines' stage barriers. */
+static uint64_t block_smem(const struct kernel *k)
+{
+	uint64_t smem = k->shared_bytes;
+	for (int i = 0; i < k->npipes; i++)
+		smem += 16ull * k->pipes[i].stages; /* two 8-byte mbarriers per stage */
+	return smem;
+}
+
 int sim_check_launch(const struct kernel *k, const struct machine *m, const struct launch *l, struct diag *d)
 {
 	if (l->block_size < 1 || l->block_size > m->max_block_threads)
@@ -30,9 +39,7 @@ int sim_check_launch(const struct kernel *k, const struct machine *m, const stru
 				"%lld threads)",
 				(long long)l->blocks, (long long)l->block_size, (long long)warps,
 				(long long)m->max_warps, (long long)m->max_threads);
-	uint64_t smem = k->shared_bytes;
-	for (int i = 0; i < k->npipes; i++)
-		smem += 16ull * k->pipes[i].stages; /* two 8-byte mbarriers per stage */
+	uint64_t smem = block_smem(k);
 	if (smem > (uint64_t)m->smem_block_bytes)
 		return diag_set(d, DIAG_INPUT, "%s: needs %llu bytes of shared memory per block; the machine allows %lld",
 				k->file, (unsigned long long)smem, (long long)m->smem_block_bytes);
@@ -61,8 +68,11 @@ static int setup(struct sim *s)
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
 	s->smem_memo = calloc(1, sizeof *s->smem_memo);
-	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->smem_memo)
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->smem_memo ||
+	    l1_init(&s->l1, s->m, l1_carveout(s->m, block_smem(s->k), l->block_size), (uint32_t)s->m->l1_ways,
+		    s->m->l1_stream_mru != 0))
 		return -1;
+	s->rep->carveout_bytes = s->l1.carveout;
 	for (int32_t pc = 0; pc < s->k->ncode; pc++)
 		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
 			s->token_slots |= 1ull << s->k->code[pc].slot;
@@ -153,6 +163,7 @@ static void teardown(struct sim *s)
 	free(s->mbars);
 	free(s->lane_regs);
 	free(s->smem_memo);
+	l1_free(&s->l1);
 	smem_port_free(s);
 	evq_free(&s->q);
 }

@@ -102,6 +102,8 @@ struct sim_report {
 
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
 	uint64_t dram_bytes;
+	uint64_t local_hits, local_misses; /* local-array loads (LDL) that hit and missed in L1 */
+	uint64_t carveout_bytes;            /* the launch's shared-memory carveout (the rest of the array is L1) */
 
 	/* For the binding limit (sim/out/limit.h): the figures Nsight Compute's rule reads. */
 	double dram_peak_bytes_per_cycle; /* the machine's dram_peak_bytes_per_cycle: ncu's DRAM peak, this SM's share */

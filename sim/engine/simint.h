@@ -16,6 +16,7 @@
 #include "../../isa/lower.h"
 #include "bulk.h"
 #include "cpasync.h"
+#include "l1.h"
 #include "smem.h"
 #include "flow.h"
 #include "evq.h"
@@ -302,6 +303,7 @@ struct sim {
 	struct mbar *mbars;
 	uint32_t nmbars;
 	struct gmem mem;
+	struct l1 l1;
 	uint64_t now;
 	uint32_t warps_left;
 	struct sim_report *rep;
@@ -467,6 +469,8 @@ uint32_t simt_arrived(const struct warp *w, int entry);
  */
 uint32_t simt_held_back(const struct warp *w);
 int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e);
+/* As simt_eval, without reporting a fault (the value is then 0): a look ahead at what the op will compute. */
+int64_t simt_peek(struct sim *s, struct warp *w, int lane, const struct expr *e);
 /* The current op's field key ("dst", "src") as the kernel file writes it, for messages ("" if none). */
 /* "warp W", or "warp W (ROLE)" when the kernel names its role; into out, which it returns. */
 const char *sim_warp_name(const struct sim *s, const struct warp *w, char *out, size_t n);
@@ -540,6 +544,13 @@ void sim_check_spin(struct sim *s, uint64_t now);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+/*
+ * An access whose lines take room in L1 (a load, a store, a 4- or 8-byte
+ * cp.async: LDGSTS.E; a 16-byte one bypasses L1): they push the local arrays
+ * out (l1_local.csv: a store a batch doubles the local misses).  Whether the
+ * access's own lines hit is not modelled: every read goes to L2.
+ */
+void gmem_through_l1(struct sim *s, const uint64_t *sectors, uint32_t nsectors);
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
 /* A bulk store's write of nsectors starting now; returns when the L2 has them. */
 uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);

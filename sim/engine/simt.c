@@ -143,6 +143,13 @@ int64_t simt_eval(struct sim *s, struct warp *w, int lane, const struct expr *e)
 	return v;
 }
 
+int64_t simt_peek(struct sim *s, struct warp *w, int lane, const struct expr *e)
+{
+	enum expr_fault f = EXPR_OK;
+	int64_t v = e->is_const ? e->value : eval_lane(s, w, lane, e, &f);
+	return f ? 0 : v;
+}
+
 /*
  * Whether every slot e reads (materialized) holds one value in all lanes of
  * mask: a few compares per slot against a program run per lane.

@@ -129,6 +129,13 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 		cJSON_AddNumberToObject(tc, "pipe_utilisation", round6(r->cycles ? r->tensor_busy / (double)r->cycles : 0));
 	}
 
+	if (r->local_hits + r->local_misses) { /* only kernels with local arrays */
+		cJSON *l1 = cJSON_AddObjectToObject(o, "l1");
+		cJSON_AddNumberToObject(l1, "carveout_bytes", (double)r->carveout_bytes);
+		cJSON_AddNumberToObject(l1, "local_loads", (double)(r->local_hits + r->local_misses));
+		cJSON_AddNumberToObject(l1, "local_misses", (double)r->local_misses);
+	}
+
 	cJSON *dram = cJSON_AddObjectToObject(o, "dram");
 	cJSON_AddNumberToObject(dram, "bytes", (double)r->dram_bytes);
 	cJSON_AddNumberToObject(dram, "bytes_per_cycle",
@@ -248,6 +255,11 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 	fprintf(out, "\nshared memory    %llu accesses, %llu wavefronts, %llu bank-conflict wavefronts\n",
 		(unsigned long long)r->smem_accesses, (unsigned long long)r->smem_wavefronts,
 		(unsigned long long)r->bank_conflicts);
+	if (r->local_hits + r->local_misses)
+		fprintf(out, "L1               %llu local loads, %llu missed (%.2f%%), %llu KB carveout\n",
+			(unsigned long long)(r->local_hits + r->local_misses), (unsigned long long)r->local_misses,
+			100.0 * (double)r->local_misses / (double)(r->local_hits + r->local_misses),
+			(unsigned long long)(r->carveout_bytes / 1024));
 	fprintf(out, "DRAM             %llu bytes, %.2f bytes/cycle\n", (unsigned long long)r->dram_bytes,
 		r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0.0);
 	if (r->mma_ops)

@@ -389,6 +389,8 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			if (zf[__builtin_ctz(mm)] >= c)
 				reads &= ~(mm & -mm);
 		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
+		if (c < 16)
+			gmem_through_l1(s, sectors, nsec);
 		uint64_t arrive = (nsec ? gmem_read(s, now, sectors, nsec) : now) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);

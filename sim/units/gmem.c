@@ -53,6 +53,17 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 	return n;
 }
 
+void gmem_through_l1(struct sim *s, const uint64_t *sectors, uint32_t nsectors)
+{
+	uint64_t last = UINT64_MAX;
+	for (uint32_t i = 0; i < nsectors; i++) {
+		uint64_t line = sectors[i] / 4; /* four 32-byte sectors to a 128-byte line */
+		if (line != last)
+			l1_stream(&s->l1, line);
+		last = line;
+	}
+}
+
 static bool l2_hit(const struct sim *s, uint64_t sector)
 {
 	if (s->m->l2_hit_fraction <= 0)
