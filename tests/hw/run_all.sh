@@ -70,7 +70,20 @@ else
   echo "build_copy_burst_chained: FAILED" >>"$meta"; status=1
 fi
 
+# L1 and the carveout (l1_local.csv, carveout.csv: calibrate's l1_* and smem_carveout_* fields) need ncu's
+# counters, not clock64: run_l1_local.sh runs the binary under ncu, l1_local.py joins the two tables
+if "$NVCC" "${NVCCFLAGS[@]}" -o "$build/l1_local" "$here/l1_local.cu" >"$build/l1_local.buildlog" 2>&1; then
+  "$here/run_l1_local.sh" "$build/l1_local" "$outdir" 2>&1 | tee -a "$log" && python3 "$here/l1_local.py" "$outdir"
+  rc=$?
+  echo "run_l1_local: rc=$rc" >>"$meta"
+  [ "$rc" -eq 0 ] || status=1
+else
+  echo "build of l1_local FAILED:"; cat "$build/l1_local.buildlog"
+  echo "build_l1_local: FAILED" >>"$meta"; status=1
+fi
+
 if command -v cuobjdump >/dev/null; then
+  [ -x "$build/l1_local" ] && cuobjdump -sass "$build/l1_local" >"$outdir/l1_local.sass" 2>&1
   for b in "${benches[@]}"; do
     [ -x "$build/$b" ] && cuobjdump -sass "$build/$b" >"$outdir/$b.sass" 2>&1
   done
