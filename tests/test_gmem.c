@@ -63,3 +63,32 @@ Test(gmem, sectors_match_reference)
 				check(a, masks[mi], widths[wi], "one sector each");
 			}
 }
+
+/*
+ * A DRAM read through L1 waits l1_dram_line_latency per line the SM's other warps have in flight
+ * through L1 (inflight_bare.csv), none for the warp's own, and none once those have landed; a read
+ * that bypasses L1 (a 16-byte cp.async) neither waits for them nor counts.  (The DRAM queue returns
+ * reads in order, so the times below leave room after each.)
+ */
+Test(gmem, a_read_through_l1_waits_for_the_other_warps_lines_in_flight)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.dram_latency = 700;
+	m.l1_dram_line_latency = 12;
+	m.dram_bytes_per_cycle = 1e6; /* no bandwidth queue: the latency alone */
+	struct warp warps[3] = {{.id = 0}, {.id = 1}, {.id = 2}};
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 3, .rep = &rep};
+	cr_assert_eq(l1_init(&s.l1, &m, 0, 4, true), 0);
+	const uint64_t line0[4] = {0, 1, 2, 3}, line1[4] = {4, 5, 6, 7}, line2[4] = {8, 9, 10, 11};
+	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4), 800, "alone: the DRAM latency");
+	cr_assert_eq(gmem_read_cached(&s, &warps[0], 110, line1, 4), 810, "its own line in flight adds nothing");
+	cr_assert_eq(gmem_read_cached(&s, &warps[1], 120, line2, 4), 120 + 700 + 2 * 12, "two lines of warp 0 in flight");
+	cr_assert_eq(gmem_read_cached(&s, &warps[2], 805, line0, 4), 805 + 700 + 2 * 12,
+		     "at 805 warp 0's first line has landed: its second and warp 1's are in flight");
+	cr_assert_eq(gmem_read(&s, 3000, line2, 4), 3700, "a read that bypasses L1, all landed: the latency");
+	cr_assert_eq(gmem_read_cached(&s, &warps[1], 3010, line1, 4), 3710, "and it left nothing in flight through L1");
+	gmem_free(&s);
+	l1_free(&s.l1);
+}

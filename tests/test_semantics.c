@@ -140,8 +140,8 @@ Test(semantics, over_wait_matches_the_h100)
 	/*
 	 * The jump from one group to two is the over-wait (a copy round trip) and the second group's own
 	 * copies, commit and join.  Since session 11 a group whose if ends on a false test pays its join
-	 * (the join-overwrite fix), D = 2's row is within 2% of the H100's, and the jump runs ~19% over the
-	 * H100's because D = 1 with a per-group commit is 17% fast (the H100 pays 68 cycles a batch for
+	 * (the join-overwrite fix), D = 2's row is within 3% of the H100's, and the jump runs ~20% over the
+	 * H100's because D = 1 with a per-group commit is 11% fast (the H100 pays 68 cycles a batch for
 	 * that commit's region, smsim 1; README, "What is still off").
 	 */
 	cr_assert(jump > 0.85 * hw_jump && jump < 1.25 * hw_jump, "over-wait per batch %.0f, H100 %.0f", jump, hw_jump);
@@ -336,7 +336,9 @@ Test(semantics, misaligned_memcpy_async_falls_back_to_a_synchronous_copy)
 	cr_assert_eq(run_kernel_text(COPY_KERNEL(2), 128, 1, NULL, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.sync_copies, 8 * 256, "2-byte chunks: 256 per copy, all synchronous");
 	cr_assert_gt(r.stalls[STALL_MEMORY], 0);
-	cr_assert_gt(r.cycles, 4 * async_cycles, "eight serial round trips instead of one overlapped batch");
+	/* the overlapped batch's 32 lines each wait for the other warps' in flight (l1_dram_line_latency): 3x, not 8x */
+	cr_assert_gt(r.cycles, 3 * async_cycles, "eight serial round trips instead of one overlapped batch: %llu against %llu",
+		     (unsigned long long)r.cycles, (unsigned long long)async_cycles);
 }
 
 /* Grid sync over co-resident blocks, warp shuffles and a block barrier (simpleAWBarrier). */

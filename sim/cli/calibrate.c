@@ -640,6 +640,41 @@ static double local_reuse_misses(const struct machine *m, int stages, int warps,
 }
 
 /*
+ * A DRAM read through L1 waits longer the more lines the SM's other warps
+ * have in flight (inflight_bare.csv, tests/hw/inflight_latency.cu's second
+ * table: one stage, so each batch waits for its copies whole; 1 or 4 copies
+ * of 4 bytes a thread, 1-16 warps on every SM, from DRAM).  A batch's cycles
+ * over the one-warp row's, against the lines the other warps have in flight
+ * (copies x (warps - 1)): the least-squares slope through the origin.
+ */
+static void derive_l1_dram(struct calib *c)
+{
+	static const struct {
+		const char *copies;
+		int copies_n, max_warps; /* the 4-copy table stops at 8 warps */
+	} sets[] = {{"copies=1", 1, 16}, {"copies=4", 4, 8}};
+	double sxy = 0, sxx = 0;
+	int n = 0;
+	for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+		int r;
+		double one = cell(c, "inflight_bare.csv", "cycles_per_batch", &r, "source=DRAM", sets[k].copies, "store=1",
+				  "stages=1", "k=0", "warps=1", NULL);
+		for (int warps = 2; warps <= sets[k].max_warps; warps *= 2) {
+			char wk[32];
+			snprintf(wk, sizeof wk, "warps=%d", warps);
+			double y = cell(c, "inflight_bare.csv", "cycles_per_batch", &r, "source=DRAM", sets[k].copies,
+					"store=1", "stages=1", "k=0", wk, NULL) - one;
+			double x = (double)sets[k].copies_n * (warps - 1);
+			sxy += x * y;
+			sxx += x * x;
+			n++;
+		}
+	}
+	c->m.l1_dram_line_latency = sxx > 0 ? iround(sxy / sxx) : 0;
+	cite(c, "l1_dram_line_latency", "inflight_bare.csv, DRAM, one stage, 1 and 4 four-byte copies a thread: a batch's cycles over the one-warp row's against the lines the other warps have in flight, %d rows, slope %.2f cycles a line", n, sxx > 0 ? sxy / sxx : 0.0);
+}
+
+/*
  * L1 and the shared-memory carveout (tests/hw/l1_local.cu, run_l1_local.sh):
  * the carveout sizes, the driver's choice of one (carveout.csv, an empty
  * kernel at 64-1024 threads and 0-48 KB of dynamic shared memory), and the
@@ -817,6 +852,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_progress(c);
 	derive_operand_read(c);
 	derive_l1(c);
+	derive_l1_dram(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

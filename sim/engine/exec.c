@@ -290,8 +290,7 @@ static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *
 	}
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
-	gmem_through_l1(s, sectors, n);
-	return gmem_read(s, now, sectors, n);
+	return gmem_read_cached(s, w, now, sectors, n);
 }
 
 

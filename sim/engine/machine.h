@@ -82,6 +82,7 @@
 	X(ldsm_warp_wavefront_cycles, I, 2, 0, 100, "cycles per wavefront one warp's ldmatrix holds its next one") \
 	X(l2_latency, I, 283, 1, 10000, "cycles, L2 hit load")                           \
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
+	X(l1_dram_line_latency, I, 12, 0, 10000, "cycles a read through L1 that misses L2 waits per DRAM line the SM's other warps have in flight through L1") \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \
 	X(dram_peak_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's share of the DRAM peak Nsight Compute measures DRAM % against") \

@@ -164,6 +164,7 @@ static void teardown(struct sim *s)
 	free(s->lane_regs);
 	free(s->smem_memo);
 	l1_free(&s->l1);
+	gmem_free(s);
 	smem_port_free(s);
 	evq_free(&s->q);
 }

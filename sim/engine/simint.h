@@ -154,6 +154,7 @@ struct warp {
 	uint64_t *slot_ready; /* per register slot: when the statement that last wrote it has its result */
 	uint64_t res[LOWER_SEQ_MAX]; /* per instruction of the current op's sequence: when its result is ready */
 	struct cpa_warp cpa;
+	uint32_t l1_dram_lines; /* its DRAM lines in flight through L1 (gmem_read_cached) */
 	struct simt_entry stack[SIMT_MAX_DEPTH];
 };
 
@@ -287,6 +288,16 @@ struct gmem {
 	uint64_t copies_land; /* latest landing of any copy issued so far */
 	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
 	uint64_t mio_room;    /* ... and has room again (mio_queue_cycles before that; 0: room now) */
+	/*
+	 * DRAM lines read through L1 still in flight: a min-heap by landing,
+	 * and their count (each warp keeps its own share, warp.l1_dram_lines).
+	 */
+	struct l1_miss {
+		uint64_t land;
+		uint32_t warp, lines;
+	} *l1_misses;
+	size_t nl1_misses, l1_misses_cap;
+	uint64_t l1_dram_lines;
 };
 
 struct sim {
@@ -544,6 +555,16 @@ void sim_check_spin(struct sim *s, uint64_t now);
 
 /* gmem.c: completion cycle of a request of nsectors 32-byte sectors. */
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+/*
+ * The same for a read through L1 by warp w (a load, a 4- or 8-byte cp.async):
+ * its lines take room in L1 (gmem_through_l1), and what misses L2 waits
+ * l1_dram_line_latency more per DRAM line the SM's other warps have in
+ * flight through L1 (inflight_bare.csv: a batch's copy from DRAM takes
+ * longer with every warp beside it, with none for a lone warp's own
+ * requests).
+ */
+uint64_t gmem_read_cached(struct sim *s, struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+void gmem_free(struct sim *s);
 /*
  * An access whose lines take room in L1 (a load, a store, a 4- or 8-byte
  * cp.async: LDGSTS.E; a 16-byte one bypasses L1): they push the local arrays

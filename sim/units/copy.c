@@ -389,9 +389,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			if (zf[__builtin_ctz(mm)] >= c)
 				reads &= ~(mm & -mm);
 		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
-		if (c < 16)
-			gmem_through_l1(s, sectors, nsec);
-		uint64_t arrive = (nsec ? gmem_read(s, now, sectors, nsec) : now) +
+		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
+		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec)
+						      : gmem_read(s, now, sectors, nsec)) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;

@@ -7,6 +7,8 @@
  * request finishes at max(now + latency, previous finish + bytes / rate).
  * Queue times are kept in 1/1024 cycles so fractional rates do not drift.
  */
+#include <stdlib.h>
+
 #include "simint.h"
 
 #define FP 1024u
@@ -82,8 +84,8 @@ static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_
 	return (finish + FP - 1) / FP;
 }
 
-/* Hits go through the L2 queue, misses through the DRAM share; done when both have. */
-static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses)
+/* Hits go through the L2 queue, misses through the DRAM share (extra cycles later); done when both have. */
+static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses, uint64_t extra)
 {
 	uint64_t done = now;
 	if (hits) {
@@ -91,7 +93,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 		done = t > done ? t : done;
 	}
 	if (misses) {
-		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency, 32ull * misses,
+		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency + extra, 32ull * misses,
 				   s->m->dram_bytes_per_cycle);
 		done = t > done ? t : done;
 		s->rep->dram_bytes += 32ull * misses;
@@ -106,7 +108,78 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 	uint32_t hits = 0;
 	for (uint32_t i = 0; i < nsectors; i++)
 		hits += l2_hit(s, sectors[i]);
-	return read_split(s, now, hits, nsectors - hits);
+	return read_split(s, now, hits, nsectors - hits, 0);
+}
+
+/* Forgets the DRAM lines through L1 that have landed by now. */
+static void l1_misses_land(struct sim *s, uint64_t now)
+{
+	struct gmem *g = &s->mem;
+	while (g->nl1_misses && g->l1_misses[0].land <= now) {
+		struct l1_miss top = g->l1_misses[0];
+		s->warps[top.warp].l1_dram_lines -= top.lines;
+		g->l1_dram_lines -= top.lines;
+		struct l1_miss last = g->l1_misses[--g->nl1_misses];
+		size_t i = 0;
+		for (;;) { /* sift the last entry down from the root */
+			size_t c = 2 * i + 1;
+			if (c >= g->nl1_misses)
+				break;
+			if (c + 1 < g->nl1_misses && g->l1_misses[c + 1].land < g->l1_misses[c].land)
+				c++;
+			if (last.land <= g->l1_misses[c].land)
+				break;
+			g->l1_misses[i] = g->l1_misses[c];
+			i = c;
+		}
+		if (g->nl1_misses)
+			g->l1_misses[i] = last;
+	}
+}
+
+/* Remembers lines of warp w in flight until land; untracked when memory runs out (they then add no delay). */
+static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, uint32_t lines)
+{
+	struct gmem *g = &s->mem;
+	if (g->nl1_misses == g->l1_misses_cap) {
+		size_t cap = g->l1_misses_cap ? 2 * g->l1_misses_cap : 256;
+		struct l1_miss *h = realloc(g->l1_misses, cap * sizeof *h);
+		if (!h)
+			return;
+		g->l1_misses = h;
+		g->l1_misses_cap = cap;
+	}
+	size_t i = g->nl1_misses++;
+	while (i > 0 && g->l1_misses[(i - 1) / 2].land > land) {
+		g->l1_misses[i] = g->l1_misses[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	g->l1_misses[i] = (struct l1_miss){.land = land, .warp = w->id, .lines = lines};
+	s->warps[w->id].l1_dram_lines += lines;
+	g->l1_dram_lines += lines;
+}
+
+uint64_t gmem_read_cached(struct sim *s, struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+{
+	gmem_through_l1(s, sectors, nsectors);
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, sectors[i]);
+	uint32_t misses = nsectors - hits;
+	if (!misses)
+		return read_split(s, now, hits, 0, 0);
+	l1_misses_land(s, now);
+	uint64_t others = s->mem.l1_dram_lines - w->l1_dram_lines;
+	uint64_t done = read_split(s, now, hits, misses, others * (uint64_t)s->m->l1_dram_line_latency);
+	l1_misses_add(s, w, done, (misses + 3) / 4); /* four 32-byte sectors to a line */
+	return done;
+}
+
+void gmem_free(struct sim *s)
+{
+	free(s->mem.l1_misses);
+	s->mem.l1_misses = NULL;
+	s->mem.nl1_misses = s->mem.l1_misses_cap = 0;
 }
 
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
@@ -173,5 +246,5 @@ uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint
 	uint32_t hits = 0;
 	for (uint32_t i = 0; i < nsectors; i++)
 		hits += l2_hit(s, first_sector + i);
-	return read_split(s, now, hits, nsectors - hits);
+	return read_split(s, now, hits, nsectors - hits, 0);
 }
