@@ -356,7 +356,6 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 	}
 }
 
-/* A load's value, or a synchronous copy's, is used by what follows the op: the warp waits for it at the op's end. */
 /*
  * An LDL of a local array: an L1 hit comes back after local_load_latency, a
  * miss from L2.  Its element is what the op's operand holds now, read in the
@@ -377,6 +376,7 @@ static uint64_t local_load(struct sim *s, struct warp *w, const struct simt_entr
 	return (uint64_t)s->m->l2_latency;
 }
 
+/* A load's value, or a synchronous copy's, is used by what follows the op: the warp waits for it at the op's end. */
 static bool value_used(const struct insn *in)
 {
 	return in->op == OP_SHARED_LOAD || in->op == OP_GLOBAL_LOAD || in->op == OP_MEMCPY_ASYNC;

@@ -563,7 +563,7 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
  * longer with every warp beside it, with none for a lone warp's own
  * requests).
  */
-uint64_t gmem_read_cached(struct sim *s, struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
 void gmem_free(struct sim *s);
 /*
  * An access whose lines take room in L1 (a load, a store, a 4- or 8-byte

@@ -159,7 +159,7 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 	g->l1_dram_lines += lines;
 }
 
-uint64_t gmem_read_cached(struct sim *s, struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
 {
 	gmem_through_l1(s, sectors, nsectors);
 	uint32_t hits = 0;
