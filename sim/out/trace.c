@@ -483,11 +483,38 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 		struct trace_slice s;
 		struct dec ts;
 		dec_set(&ts, 0);
-		while (trace_next_span(&cur, &s)) {
+		while (cur.at < cur.stop) {
+			uint32_t code = (uint32_t)(*cur.at & 0xff);
+			if (code < TRACE_SPREAD) {
+				/*
+				 * A plain span, most of them: its steps read here, as trace_next_span
+				 * would join them, and its record written without a trace_slice.
+				 */
+				uint64_t len = 0;
+				do
+					len += *cur.at++ >> 8;
+				while (cur.at < cur.stop && (*cur.at & 0xff) == code);
+				char *p = ob_room(out);
+				memcpy(p, pre[code], sizeof pre[0]); /* whole, for a fixed-size copy; pren bytes count */
+				p += pren[code];
+				dec_to(&ts, cur.cycle);
+				p = put_short(p, ts.s, (size_t)ts.n);
+				p = PUT_LIT(p, ",\"dur\":");
+				if (len < 10)
+					*p++ = (char)('0' + len);
+				else
+					p = put_u64(p, len);
+				*p++ = '}';
+				out->n = (size_t)(p - out->buf);
+				cur.cycle += len;
+				continue;
+			}
+			if (!trace_next_span(&cur, &s))
+				break; /* only gaps were left */
 			char *p = ob_room(out);
 			const struct trace_op *op = s.op && s.op <= t->nops ? &t->ops[s.op - 1] : NULL;
-			if (!s.spread) {
-				memcpy(p, pre[s.cause], sizeof pre[0]); /* whole, for a fixed-size copy; pren bytes count */
+			if (!s.spread) { /* after a gap */
+				memcpy(p, pre[s.cause], sizeof pre[0]);
 				p += pren[s.cause];
 			} else {
 				memcpy(p, head, sizeof head);
