@@ -153,3 +153,27 @@ Test(trace, chrome_ts_carry_into_new_digits_and_across_gaps)
 	free(buf);
 	trace_free(t);
 }
+
+/* A spread op longer than one step holds, in each of its parts, comes back as one span with its parts whole. */
+Test(trace, a_spread_op_longer_than_a_step_comes_back_whole)
+{
+	struct trace *t = trace_new(1, 0);
+	cr_assert(t);
+	uint64_t big = 2 * TRACE_STEP_LEN_MAX + 5, at = 1;
+	trace_spread_begin(t, 0, STALL_CONSUMER_WAIT);
+	trace_issue(t, 0, 0); /* its first slot */
+	trace_warp(t, 0, STALL_ISSUE, at, at + big);
+	at += big;
+	trace_warp(t, 0, STALL_NOT_SELECTED, at, at + big);
+	at += big;
+	trace_warp(t, 0, STALL_CONSUMER_WAIT, at, at + big);
+	at += big;
+	trace_issue(t, 0, at); /* a slot of another op closes it */
+	struct trace_slice s[4];
+	cr_assert_eq(spans_of(&t->warps[0], s, 4), 2);
+	cr_assert(s[0].spread && s[0].cause == STALL_CONSUMER_WAIT && s[0].begin == 0 && s[0].end == 3 * big + 1);
+	cr_assert_eq(s[0].issue, big + 1);
+	cr_assert_eq(s[0].not_selected, big);
+	cr_assert(!s[1].spread && s[1].cause == STALL_ISSUE && s[1].begin == at && s[1].end == at + 1);
+	trace_free(t);
+}

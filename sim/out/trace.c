@@ -97,7 +97,7 @@ void trace_warp_span(struct trace *t, struct trace_timeline *tl, enum stall caus
 		return;
 	for (uint64_t gap = begin - tl->end; gap;) {
 		uint64_t piece = gap < TRACE_STEP_LEN_MAX ? gap : TRACE_STEP_LEN_MAX;
-		if (!push_step(t, tl, piece << 8 | TRACE_GAP))
+		if (!push_step(t, tl, (trace_step)(piece << 8 | TRACE_GAP)))
 			return;
 		gap -= piece;
 	}
@@ -105,11 +105,23 @@ void trace_warp_span(struct trace *t, struct trace_timeline *tl, enum stall caus
 	/* The last step may still have room for a piece of this one; trace_next_span joins them either way. */
 	for (uint64_t len = end - begin; len;) {
 		uint64_t piece = len < TRACE_STEP_LEN_MAX ? len : TRACE_STEP_LEN_MAX;
-		if (!push_step(t, tl, piece << 8 | (uint32_t)cause))
+		if (!push_step(t, tl, (trace_step)(piece << 8 | (uint32_t)cause)))
 			return;
 		len -= piece;
 		tl->end += piece;
 	}
+}
+
+/* A spread op's part of n cycles as steps of code, in pieces of TRACE_STEP_LEN_MAX (first: the first piece's code). */
+static bool push_part(struct trace *t, struct trace_timeline *tl, uint64_t n, uint32_t first, uint32_t code)
+{
+	for (uint32_t c = first; n; c = code) {
+		uint64_t piece = n < TRACE_STEP_LEN_MAX ? n : TRACE_STEP_LEN_MAX;
+		if (!push_step(t, tl, (trace_step)(piece << 8 | c)))
+			return false;
+		n -= piece;
+	}
+	return true;
 }
 
 void trace_spread_close(struct trace *t, struct trace_timeline *tl)
@@ -117,10 +129,10 @@ void trace_spread_close(struct trace *t, struct trace_timeline *tl)
 	tl->spread_open = false;
 	if (!tl->spread_len)
 		return;
-	if (push_step(t, tl, tl->spread_len << 8 | TRACE_SPREAD | tl->spread_cause) &&
-	    (!tl->spread_issue || push_step(t, tl, tl->spread_issue << 8 | TRACE_SPREAD_ISSUE)) &&
-	    (!tl->spread_not_sel || push_step(t, tl, tl->spread_not_sel << 8 | TRACE_SPREAD_NOT_SEL)) && tl->spread_op)
-		push_step(t, tl, (uint64_t)tl->spread_op << 8 | TRACE_SPREAD_OP);
+	if (push_part(t, tl, tl->spread_len, TRACE_SPREAD | tl->spread_cause, TRACE_SPREAD_MORE) &&
+	    push_part(t, tl, tl->spread_issue, TRACE_SPREAD_ISSUE, TRACE_SPREAD_ISSUE) &&
+	    push_part(t, tl, tl->spread_not_sel, TRACE_SPREAD_NOT_SEL, TRACE_SPREAD_NOT_SEL) && tl->spread_op)
+		push_step(t, tl, (trace_step)(tl->spread_op << 8 | TRACE_SPREAD_OP));
 }
 
 void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause)
