@@ -22,7 +22,7 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until it is ready, then not_selected (tr: s->trace). */
-static inline void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
+static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
 		return;
