@@ -124,6 +124,27 @@ static bool push_part(struct trace *t, struct trace_timeline *tl, uint64_t n, ui
 	return true;
 }
 
+void trace_warp_other(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin, uint64_t end)
+{
+	if (tl->spread_open && trace_spread_add(t, tl, cause, begin, end))
+		return;
+	uint64_t len = end - begin;
+	if (tl->end == begin && len <= TRACE_STEP_LEN_MAX) {
+		trace_step *last = tl->n ? &tl->steps[tl->n - 1] : NULL;
+		if (last && (*last & 0xff) == (uint32_t)cause && (*last >> 8) <= TRACE_STEP_LEN_MAX - len) {
+			*last += (trace_step)(len << 8);
+			tl->end = end;
+			return;
+		}
+		if (tl->n < tl->cap) {
+			tl->steps[tl->n++] = (trace_step)(len << 8 | (uint32_t)cause);
+			tl->end = end;
+			return;
+		}
+	}
+	trace_warp_span(t, tl, cause, begin, end); /* grows the timeline, or records a gap or a long span */
+}
+
 void trace_spread_close(struct trace *t, struct trace_timeline *tl)
 {
 	tl->spread_open = false;

@@ -145,29 +145,30 @@ other:
 	trace_spread_close(t, tl);
 	return false;
 }
-/* A span of the warp's timeline; it extends the last one when that has the same cause and ends at begin. */
+/* trace_warp's other cases: an open spread op, the first step, a full timeline, a gap or a long span. */
+void trace_warp_other(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin, uint64_t end);
+/*
+ * A span of the warp's timeline; it extends the last one when that has the
+ * same cause and ends at begin.  About two per warp-instruction in a traced
+ * run: the usual case (no spread op open, room for a step) is the only one
+ * inline.
+ */
 static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end)
 {
 	if (!t || end <= begin || warp >= t->nwarps)
 		return;
 	struct trace_timeline *tl = &t->warps[warp];
-	if (tl->spread_open && trace_spread_add(t, tl, cause, begin, end))
-		return;
 	uint64_t len = end - begin;
-	if (tl->end == begin && len <= TRACE_STEP_LEN_MAX) {
-		trace_step *last = tl->n ? &tl->steps[tl->n - 1] : NULL;
-		if (last && (*last & 0xff) == (uint32_t)cause && (*last >> 8) <= TRACE_STEP_LEN_MAX - len) {
+	if (!tl->spread_open && tl->end == begin && len <= TRACE_STEP_LEN_MAX && tl->n && tl->n < tl->cap) {
+		trace_step *last = &tl->steps[tl->n - 1];
+		tl->end = end;
+		if ((*last & 0xff) == (uint32_t)cause && (*last >> 8) <= TRACE_STEP_LEN_MAX - len)
 			*last += (trace_step)(len << 8);
-			tl->end = end;
-			return;
-		}
-		if (tl->n < tl->cap) {
+		else
 			tl->steps[tl->n++] = (trace_step)(len << 8 | (uint32_t)cause);
-			tl->end = end;
-			return;
-		}
+		return;
 	}
-	trace_warp_span(t, tl, cause, begin, end); /* grows the timeline, or records a gap or a long span */
+	trace_warp_other(t, tl, cause, begin, end);
 }
 /*
  * The op the warp is issuing spreads its instructions over its latency (or
