@@ -1,5 +1,8 @@
 /* trace: a warp's timeline as 8-byte steps gives back the spans it was handed. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/out/trace.h"
 
@@ -116,5 +119,61 @@ Test(trace, back_to_back_spread_ops_stay_apart_and_another_cause_closes_one)
 	cr_assert(s[1].spread && s[1].begin == 14 && s[1].end == 28 && s[1].issue == 3);
 	cr_assert(!s[2].spread && s[2].cause == STALL_CONSUMER_WAIT && s[2].end == 40);
 	cr_assert(!s[3].spread && s[3].cause == STALL_ALU && s[3].end == 41);
+	trace_free(t);
+}
+
+/* The writer adds each span's dur to the last ts as decimal digits: carries, a new digit and a gap. */
+Test(trace, chrome_ts_carry_into_new_digits_and_across_gaps)
+{
+	struct trace *t = trace_new(1, 0);
+	cr_assert(t);
+	uint64_t ends[] = {9, 10, 99, 100, 101, 999, 1000, 1000000, 1000003};
+	uint64_t at = 0;
+	for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+		trace_warp(t, 0, i % 2 ? STALL_ALU : STALL_ISSUE, at, ends[i]);
+		at = ends[i];
+	}
+	trace_warp(t, 0, STALL_ISSUE, 123456789012, 123456789013); /* after a gap */
+	trace_warp(t, 0, STALL_ALU, 123456789013, 123456789099);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert(f);
+	cr_assert_eq(trace_write_chrome(t, f, "t", 1.0), 0);
+	fclose(f);
+	uint64_t want[] = {0, 9, 10, 99, 100, 101, 999, 1000, 1000000, 123456789012, 123456789013};
+	const char *p = buf;
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		p = strstr(p, "\"ts\":");
+		cr_assert(p, "span %zu", i);
+		p += 5;
+		cr_assert_eq(strtoull(p, NULL, 10), want[i], "span %zu", i);
+	}
+	cr_assert_null(strstr(p, "\"ts\":"));
+	free(buf);
+	trace_free(t);
+}
+
+/* A spread op longer than one step holds, in each of its parts, comes back as one span with its parts whole. */
+Test(trace, a_spread_op_longer_than_a_step_comes_back_whole)
+{
+	struct trace *t = trace_new(1, 0);
+	cr_assert(t);
+	uint64_t big = 2 * TRACE_STEP_LEN_MAX + 5, at = 1;
+	trace_spread_begin(t, 0, STALL_CONSUMER_WAIT);
+	trace_issue(t, 0, 0); /* its first slot */
+	trace_warp(t, 0, STALL_ISSUE, at, at + big);
+	at += big;
+	trace_warp(t, 0, STALL_NOT_SELECTED, at, at + big);
+	at += big;
+	trace_warp(t, 0, STALL_CONSUMER_WAIT, at, at + big);
+	at += big;
+	trace_issue(t, 0, at); /* a slot of another op closes it */
+	struct trace_slice s[4];
+	cr_assert_eq(spans_of(&t->warps[0], s, 4), 2);
+	cr_assert(s[0].spread && s[0].cause == STALL_CONSUMER_WAIT && s[0].begin == 0 && s[0].end == 3 * big + 1);
+	cr_assert_eq(s[0].issue, big + 1);
+	cr_assert_eq(s[0].not_selected, big);
+	cr_assert(!s[1].spread && s[1].cause == STALL_ISSUE && s[1].begin == at && s[1].end == at + 1);
 	trace_free(t);
 }

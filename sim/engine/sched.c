@@ -22,7 +22,7 @@ const char *const stall_key[STALL_COUNT] = {
 };
 
 /* Charges the warp's time from since to now: its cause until it is ready, then not_selected (tr: s->trace). */
-static inline void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
+static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
 		return;
@@ -240,7 +240,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		enum stall cause = (enum stall)w->cause;
 		uint64_t at;
 		if (w->next_known) {
-			at = issue_when_planned(s, w, now, &cause); /* reads the plan, changes nothing */
+			at = issue_when_planned_on(s, w, p->pipe_free, now, &cause); /* reads the plan, changes nothing */
 		} else {
 			/* finding the next instruction may run ops that issue none: the warp is the one issuing */
 			s->issuing = w;
@@ -285,7 +285,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	if (*ready == now + 1 && !s->error) {
 		/* when its next instruction can issue, known now: one pick instead of a deferral later */
 		enum stall cause = STALL_NOT_SELECTED;
-		uint64_t at = w->next_known ? issue_when_planned(s, w, now + 1, &cause) : issue_check(s, w, now + 1, &cause);
+		uint64_t at = w->next_known ? issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause)
+					    : issue_check(s, w, now + 1, &cause);
 		if (at > now + 1) {
 			*ready = at;
 			if (at != NEVER)

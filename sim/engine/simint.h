@@ -750,13 +750,19 @@ static ISSUE_INLINE void plan_waits(struct warp *w, const struct simt_entry *e, 
 	w->next_deps = at;
 	w->next_why = (uint8_t)why;
 }
-/* The planned next instruction (w->next_known): when its pipe and the MIO queue let it issue, at now or later. */
-static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
+/*
+ * The planned next instruction (w->next_known): when its pipe and the MIO
+ * queue let it issue, at now or later.  pipe_free is its sub-partition's
+ * (w->pipe_free; the tick passes the one it holds, a load less on the way
+ * from the pick to the issue).
+ */
+static inline uint64_t issue_when_planned_on(const struct sim *s, const struct warp *w, const uint64_t *pipe_free,
+					     uint64_t now, enum stall *cause)
 {
 	uint64_t at = w->next_deps;
 	enum stall why = (enum stall)w->next_why;
 	if (!w->next_free) { /* a woken try_wait returning takes neither */
-		uint64_t pipe = w->pipe_free[w->next_cls];
+		uint64_t pipe = pipe_free[w->next_cls];
 		why = pipe > at ? STALL_PIPE_BUSY : why;
 		at = pipe > at ? pipe : at;
 		if (s->cls_mio[w->next_cls]) {
@@ -767,6 +773,10 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 	}
 	*cause = why;
 	return at > now ? at : now;
+}
+static inline uint64_t issue_when_planned(const struct sim *s, const struct warp *w, uint64_t now, enum stall *cause)
+{
+	return issue_when_planned_on(s, w, w->pipe_free, now, cause);
 }
 /*
  * The instruction has issued at now: its pipe is busy, and a memory-path

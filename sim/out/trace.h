@@ -36,27 +36,35 @@ struct trace_track {
 /*
  * A warp's timeline.  Its spans are contiguous (each starts where the last
  * ended: the stall charge hands the warp's time on without a gap), so a span
- * is stored as its length and cause in 8 bytes instead of a 24-byte
- * trace_span: a third of the memory a long run's trace faults in.  A length
- * that does not fit in TRACE_STEP_LEN_MAX is stored in pieces, and a gap
- * (none is recorded today) as a TRACE_GAP step; trace_next_span joins the
- * pieces again.
+ * is stored as its length and cause in 4 bytes instead of a 24-byte
+ * trace_span: a sixth of the memory a long run's trace faults in (the
+ * instruction-level core records about two spans per warp-instruction,
+ * most of them a few cycles long: 141 MiB at the bench's traced size with
+ * 8-byte steps, half that now).  A length that does not fit in
+ * TRACE_STEP_LEN_MAX (2^24 - 1 cycles) is stored in pieces, and a gap (none
+ * is recorded today) as a TRACE_GAP step; trace_next_span joins the pieces
+ * again.
  *
  * An op that issues its instructions spread over its latency (exec_spread:
  * a statement, pipeline call, copy, compute setup or store) is one span of
  * three steps: TRACE_SPREAD | cause with its whole length, then its issue
- * slots and its cycles not selected; the rest of it went to the cause.  Slot
+ * slots and its cycles not selected; the rest of it went to the cause (a
+ * part longer than a step holds goes on in more steps: TRACE_SPREAD_MORE
+ * for the length, the same code for the others).  Slot
  * by slot it would be an issue, a gap and often a not_selected span for
  * every instruction: three times the spans of a traced run, and a comb of
  * one-cycle slices no viewer makes sense of.
  */
-typedef uint64_t trace_step; /* length << 8 | cause */
-#define TRACE_STEP_LEN_MAX ((1ull << 56) - 1)
+typedef uint32_t trace_step; /* length << 8 | cause */
+#define TRACE_STEP_LEN_MAX ((1ull << 24) - 1)
 #define TRACE_GAP 0xffu
 #define TRACE_SPREAD 0x40u          /* | cause: a spread op's whole length */
 #define TRACE_SPREAD_ISSUE 0xfeu    /* its issue slots */
 #define TRACE_SPREAD_NOT_SEL 0xfdu  /* its cycles not selected */
 #define TRACE_SPREAD_OP 0xfcu       /* which op it is: 1 + its index into trace.ops (in the length's place) */
+#define TRACE_SPREAD_MORE 0xfbu     /* more of its whole length, beyond TRACE_STEP_LEN_MAX */
+/* A spread op's length may go on past one step (its parts are stored in pieces), as far as it did in 8 bytes. */
+#define TRACE_SPREAD_LEN_MAX ((1ull << 56) - 1)
 _Static_assert(STALL_COUNT < TRACE_SPREAD, "a cause fits below the spread flag");
 
 struct trace_timeline {
@@ -108,7 +116,8 @@ int trace_set_ops(struct trace *t, uint32_t n, const struct trace_op *ops);
 /* The warp issued a slot of op (an index into trace.ops): its open spread span, if not named yet, is that op's. */
 static inline void trace_op_at(struct trace *t, uint32_t warp, uint32_t op)
 {
-	if (t && warp < t->nwarps && t->warps[warp].spread_open && !t->warps[warp].spread_op && op < t->nops)
+	if (t && warp < t->nwarps && t->warps[warp].spread_open && !t->warps[warp].spread_op && op < t->nops &&
+	    op < TRACE_STEP_LEN_MAX)
 		t->warps[warp].spread_op = op + 1;
 }
 
@@ -121,7 +130,7 @@ static inline bool trace_spread_add(struct trace *t, struct trace_timeline *tl, 
 				    uint64_t end)
 {
 	uint64_t len = end - begin;
-	if (begin == tl->end && len <= TRACE_STEP_LEN_MAX - tl->spread_len) {
+	if (begin == tl->end && len <= TRACE_SPREAD_LEN_MAX - tl->spread_len) {
 		if (cause == STALL_ISSUE)
 			tl->spread_issue += len;
 		else if (cause == STALL_NOT_SELECTED && tl->spread_cause != STALL_NOT_SELECTED)
@@ -136,29 +145,30 @@ other:
 	trace_spread_close(t, tl);
 	return false;
 }
-/* A span of the warp's timeline; it extends the last one when that has the same cause and ends at begin. */
+/* trace_warp's other cases: an open spread op, the first step, a full timeline, a gap or a long span. */
+void trace_warp_other(struct trace *t, struct trace_timeline *tl, enum stall cause, uint64_t begin, uint64_t end);
+/*
+ * A span of the warp's timeline; it extends the last one when that has the
+ * same cause and ends at begin.  About two per warp-instruction in a traced
+ * run: the usual case (no spread op open, room for a step) is the only one
+ * inline.
+ */
 static inline void trace_warp(struct trace *t, uint32_t warp, enum stall cause, uint64_t begin, uint64_t end)
 {
 	if (!t || end <= begin || warp >= t->nwarps)
 		return;
 	struct trace_timeline *tl = &t->warps[warp];
-	if (tl->spread_open && trace_spread_add(t, tl, cause, begin, end))
-		return;
 	uint64_t len = end - begin;
-	if (tl->end == begin && len <= TRACE_STEP_LEN_MAX) {
-		trace_step *last = tl->n ? &tl->steps[tl->n - 1] : NULL;
-		if (last && (*last & 0xff) == (uint32_t)cause && (*last >> 8) <= TRACE_STEP_LEN_MAX - len) {
-			*last += len << 8;
-			tl->end = end;
-			return;
-		}
-		if (tl->n < tl->cap) {
-			tl->steps[tl->n++] = len << 8 | (uint32_t)cause;
-			tl->end = end;
-			return;
-		}
+	if (!tl->spread_open && tl->end == begin && len <= TRACE_STEP_LEN_MAX && tl->n && tl->n < tl->cap) {
+		trace_step *last = &tl->steps[tl->n - 1];
+		tl->end = end;
+		if ((*last & 0xff) == (uint32_t)cause && (*last >> 8) <= TRACE_STEP_LEN_MAX - len)
+			*last += (trace_step)(len << 8);
+		else
+			tl->steps[tl->n++] = (trace_step)(len << 8 | (uint32_t)cause);
+		return;
 	}
-	trace_warp_span(t, tl, cause, begin, end); /* grows the timeline, or records a gap or a long span */
+	trace_warp_other(t, tl, cause, begin, end);
 }
 /*
  * The op the warp is issuing spreads its instructions over its latency (or
@@ -227,8 +237,10 @@ static inline bool trace_next_span(struct trace_cursor *c, struct trace_slice *o
 		out->cause = code & ~TRACE_SPREAD;
 		out->spread = true;
 		c->cycle += *c->at++ >> 8;
-		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_OP && (*c->at & 0xff) != TRACE_GAP; c->at++) {
-			if ((*c->at & 0xff) == TRACE_SPREAD_OP)
+		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_MORE && (*c->at & 0xff) != TRACE_GAP; c->at++) {
+			if ((*c->at & 0xff) == TRACE_SPREAD_MORE)
+				c->cycle += *c->at >> 8;
+			else if ((*c->at & 0xff) == TRACE_SPREAD_OP)
 				out->op = (uint32_t)(*c->at >> 8);
 			else
 				*((*c->at & 0xff) == TRACE_SPREAD_ISSUE ? &out->issue : &out->not_selected) += *c->at >> 8;
