@@ -122,6 +122,18 @@ static int col_of(struct calib *c, const struct csv *v, const char *col)
 	return -1;
 }
 
+/* Column col of data row r (0-based) of v, as a number; NAN when it is not one. */
+static double row_num(struct calib *c, const struct csv *v, int r, const char *col)
+{
+	int i = col_of(c, v, col);
+	if (i < 0)
+		return NAN;
+	const char *cellv = v->cells[(size_t)r * CSV_MAX_COLS + (size_t)i];
+	char *end;
+	double x = strtod(cellv, &end);
+	return end == cellv || *end ? NAN : x;
+}
+
 /*
  * The value of column `col` in the one row of file `name` whose cells match
  * every "column=value" of the NULL-terminated key list; NAN (and an error)
@@ -161,9 +173,8 @@ static double cell(struct calib *c, const char *name, const char *col, int *row,
 			match = !strcmp(cells[kcol[i]], kval[i]);
 		if (!match)
 			continue;
-		char *end;
-		double x = strtod(cells[want], &end);
-		if (end == cells[want] || *end) {
+		double x = row_num(c, v, r, col);
+		if (isnan(x)) {
 			diag_set(c->d, DIAG_INPUT, "%s/%s: data row %d, column %s: \"%s\" is not a number", c->dir, name,
 				 r + 1, col, cells[want]);
 			return NAN;
@@ -591,18 +602,6 @@ static void derive_operand_read(struct calib *c)
 	double per = (t64 - t16) / 48.0;
 	c->m.ldgsts_operand_read = iround(per) - run->code[0].stall < 0 ? 0 : iround(per) - run->code[0].stall;
 	cite(c, "ldgsts_operand_read", "copy_burst_chained.csv rows %d and %d: 16 and 64 chained 16-byte copies issue in %.1f and %.1f cycles, %.2f a copy, less the IMAD's stall count (%d) before the LDGSTS", r16, r64, t16, t64, per, run->code[0].stall);
-}
-
-/* Column col of data row r (0-based) of v, as a number; NAN when it is not one. */
-static double row_num(struct calib *c, const struct csv *v, int r, const char *col)
-{
-	int i = col_of(c, v, col);
-	if (i < 0)
-		return NAN;
-	const char *cellv = v->cells[(size_t)r * CSV_MAX_COLS + (size_t)i];
-	char *end;
-	double x = strtod(cellv, &end);
-	return end == cellv || *end ? NAN : x;
 }
 
 /*

@@ -75,6 +75,15 @@ static bool l2_hit(const struct sim *s, uint64_t sector)
 	return (double)(h % 1000000) < s->m->l2_hit_fraction * 1e6;
 }
 
+/* How many of the sectors hit in L2. */
+static uint32_t l2_hits(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
+{
+	uint32_t hits = 0;
+	for (uint32_t i = 0; i < nsectors; i++)
+		hits += l2_hit(s, sectors[i]);
+	return hits;
+}
+
 static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_t bytes, double bytes_per_cycle)
 {
 	uint64_t ready = (now + latency) * FP;
@@ -105,9 +114,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
 {
-	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, sectors[i]);
+	uint32_t hits = l2_hits(s, sectors, nsectors);
 	return read_split(s, now, hits, nsectors - hits, 0);
 }
 
@@ -162,9 +169,7 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
 {
 	gmem_through_l1(s, sectors, nsectors);
-	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, sectors[i]);
+	uint32_t hits = l2_hits(s, sectors, nsectors);
 	uint32_t misses = nsectors - hits;
 	if (!misses)
 		return read_split(s, now, hits, 0, 0);
@@ -222,9 +227,7 @@ static uint64_t idle_split(const struct sim *s, uint32_t hits, uint32_t misses)
 
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 {
-	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, sectors[i]);
+	uint32_t hits = l2_hits(s, sectors, nsectors);
 	return idle_split(s, hits, nsectors - hits);
 }
 
