@@ -113,6 +113,10 @@ static enum expr_fault apply_unary(enum opc op, int64_t a, int64_t *r)
 	case OPC_LNOT: *r = !a; return EXPR_OK;
 	case OPC_BNOT: *r = ~a; return EXPR_OK;
 	case OPC_LOCAL: *r = a; return EXPR_OK;
+	case OPC_INT32:
+		/* C would wrap (implementation-defined); a wrapped index addresses the wrong element, so a fault as overflow is */
+		*r = a;
+		return a < INT32_MIN || a > INT32_MAX ? EXPR_OVERFLOW : EXPR_OK;
 	default: *r = a != 0; return EXPR_OK;
 	}
 }
@@ -292,7 +296,9 @@ static int parse_call(struct parser *p, const char *name, size_t at)
 		p->nnodes = sub.nnodes;
 		p->failed = sub.failed;
 		/* an element of a local array: what the helper computes is where it was stored; a constant index folds */
-		return h->local_array && r >= 0 ? mk_unary(p, OPC_LOCAL, r) : r;
+		if (h->local_array && r >= 0)
+			r = mk_unary(p, OPC_LOCAL, r);
+		return h->returns_int && r >= 0 ? mk_unary(p, OPC_INT32, r) : r;
 	}
 	p->pos = at;
 	return fail_unknown(p, name, true);
@@ -645,6 +651,7 @@ __attribute__((flatten)) int64_t expr_eval_code(const struct expr_pool *pool, co
 		case OPC_LNOT:
 		case OPC_BNOT:
 		case OPC_LOCAL:
+		case OPC_INT32:
 		case OPC_BOOL: {
 			enum expr_fault f = apply_unary(op, st[sp - 1], &st[sp - 1]);
 			if (f) {
@@ -782,6 +789,7 @@ static bool binary_at(const int64_t *w, const int64_t *end)
 	case OPC_LNOT:
 	case OPC_BNOT:
 	case OPC_LOCAL:
+	case OPC_INT32:
 	case OPC_BOOL:
 	case OPC_JZ:
 	case OPC_JMP: return false;
@@ -885,6 +893,7 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 		case OPC_LNOT:
 		case OPC_BNOT:
 		case OPC_LOCAL:
+		case OPC_INT32:
 		case OPC_BOOL:
 			if (uni[sp - 1]) {
 				enum expr_fault f = apply_unary(op, one[sp - 1], &one[sp - 1]);

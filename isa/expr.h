@@ -43,6 +43,7 @@ enum opc {
 	OPC_JZ,  /* operand: forward offset; pops the condition */
 	OPC_JMP, /* operand: forward offset */
 	OPC_LOCAL, /* unary: an element of a per-thread array in local memory (a helper with "local_array"); its value is the operand */
+	OPC_INT32, /* unary: the operand converted to int (a helper with "type": "int"); a value int cannot hold is a fault */
 };
 
 enum expr_fault { EXPR_OK = 0, EXPR_DIV_ZERO, EXPR_BAD_SHIFT, EXPR_OVERFLOW };
@@ -136,6 +137,7 @@ struct expr_helper {
 	int nparams;
 	const char *body;
 	bool local_array; /* the helper stands for a run-time indexed per-thread array: a call is a local-memory load */
+	bool returns_int; /* "type": "int": the helper returns int, as the examples' block_batch lambda does */
 };
 
 /* How identifiers resolve: a constant value, or a per-thread register slot. */

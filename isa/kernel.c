@@ -397,10 +397,10 @@ static int var_name(struct compiler *c, const cJSON *obj, const char **name)
 }
 
 /*
- * "type": "int" declares a 32-bit variable, "size_t" (the default: the
- * documented examples index with size_t) a 64-bit one.  Statements on 32-bit
- * values only take single integer instructions on hardware; 64-bit ones take
- * pairs with a carry between them.
+ * "type": "int" declares a 32-bit variable (or a helper returning int),
+ * "size_t" (the default: the documented examples index with size_t) a 64-bit
+ * one.  Statements on 32-bit values only take single integer instructions on
+ * hardware; 64-bit ones take pairs with a carry between them.
  */
 static int var_type(struct compiler *c, const cJSON *obj, bool *narrow)
 {
@@ -412,7 +412,7 @@ static int var_type(struct compiler *c, const cJSON *obj, bool *narrow)
 	if (*narrow || strcmp(type, "size_t") == 0)
 		return 0;
 	size_t old = jpath_key(&c->at, "type");
-	rc = jdoc_error(c->doc, &c->at, c->d, "expected \"int\" or \"size_t\" for the variable's type, not \"%s\"", type);
+	rc = jdoc_error(c->doc, &c->at, c->d, "expected \"int\" or \"size_t\" as the type, not \"%s\"", type);
 	jpath_pop(&c->at, old);
 	return rc;
 }
@@ -1406,7 +1406,7 @@ static int load_helpers(struct compiler *c, const cJSON *root)
 	c->helpers = calloc((size_t)cJSON_GetArraySize(hs) + 1, sizeof *c->helpers);
 	for (const cJSON *h = hs->child; h && !rc; h = h->next) {
 		size_t o2 = jpath_key(&c->at, h->string);
-		static const char *const keys[] = {"args", "expr", "local_array", "comment", NULL};
+		static const char *const keys[] = {"args", "expr", "local_array", "type", "comment", NULL};
 		struct expr_helper *eh = &c->helpers[c->nhelpers];
 		*eh = (struct expr_helper){.name = h->string}; /* over what a helper that failed left */
 		if ((rc = jdoc_check_keys(c->doc, h, &c->at, keys, c->d)) ||
@@ -1420,6 +1420,10 @@ static int load_helpers(struct compiler *c, const cJSON *root)
 			goto next;
 		}
 		eh->local_array = cJSON_IsTrue(local);
+		bool returns_int;
+		if ((rc = var_type(c, h, &returns_int)))
+			goto next;
+		eh->returns_int = returns_int;
 		const cJSON *args = cJSON_GetObjectItemCaseSensitive(h, "args");
 		if (args && (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > 8)) {
 			size_t o3 = jpath_key(&c->at, "args");

@@ -53,6 +53,7 @@ struct avail {
 struct loop {
 	int head, back, pre;
 	uint64_t writes; /* variables some op of the loop assigns */
+	bool remainder;  /* ptxas unrolls it by 4: a trip count and a remainder loop per entry (unrolled_by_ptxas) */
 };
 
 /* Where lowered instructions go: an op's own sequence, or the preheader of a loop they were hoisted out of. */
@@ -145,6 +146,8 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 			q->code[at].flags |= LI_LOCAL;
 		return at;
 	}
+	case OPC_INT32: /* an int widened where 64 bits are wanted: SHF.R.S32.HI makes the high word */
+		return emit(q, IC_ALU, d, in);
 	case OPC_ADD:
 	case OPC_SUB:
 	case OPC_NEG:
@@ -210,7 +213,8 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 
 static bool unary(enum opc op)
 {
-	return op == OPC_NEG || op == OPC_LNOT || op == OPC_BNOT || op == OPC_BOOL || op == OPC_LOCAL;
+	return op == OPC_NEG || op == OPC_LNOT || op == OPC_BNOT || op == OPC_BOOL || op == OPC_LOCAL ||
+	       op == OPC_INT32;
 }
 
 static uint64_t slot_bit(int64_t slot) { return 1ull << (slot < 63 ? slot : 63); }
@@ -384,6 +388,32 @@ static struct sink sink_at(struct lower_ctx *c, int pc)
 }
 
 /*
+ * Whether the low 32 bits of node i depend only on the low 32 bits of what it
+ * reads (+ - * << and the bitwise operators): converted to int, nvcc computes
+ * it in 32 bits, as the examples' block_batch lambda (-> int) compiles to one
+ * IMAD (traces/h100/pipelines.sass, with_single_stage 0x05d0).
+ */
+static bool low_word_only(const struct tree *t, int i)
+{
+	const struct node *n = &t->n[i];
+	switch (n->op) {
+	case OPC_PUSH:
+	case OPC_LOAD: return true;
+	case OPC_ADD:
+	case OPC_SUB:
+	case OPC_MUL:
+	case OPC_SHL:
+	case OPC_AND:
+	case OPC_OR:
+	case OPC_XOR: return low_word_only(t, n->a) && low_word_only(t, n->b);
+	case OPC_NEG:
+	case OPC_BNOT:
+	case OPC_INT32: return low_word_only(t, n->a);
+	default: return false;
+	}
+}
+
+/*
  * Lowers node i of t where it is computed (the op, a preheader, or at
  * kernel entry); returns where its value is, as seen by sink s.
  * wide: the statement computes in 64 bits.
@@ -409,6 +439,9 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 		return (struct val){.at = -1, .pc = -1};
 	if (n->op == OPC_LOAD) /* a variable as it is: its register */
 		return (struct val){.at = -1, .pc = -1, .input = true};
+	if (n->op == OPC_INT32 && (!wide || !low_word_only(t, n->a)))
+		/* an int used as one, or converted from what needs 64 bits: the low word is the value */
+		return lower_node(c, t, n->a, wide);
 	if (n->op == OPC_BOOL && n->a >= 0) {
 		/* !!x of a compare is the compare's predicate itself (ISETP ... .AND folds && into it) */
 		enum opc inner = t->n[n->a].op;
@@ -436,7 +469,8 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 	}
 	bool fused = mul >= 0 && placement(c, t->n[mul].slots) == where;
 	/* the operands: of the fused IMAD, the product's two and the addend */
-	struct val a = lower_node(c, t, fused ? t->n[mul].a : n->a, wide);
+	/* an int widened: what it converts computes in 32 bits */
+	struct val a = lower_node(c, t, fused ? t->n[mul].a : n->a, wide && n->op != OPC_INT32);
 	struct val b = fused ? lower_node(c, t, t->n[mul].b, wide)
 		       : n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
 	struct val cv = fused ? lower_node(c, t, addend, wide)
@@ -476,6 +510,11 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	const struct node *r = &t.n[root];
 	if (address && (r->op == OPC_ADD || r->op == OPC_SUB) && r->b >= 0 && t.n[r->b].konst)
 		root = r->a;
+	if (address && t.n[root].op == OPC_INT32 && low_word_only(&t, t.n[root].a)) {
+		/* an int index: the address's IMAD.WIDE (or LEA.HI.X.SX32) sign-extends it on the way */
+		root = t.n[root].a;
+		wide = false;
+	}
 	if (condition && r->op == OPC_JZ) {
 		/*
 		 * A branch on && or ||: the compares combine into the predicate
@@ -731,6 +770,58 @@ static int straight_preheader(const struct lower_ctx *c)
 	return in->pre;
 }
 
+/*
+ * Whether ptxas unrolls loop l by 4 (traces/h100/pipelines.sass,
+ * with_staging_scope_thread<2> 0x05b0-0x0a70: the fetch loop of LDGSTS and
+ * LDGDEPBAR): its body is one basic block and its trip count is known only at
+ * run time (its test reads a variable the loop does not change).  The body
+ * then runs as four copies and a remainder loop, and every entry first
+ * computes the trip count and the remainder (remainder_overhead).  A loop
+ * whose exit is the enclosing loop's back edge is left as it is: the
+ * overhead would have no op to issue in.
+ */
+static bool unrolled_by_ptxas(const struct kernel *k, const struct loop *l)
+{
+	const struct insn *test = &k->code[l->head];
+	if (test->op != OP_BRZ || test->unrolled || l->back + 1 >= k->ncode)
+		return false;
+	enum op after = k->code[l->back + 1].op;
+	if (after == OP_JMP || after == OP_FMA)
+		return false;
+	uint64_t bound = test->e[0].slots & ~l->writes & ~k->const_slots & ~((1ull << SLOT_BUILTINS) - 1);
+	return bound != 0 && (test->e[0].slots & l->writes) != 0 && straight_loop(k, l);
+}
+
+/*
+ * What an entry of a loop ptxas unrolled by 4 issues besides its trips, as
+ * with_staging_scope_thread<2> 0x05b0-0x0680 and 0x0a40-0x0a70 run it: per
+ * bound of the test the trips left (a subtraction), their minimum (a compare
+ * and a select per further bound), the remainder (-trips & 3), its test and
+ * branch in a convergence region (BSSY), and after the remainder loop the
+ * BSYNC, the test for four trips more and its branch, and the outer BSYNC.
+ * 64-bit counters pair every subtraction, compare and select.
+ */
+static void remainder_overhead(struct seq *q, const struct kernel *k, const struct expr *test)
+{
+	int bounds = 0;
+	for (const int64_t *w = k->pool.words + test->at, *end = w + test->len; w < end;) {
+		enum opc op = (enum opc)*w++;
+		bounds += op >= OPC_LT && op <= OPC_NE;
+		if (op == OPC_PUSH || op == OPC_LOAD || op == OPC_JZ || op == OPC_JMP)
+			w++;
+	}
+	int width = wide_expr(k, test) ? 2 : 1;
+	int at = emit(q, IC_BRA, 0, false); /* BSSY */
+	at = chain(q, IC_ALU, width * bounds, 0, true);
+	at = chain(q, IC_ALU, 2 * width * (bounds > 0 ? bounds - 1 : 0), dep_bit(at), false);
+	at = chain(q, IC_ALU, 2 + width, dep_bit(at), false); /* -trips & 3, and its test */
+	emit(q, IC_BRA, dep_bit(at), false);
+	emit(q, IC_BRA, 0, false); /* BSYNC */
+	at = chain(q, IC_ALU, width, 0, false);
+	emit(q, IC_BRA, dep_bit(at), false);
+	emit(q, IC_BRA, 0, false); /* BSYNC */
+}
+
 /* The variable an op assigns (a statement, an arrive's token, a poll's result); 0 when none. */
 static uint64_t writes_of(const struct kernel *k, const struct insn *in)
 {
@@ -872,6 +963,8 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 */
 		const struct lform *f = &lform_table[id];
 		uint64_t setup = setup_of(f), pads = pads_of(f), drop = 0;
+		/* stages_count = 1: the stage index is always 0, so ptxas folds its advance and wrap away */
+		uint64_t one_stage = in->obj >= 0 && k->pipes[in->obj].stages == 1 ? f->per_stage : 0;
 		if (c->forms_seen >> id & 1) {
 			drop = setup;
 		} else {
@@ -903,7 +996,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				drop |= address;
 			}
 		}
-		append_form(q, f, inputs, drop, anchor, lb, le);
+		append_form(q, f, inputs, drop | one_stage, anchor, lb, le);
 		c->forms_seen |= 1ull << id;
 		if (in->op == OP_COMPUTE && in->src2.buf >= 0) {
 			/* the second input: its address and another LDS (and I2F); the op's anchor stays the first */
@@ -973,6 +1066,8 @@ int lower_kernel(struct kernel *k)
 	if (!marks || !target || !c.pre || !c.hoisted_reads || !k->lowered || find_loops(&c))
 		goto out;
 	for (int i = 0; i < c.nloops; i++)
+		c.loops[i].remainder = unrolled_by_ptxas(k, &c.loops[i]);
+	for (int i = 0; i < c.nloops; i++)
 		if (c.loops[i].pre >= 0 && !c.pre[c.loops[i].pre] &&
 		    !(c.pre[c.loops[i].pre] = calloc(1, sizeof *c.pre[c.loops[i].pre])))
 			goto out;
@@ -992,6 +1087,9 @@ int lower_kernel(struct kernel *k)
 		c.pc = pc;
 		c.op.n = 0;
 		c.op.full = false;
+		for (int i = 0; i < c.nloops; i++)
+			if (c.loops[i].remainder && c.loops[i].back + 1 == pc)
+				remainder_overhead(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
 		lower_insn(&c, in, marks[pc]);
 		avail_kill(&c.block, writes_of(k, in));
 		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))

@@ -99,6 +99,7 @@ struct lform {
 	uint8_t n;
 	int8_t anchor;
 	int8_t loop_begin, loop_end;
+	uint32_t per_stage; /* bit i: code[i] advances a stage index, which a pipeline of one stage does not have */
 };
 
 /*

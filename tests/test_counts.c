@@ -3,10 +3,15 @@
  * per warp and batch, as ncu counts them (smsp__inst_executed over warps and batches, one block per
  * SM, 128 and 256 threads, k = 0, 32 and 128; traces/h100/instruction_counts.csv), against the
  * shipped experiments run with the same settings.  Instruction counts are not timing: they check
- * that each op compiles to about what nvcc's SASS executes, whatever the clock.  Today the lowering
- * is within 3% for the unified pipeline at 2-8 stages; it issues ~12 too many a batch for the single
- * stage and ~6 for the 1-stage unified pipeline, ~12 too few for the thread-scope pipeline (the
- * fetch loop's unrolled remainder, README "What is still off"); the bounds hold it there.
+ * that each op compiles to about what nvcc's SASS executes, whatever the clock.  Since session 13
+ * (block_batch's int, the stage index folded at one stage, the thread scope's fetch loop unrolled
+ * by ptxas) the single stage and the thread scope are within 2%, the unified pipeline 6-8% under
+ * at every stage count: the examples' kernel puts the group copy's loop between acquire and
+ * commit, after which ptxas no longer knows the barrier's address uniform and issues the commit's
+ * arrive in an R2UR loop and each try_wait in a BSSY/BSYNC pair (with_staging_unified4.sass,
+ * ~9 a batch), where the microbenchmarks' kernels and forms.cu keep it uniform (README "What is
+ * still off").  The specialised pipeline at k = 0 counts the producers' try_wait retries, which
+ * depend on timing.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -43,12 +48,14 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
 		cr_assert_eq(run_experiment(kernel, with_stages, nsets, &r, &d), 0, "%s: %s", kernel, d.msg);
 		double got = (double)r.warp_insts / ((bs / 32) * (double)batches);
 		double err = (got - per) / per;
-		cr_expect(fabs(err) < 0.16, "%s, %d stages, %d threads, k = %d: %.1f warp-instructions a warp and batch, the H100 %.1f",
-			  kernel, stages, bs, k, got, per);
+		bool exact = strcmp(kernel, "with_single_stage") == 0 || strcmp(kernel, "with_staging_scope_thread") == 0;
+		cr_expect(fabs(err) < (exact ? 0.02 : 0.10),
+			  "%s, %d stages, %d threads, k = %d: %.1f warp-instructions a warp and batch, the H100 %.1f", kernel,
+			  stages, bs, k, got, per);
 		sum += fabs(err);
 		rows++;
 	}
 	fclose(f);
 	cr_assert_eq(rows, 54);
-	cr_expect_lt(sum / rows, 0.05, "mean difference %.1f%% over %d rows", 100 * sum / rows, rows);
+	cr_expect_lt(sum / rows, 0.045, "mean difference %.1f%% over %d rows", 100 * sum / rows, rows);
 }

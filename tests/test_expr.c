@@ -59,20 +59,21 @@ static size_t list(void *ctx, const char **out, size_t max)
 }
 
 static const struct expr_helper helpers[] = {
-	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b", false},
-	{"twice", {"v"}, 1, "v * 2", false},
-	{"bb2", {"b"}, 1, "twice(block_batch(b))", false}, /* a helper calling helpers */
-	{"pair", {"a", "b"}, 2, "a - b", false},
-	{"shadow", {"x"}, 1, "x * 10", false}, /* the parameter hides the slot x */
-	{"uses_slot", {0}, 0, "tid + 1", false},
-	{"dbl", {"v"}, 1, "v + v", false},
-	{"h", {"x"}, 1, "h(x)+1", false}, /* recursive */
-	{"ping", {"a"}, 1, "pong(a)", false},
-	{"pong", {"a"}, 1, "ping(a) + 1", false},
-	{"bad_body", {0}, 0, "1 +", false},
-	{"undef_body", {0}, 0, "nowhere * 2", false},
-	{"typo_body", {"value"}, 1, "valeu + 1", false},
-	{"slot_of", {"s"}, 1, "s * 64", true}, /* a run-time indexed local array: a call is a load */
+	{"block_batch", {"b"}, 1, "block_size * 3 + grid_size * b", false, false},
+	{"twice", {"v"}, 1, "v * 2", false, false},
+	{"bb2", {"b"}, 1, "twice(block_batch(b))", false, false}, /* a helper calling helpers */
+	{"pair", {"a", "b"}, 2, "a - b", false, false},
+	{"shadow", {"x"}, 1, "x * 10", false, false}, /* the parameter hides the slot x */
+	{"uses_slot", {0}, 0, "tid + 1", false, false},
+	{"dbl", {"v"}, 1, "v + v", false, false},
+	{"h", {"x"}, 1, "h(x)+1", false, false}, /* recursive */
+	{"ping", {"a"}, 1, "pong(a)", false, false},
+	{"pong", {"a"}, 1, "ping(a) + 1", false, false},
+	{"bad_body", {0}, 0, "1 +", false, false},
+	{"undef_body", {0}, 0, "nowhere * 2", false, false},
+	{"typo_body", {"value"}, 1, "valeu + 1", false, false},
+	{"slot_of", {"s"}, 1, "s * 64", true, false}, /* a run-time indexed local array: a call is a load */
+	{"as_int", {"v"}, 1, "v * 4", false, true},   /* returns int, as the examples' block_batch lambda */
 };
 
 static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list};
@@ -586,6 +587,19 @@ Test(expr, too_deep_for_the_eval_stack_fails_cleanly)
 		src[n++] = ')';
 	src[n] = '\0';
 	ASSERT_ERR(src, "nested");
+}
+
+/* A helper with "type": "int" converts its value to int: the value where int holds it, a fault where not. */
+Test(expr, int_helpers_convert_and_fault_outside_int)
+{
+	cr_assert_eq(eval_src("as_int(x) + 1", 0, 5, 0), 21);
+	cr_assert_eq(eval_src("as_int(x)", 0, -536870912, 0), -2147483648LL);
+	enum expr_fault f;
+	struct expr e = compile_ok("as_int(x)");
+	eval_with(&e, 0, 536870912, 0, &f); /* 2^31 */
+	cr_assert_eq(f, EXPR_OVERFLOW);
+	check_consts((const struct case_[]){{"as_int(3)", 12}}, 1);
+	cr_assert(strstr(compile_err("as_int(1 << 30)"), "overflow in a constant expression"));
 }
 
 Test(expr, recursive_helpers_fail_cleanly)

@@ -725,3 +725,102 @@ Test(issue, a_variable_that_only_holds_one_constant_is_folded)
 	cr_assert_eq(k.const_slots, 0, "idx = b %% 2 changes: a register");
 	kernel_free(&k);
 }
+
+/*
+ * A helper returning int (the examples' block_batch lambda, "-> int") computes in 32 bits: the 64-bit
+ * product and sum (IMAD.WIDE.U32, IMAD, IADD3, then IADD3 and IADD3.X) become one IMAD, and a 64-bit
+ * variable assigned from it takes one SHF.R.S32.HI more (traces/h100/pipelines.sass, with_single_stage
+ * 0x05d0-0x05f0: IMAD R23 then SHF.R.S32.HI R18).
+ */
+Test(issue, an_int_helper_computes_in_32_bits)
+{
+	struct machine m = plain();
+	const char *fmt = "\"helpers\": {\"bb\": {\"args\": [\"x\"], \"expr\": \"block * block_size + grid_size * x\"%s}},"
+			  "\"global\": {\"g\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"i\", \"value\": \"bb(b)\"},"
+			  "{\"op\": \"global_store\", \"addr\": \"g[i + lane]\"}]}]";
+	char wide[1024], narrow[1024];
+	snprintf(wide, sizeof wide, fmt, "");
+	snprintf(narrow, sizeof narrow, fmt, ", \"type\": \"int\"");
+	run_text(wide, 32, 1, &m);
+	uint64_t wide_insts = r.warp_insts;
+	run_text(narrow, 32, 1, &m);
+	cr_assert_eq(wide_insts - r.warp_insts, 8 * 3, "5 instructions a trip become 2: %llu vs %llu",
+		     (unsigned long long)wide_insts, (unsigned long long)r.warp_insts);
+}
+
+/*
+ * stages_count = 1 folds the stage index away: the block-scope commit and release lose the head's and
+ * the tail's advance and wrap (4 instructions each: with_staging_unified<1> against <4>, pipelines.sass).
+ */
+Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
+{
+	struct machine m = plain();
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 4096}}, \"global\": {\"g\": {\"elems\": 65536}},"
+			  "\"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": %d}}, \"body\": ["
+			  "{\"op\": \"make_pipeline\", \"pipeline\": \"p\"},"
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"producer_acquire\", \"pipeline\": \"p\"},"
+			  "{\"op\": \"memcpy_async\", \"group\": \"block\", \"dst\": \"s[0]\", \"src\": \"g[b * 32]\", \"bytes\": 128, \"pipeline\": \"p\"},"
+			  "{\"op\": \"producer_commit\", \"pipeline\": \"p\"},"
+			  "{\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"
+			  "{\"op\": \"consumer_release\", \"pipeline\": \"p\"}]}]";
+	char one[2048], two[2048];
+	snprintf(one, sizeof one, fmt, 1);
+	snprintf(two, sizeof two, fmt, 2);
+	uint32_t per_stage = lform_table[LF_COMMIT_BLOCK].per_stage | lform_table[LF_RELEASE_BLOCK].per_stage;
+	cr_assert_eq(__builtin_popcount(lform_table[LF_COMMIT_BLOCK].per_stage), 4);
+	cr_assert_eq(__builtin_popcount(lform_table[LF_RELEASE_BLOCK].per_stage), 4);
+	run_text(two, 32, 1, &m);
+	uint64_t two_insts = r.warp_insts;
+	run_text(one, 32, 1, &m);
+	cr_assert_eq(two_insts - r.warp_insts, 8 * 8, "8 instructions a batch fewer at one stage: %llu vs %llu (mask %x)",
+		     (unsigned long long)two_insts, (unsigned long long)r.warp_insts, per_stage);
+}
+
+/*
+ * A loop of one basic block whose trip count is known only at run time is unrolled by ptxas: each
+ * entry computes the trip count and the remainder first (with_staging_scope_thread<2> 0x05b0-0x0680,
+ * 0x0a40-0x0a70: 19 instructions for two 64-bit bounds).  The same loop with a branch in its body is
+ * not unrolled, and neither is one with a constant trip count.
+ */
+/* The instructions the op after the kernel's while loop issues (its last global_store). */
+static int after_loop_insts(const char *body)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", body);
+	struct launch l = {32, 1, 1};
+	struct kernel k;
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	int n = -1;
+	for (int pc = 0; pc < k.ncode; pc++)
+		if (k.code[pc].op == OP_GLOBAL_STORE)
+			n = k.lowered[pc].n;
+	kernel_free(&k);
+	return n;
+}
+
+Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
+{
+	const char *fmt = "\"global\": {\"g\": {\"elems\": 65536}}, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"f\", \"value\": 0},"
+			  "{\"op\": \"for\", \"var\": \"c\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"while\", \"cond\": \"%s\", \"body\": [%s"
+			  "{\"op\": \"global_store\", \"addr\": \"g[f * 32 + lane]\"},"
+			  "{\"op\": \"set\", \"var\": \"f\", \"value\": \"f + 1\"}]},"
+			  "{\"op\": \"global_store\", \"addr\": \"g[c * 32 + lane]\"}]}]";
+	char text[2048];
+	const char *bounded = "f < 8 && f < c + 1";
+	snprintf(text, sizeof text, fmt, bounded, "");
+	int straight = after_loop_insts(text);
+	snprintf(text, sizeof text, fmt, bounded, "{\"op\": \"if\", \"cond\": \"lane < f\", \"then\": [{\"op\": \"syncwarp\"}]},");
+	int branchy = after_loop_insts(text);
+	snprintf(text, sizeof text, fmt, "f < 8", "");
+	int counted = after_loop_insts(text);
+	cr_assert_eq(straight - branchy, 19, "two 64-bit bounds: 19 instructions per entry (%d against %d)", straight, branchy);
+	cr_assert_eq(counted, branchy, "a test on the loop's own counter and constants: not unrolled (%d against %d)",
+		     counted, branchy);
+	snprintf(text, sizeof text, fmt, "f < c + 1", "");
+	cr_assert_eq(after_loop_insts(text) - branchy, 13, "one 64-bit bound: 13 instructions per entry");
+}

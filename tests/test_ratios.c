@@ -131,11 +131,11 @@ Test(ratios, unfinished_runs_are_partial_and_bounded, .timeout = 300)
 	cJSON_Delete(o);
 	free(out);
 	sh(SMSIM_BIN " run configs/experiments/with_staging_unified.json --set limit.cycles=3000 2>&1", &out);
-	/* the run stops at its first event past the limit: how far past depends on the timing model */
+	/* the run stops at the limit: the cycles it reports are its last event's, a few either side of it */
 	const char *said = strstr(out, "status: limit — the figures below are partial: over the ");
 	cr_assert(said, "%s", out);
 	long ran = strtol(said + strlen("status: limit — the figures below are partial: over the "), NULL, 10);
-	cr_assert(ran >= 3000 && ran <= 3100, "%ld cycles ran: %s", ran, out);
+	cr_assert(ran >= 2900 && ran <= 3100, "%ld cycles ran: %s", ran, out);
 	free(out);
 }
 

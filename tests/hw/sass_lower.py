@@ -198,13 +198,17 @@ EXAMPLE = "with_staging_unified4.sass"  # cuobjdump -sass of tests/hw/pipelines.
 CHAINED = "copy_burst_chained.sass"
 
 FORMS = [
+    # per_stage: the head's or tail's advance and wrap, which stages_count = 1 folds away
+    # (traces/h100/pipelines.sass: with_staging_unified<1> and with_single_stage have none of them).
     dict(id="ACQUIRE_BLOCK", k="forms_pipe_block", s=7, e=8, anchor=r"SYNCS\.PHASECHK"),
     dict(id="ACQUIRE_THREAD", k="forms_pipe_thread", s=7, e=8, anchor=None),
-    dict(id="COMMIT_BLOCK", k="forms_pipe_block", s=9, e=10, anchor=r"SYNCS\.ARRIVE\.TRANS64\.RED"),
+    dict(id="COMMIT_BLOCK", k="forms_pipe_block", s=9, e=10, anchor=r"SYNCS\.ARRIVE\.TRANS64\.RED",
+         per_stage=[0x950, 0x990, 0x9a0, 0x9c0]),
     dict(id="COMMIT_THREAD", k="forms_pipe_thread", s=9, e=10, anchor=r"LDGDEPBAR"),
     dict(id="WAIT_BLOCK", k="forms_pipe_block", s=11, e=12, anchor=r"SYNCS\.PHASECHK"),
     dict(id="WAIT_THREAD", k="forms_pipe_thread", s=11, e=12, anchor=r"DEPBAR"),
-    dict(id="RELEASE_BLOCK", k="forms_pipe_block", s=13, e=14, anchor=r"SYNCS\.ARRIVE"),
+    dict(id="RELEASE_BLOCK", k="forms_pipe_block", s=13, e=14, anchor=r"SYNCS\.ARRIVE",
+         per_stage=[0x1220, 0x1260, 0x1270, 0x1290]),
     dict(id="RELEASE_THREAD", k="forms_pipe_thread", s=13, e=14, anchor=None),
     dict(id="WAIT_PRIOR", k="forms_primitives", s=9, e=10, anchor=r"DEPBAR"),
     dict(id="PRIM_COMMIT", k="forms_primitives", s=7, e=8, anchor=r"LDGDEPBAR"),
@@ -499,7 +503,10 @@ def build(kernels, f):
         if live_after(kern, hi, r) and "LI_RESULT" not in insts[i]["flags"]:
             insts[i]["flags"].append("LI_RESULT")
     anchor = path.index(anchor_pos) if anchor_pos in path else -1
-    return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut],
+    per_stage = 0
+    for a in f.get("per_stage", ()):
+        per_stage |= 1 << next(i for i, p in enumerate(path) if kern[p].addr == a)
+    return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut], per_stage=per_stage,
                 src=("traces/h100/%s 0x%04x-0x%04x" % (f["file"], kern[lo].addr, kern[hi - 1].addr) if "file" in f
                      else "traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
                      if hi > lo else "traces/h100/forms.sass %s: marks %d-%d adjacent at 0x%04x"
@@ -559,10 +566,11 @@ def emit_c(forms, names):
         fid = fm["f"]["id"]
         name = names.get(fid, fid.lower())
         if fm["insts"]:
-            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d},' % (
-                fid, name, fm["src"], fid.lower(), len(fm["insts"]), fm["anchor"], fm["loop"][0], fm["loop"][1]))
+            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d, 0x%xu},' % (
+                fid, name, fm["src"], fid.lower(), len(fm["insts"]), fm["anchor"], fm["loop"][0], fm["loop"][1],
+                fm["per_stage"]))
         else:
-            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1},' % (fid, name, fm["src"]))
+            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1, 0x0u},' % (fid, name, fm["src"]))
     out.append("};")
     return "\n".join(out) + "\n"
 
@@ -570,8 +578,8 @@ def emit_c(forms, names):
 def emit_check(forms):
     out = []
     for fm in forms:
-        out.append("== %s  n=%d anchor=%d loop=%s  %s" % (fm["f"]["id"], len(fm["insts"]), fm["anchor"], fm["loop"],
-                                                        fm["src"]))
+        out.append("== %s  n=%d anchor=%d loop=%s per_stage=0x%x  %s" % (
+            fm["f"]["id"], len(fm["insts"]), fm["anchor"], fm["loop"], fm["per_stage"], fm["src"]))
         for c in fm["cut"]:
             out.append("     cut %04x %s" % (c.addr, c.text))
         for n in fm["notes"]:
