@@ -37,12 +37,13 @@ static enum expr_name_kind lookup(void *ctx, const char *name, int64_t *v, bool 
 }
 
 static const struct expr_helper helpers[] = {
-	{"block_batch", {"b"}, 1, "block * block_size + grid_size * b", false},
-	{"twice", {"v"}, 1, "v * 2", false},
-	{"pair", {"a", "b"}, 2, "a - b", false},
-	{"none", {0}, 0, "tid + 1", false},
-	{"rec", {"x"}, 1, "rec(x) + 1", false},
-	{"divz", {"a"}, 1, "a / zero", false},
+	{"block_batch", {"b"}, 1, "block * block_size + grid_size * b", false, false},
+	{"twice", {"v"}, 1, "v * 2", false, false},
+	{"pair", {"a", "b"}, 2, "a - b", false, false},
+	{"none", {0}, 0, "tid + 1", false, false},
+	{"rec", {"x"}, 1, "rec(x) + 1", false, false},
+	{"divz", {"a"}, 1, "a / zero", false, false},
+	{"as_int", {"v"}, 1, "v * 4", false, true},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
