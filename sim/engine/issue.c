@@ -257,24 +257,25 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 }
 
 /* The class and the ready-by cycle of the cursor's instruction in its form (its results and inputs; not its pipe). */
-static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
-			    enum stall *cause)
+static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c,
+					   uint64_t *deps_at, enum stall *cause)
 {
 	const struct simt_entry *e = c->e;
 	const struct linst *li = &c->f->code[e->li];
 	uint64_t at = 0;
 	int last = -1; /* the dependency ready last (the first of equals): what the wait is charged to */
+	/*
+	 * A compare smsim lowered reaches a branch later than a register
+	 * reaches an ALU; after ptxas's compare its stall count says when
+	 * (13 cycles before a predicated BRA), and the class latency only
+	 * guards a result whose stall counts were left out with the set-up.
+	 */
+	uint64_t pred_extra = li->cls == IC_BRA ? s->pred_extra : 0;
 	for (uint64_t d = li->deps; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
-		/*
-		 * A compare smsim lowered reaches a branch later than a register
-		 * reaches an ALU; after ptxas's compare its stall count says when
-		 * (13 cycles before a predicated BRA), and the class latency only
-		 * guards a result whose stall counts were left out with the set-up.
-		 */
-		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
-			ready += s->pred_extra;
+		if (pred_extra && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
+			ready += pred_extra;
 		last = ready > at ? j : last;
 		at = ready > at ? ready : at;
 	}
@@ -303,20 +304,29 @@ static enum iclass next_inst(const struct sim *s, const struct warp *w, const st
 	return (enum iclass)li->cls;
 }
 
-/* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
-static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
+/*
+ * Plans the cursor's instruction of a form (c->f): what issue_when_planned
+ * checks at the pick.  Inline where issue_one goes on in the same form, the
+ * most common issue slot after a chain's FMA.
+ */
+static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
 {
-	if (!c->f) {
-		plan_fma(w, c->in, c->e);
-		return;
-	}
 	uint64_t at;
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
-	w->next_free = c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
+	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
 	plan_waits(w, c->e, at, why);
 	w->next = *c;
 	w->next_known = true;
+}
+
+/* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
+static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
+{
+	if (!c->f)
+		plan_fma(w, c->in, c->e);
+	else
+		plan_form(s, w, c);
 }
 
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause)
@@ -532,7 +542,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		}
 	}
 	if (e->li < f->n) { /* the same form goes on */
-		plan(s, w, &c);
+		plan_form(s, w, &c);
 		return;
 	}
 	switch (in->op) {
