@@ -275,11 +275,12 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	*ready = now + 1;
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	if (w->next_known && !w->next.f) { /* a planned FMA of a chain: inline (chain.h) */
+	if (w->next_known && !w->next.f) /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
 		issue_fma(s, tr, w, w->next.e, w->next.in, now);
-	} else {
+	else if (w->next_known && w->next_plain)
+		issue_plain(s, tr, w, now);
+	else
 		issue_one(s, tr, w, now);
-	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {

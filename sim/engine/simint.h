@@ -134,6 +134,7 @@ struct warp {
 	 */
 	bool next_known;
 	uint8_t next_cls, next_why;
+	bool next_plain; /* ... and it issues as most do: issue_plain (chain.h) */
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	uint64_t ldgsts_read;  /* its last LDGSTS has read its registers (ldgsts_operand_read after its issue) */
