@@ -167,7 +167,7 @@ int sched_setup(struct sim *s)
 {
 	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
 		struct subpart *p = &s->sps[sp];
-		p->leaves = 1;
+		p->leaves = 2; /* at least one step from the root to a leaf: pick's walk tests after the step */
 		while (p->leaves < p->nwarps)
 			p->leaves *= 2;
 		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
@@ -208,8 +208,9 @@ static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 			return p->greedy;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
-		while (i < p->leaves)
+		do
 			i = 2 * i + (p->tree[2 * i] > now);
+		while (i < p->leaves);
 		return i - p->leaves;
 	}
 	for (uint32_t n = 0;; n++) {

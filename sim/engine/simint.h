@@ -184,7 +184,7 @@ struct subpart {
 	struct warp **warps; /* oldest first (pointers: an issue starts with one load less on its way to the warp) */
 	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
 	uint64_t *ready;  /* tree + leaves */
-	uint32_t leaves;  /* a power of two >= nwarps */
+	uint32_t leaves;  /* a power of two >= nwarps, 2 or more */
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
