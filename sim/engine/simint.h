@@ -383,11 +383,12 @@ static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rle
 static inline void ready_tree_fix(uint64_t *t, size_t i)
 {
 	uint64_t m = t[i];
-	for (; i > 1; i >>= 1) {
+	do { /* a leaf is never the root (sched_setup: 2 leaves or more) */
 		uint64_t sib = t[i ^ 1];
 		m = sib < m ? sib : m;
 		t[i >> 1] = m;
-	}
+		i >>= 1;
+	} while (i > 1);
 }
 /*
  * The first cycle the warp may issue; NEVER: blocked or done.  The warp
