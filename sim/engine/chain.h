@@ -1,11 +1,14 @@
 /*
- * chain: compute's and fma's chains of dependent FMAs (internal header).
+ * chain: the issue slots the tick takes inline (internal header).
  *
- * A chain's FMA is most of the warp-instructions a kernel issues, and it
- * has no form: the op repeats one FFMA that reads its chain's last result.
- * Its issue and the plan of the chain's next FMA are inline here, so the
- * tick (sched.c) issues a planned FMA without the call into issue_one,
- * and issue_one (issue.c) issues an FMA it has just found the same way.
+ * compute's and fma's chains of dependent FMAs: a chain's FMA has no form,
+ * the op repeats one FFMA that reads its chain's last result.  Its issue
+ * and the plan of the chain's next FMA are inline here, so the tick
+ * (sched.c) issues a planned FMA without the call into issue_one, and
+ * issue_one (issue.c) issues an FMA it has just found the same way.  Most
+ * other slots are a form's plain instructions (issue_plain), whose plan
+ * (plan_form) is here for the same reason: together 79% of the slots of
+ * with_staging_unified at 4 blocks.
  */
 #ifndef SMSIM_CHAIN_H
 #define SMSIM_CHAIN_H
@@ -38,6 +41,107 @@ static ISSUE_INLINE void compute_insert(struct simt_entry *e, enum lform_id form
 	e->again = true;
 	e->aux = (uint8_t)form;
 	e->li = 0;
+}
+
+/* What a wait on a class's result is charged to (the pipeline ops override SYNCS with their own). */
+static const uint8_t class_cause[IC_COUNT] = {
+	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
+	[IC_UNI] = STALL_ALU,	 [IC_S2R] = STALL_ALU,	    [IC_BRA] = STALL_ALU,     [IC_LDS] = STALL_SMEM,
+	[IC_STS] = STALL_SMEM,	 [IC_LDG] = STALL_MEMORY,   [IC_STG] = STALL_MEMORY,  [IC_LDGSTS] = STALL_MEMORY,
+	[IC_DEPBAR] = STALL_MEMORY, [IC_LDGDEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,
+	[IC_MMA] = STALL_ALU,
+};
+
+/* The class and the ready-by cycle of the cursor's instruction in its form (its results and inputs; not its pipe). */
+static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c,
+					   uint64_t *deps_at, enum stall *cause)
+{
+	const struct simt_entry *e = c->e;
+	const struct linst *li = &c->f->code[e->li];
+	uint64_t at = 0;
+	int last = -1; /* the dependency ready last (the first of equals): what the wait is charged to */
+	/*
+	 * A compare smsim lowered reaches a branch later than a register
+	 * reaches an ALU; after ptxas's compare its stall count says when
+	 * (13 cycles before a predicated BRA), and the class latency only
+	 * guards a result whose stall counts were left out with the set-up.
+	 */
+	uint64_t pred_extra = li->cls == IC_BRA ? s->pred_extra : 0;
+	for (uint64_t d = li->deps; d; d &= d - 1) {
+		int j = __builtin_ctzll(d);
+		uint64_t ready = w->res[j];
+		if (pred_extra && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
+			ready += pred_extra;
+		last = ready > at ? j : last;
+		at = ready > at ? ready : at;
+	}
+	enum stall why = STALL_ALU;
+	if (last >= 0) {
+		enum iclass lc = (enum iclass)c->f->code[last].cls;
+		why = lc == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[lc];
+	}
+	if ((li->flags & LI_EXTERN) && w->ext_ready > at) {
+		at = w->ext_ready;
+		why = STALL_ALU;
+	}
+	if ((li->flags & LI_WAR) && w->ldgsts_read > at) { /* it overwrites a register that LDGSTS has yet to read */
+		at = w->ldgsts_read;
+		why = STALL_MEMORY;
+	}
+	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
+	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
+		       (c->in->op == OP_SHFL && e->li == 0);
+	if (chained && w->chain_ready[0] > at) {
+		at = w->chain_ready[0];
+		why = c->in->op == OP_SHFL ? STALL_SMEM : STALL_ALU;
+	}
+	*deps_at = at;
+	*cause = why;
+	return (enum iclass)li->cls;
+}
+
+/*
+ * Plans the cursor's instruction of a form (c->f): what issue_when_planned
+ * checks at the pick, and whether it is plain (issue_plain).  Inline where
+ * an issue goes on in the same form, the most common slot after a chain's
+ * FMA.
+ */
+static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
+{
+	uint64_t at;
+	enum stall why;
+	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
+	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
+	const struct linst *li = &c->f->code[c->e->li];
+	w->next_plain = !(li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR | LI_TAKEN)) & (li->cls != IC_LDGSTS) &
+			(c->e->li + 1 < c->f->n) & (c->e->li != c->f->anchor) & !c->e->again & (c->in->op != OP_MMA);
+	plan_waits(w, c->e, at, why);
+	w->next = *c;
+	w->next_known = true;
+}
+
+/*
+ * A planned instruction of a form that issues as most do (next_plain): not
+ * its anchor or its last, no latency of its own, no taken branch, no
+ * LDGSTS operand read, no round of a loop.  Its result is ready its
+ * class's latency after it issues, and the form's next instruction is
+ * planned: issue_one's path for it without that path's other cases.
+ */
+static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
+{
+	struct cursor c = w->next;
+	struct simt_entry *e = c.e;
+	const struct linst *li = &c.f->code[e->li];
+	enum iclass cls = (enum iclass)w->next_cls;
+	w->next_known = false;
+	uint64_t start = issue_occupy(s, w, cls, false, now);
+	if (tr)
+		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+	if (li->stall)
+		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
+	w->res[e->li] = start + s->cls_lat[cls];
+	e->li++;
+	plan_form(s, w, &c);
 }
 
 /* The warp goes on in the same op (issue.c): its next instruction, planned now instead of at the next pick. */

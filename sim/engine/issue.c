@@ -25,15 +25,6 @@
 
 #include "chain.h"
 
-/* What a wait on a class's result is charged to (the pipeline ops override SYNCS with their own). */
-static const uint8_t class_cause[IC_COUNT] = {
-	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
-	[IC_UNI] = STALL_ALU,	 [IC_S2R] = STALL_ALU,	    [IC_BRA] = STALL_ALU,     [IC_LDS] = STALL_SMEM,
-	[IC_STS] = STALL_SMEM,	 [IC_LDG] = STALL_MEMORY,   [IC_STG] = STALL_MEMORY,  [IC_LDGSTS] = STALL_MEMORY,
-	[IC_DEPBAR] = STALL_MEMORY, [IC_LDGDEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,
-	[IC_MMA] = STALL_ALU,
-};
-
 /* The op's own cause: what its span in the trace, its waits inside and its blocked anchor mean to a reader. */
 static enum stall op_cause(enum op op)
 {
@@ -256,67 +247,13 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 	return false;
 }
 
-/* The class and the ready-by cycle of the cursor's instruction in its form (its results and inputs; not its pipe). */
-static enum iclass next_inst(const struct sim *s, const struct warp *w, const struct cursor *c, uint64_t *deps_at,
-			    enum stall *cause)
-{
-	const struct simt_entry *e = c->e;
-	const struct linst *li = &c->f->code[e->li];
-	uint64_t at = 0;
-	int last = -1; /* the dependency ready last (the first of equals): what the wait is charged to */
-	for (uint64_t d = li->deps; d; d &= d - 1) {
-		int j = __builtin_ctzll(d);
-		uint64_t ready = w->res[j];
-		/*
-		 * A compare smsim lowered reaches a branch later than a register
-		 * reaches an ALU; after ptxas's compare its stall count says when
-		 * (13 cycles before a predicated BRA), and the class latency only
-		 * guards a result whose stall counts were left out with the set-up.
-		 */
-		if (li->cls == IC_BRA && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
-			ready += s->pred_extra;
-		last = ready > at ? j : last;
-		at = ready > at ? ready : at;
-	}
-	enum stall why = STALL_ALU;
-	if (last >= 0) {
-		enum iclass lc = (enum iclass)c->f->code[last].cls;
-		why = lc == IC_SYNCS ? (enum stall)w->op_cause : (enum stall)class_cause[lc];
-	}
-	if ((li->flags & LI_EXTERN) && w->ext_ready > at) {
-		at = w->ext_ready;
-		why = STALL_ALU;
-	}
-	if ((li->flags & LI_WAR) && w->ldgsts_read > at) { /* it overwrites a register that LDGSTS has yet to read */
-		at = w->ldgsts_read;
-		why = STALL_MEMORY;
-	}
-	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
-	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
-		       (c->in->op == OP_SHFL && e->li == 0);
-	if (chained && w->chain_ready[0] > at) {
-		at = w->chain_ready[0];
-		why = c->in->op == OP_SHFL ? STALL_SMEM : STALL_ALU;
-	}
-	*deps_at = at;
-	*cause = why;
-	return (enum iclass)li->cls;
-}
-
 /* Plans the cursor's instruction: what issue_when_planned checks at the pick. */
 static void plan(const struct sim *s, struct warp *w, const struct cursor *c)
 {
-	if (!c->f) {
+	if (!c->f)
 		plan_fma(w, c->in, c->e);
-		return;
-	}
-	uint64_t at;
-	enum stall why;
-	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
-	w->next_free = c->e->resumed && c->e->li == c->f->anchor && c->f->code[c->e->li].cls == IC_SYNCS;
-	plan_waits(w, c->e, at, why);
-	w->next = *c;
-	w->next_known = true;
+	else
+		plan_form(s, w, c);
 }
 
 uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *cause)
@@ -532,7 +469,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		}
 	}
 	if (e->li < f->n) { /* the same form goes on */
-		plan(s, w, &c);
+		plan_form(s, w, &c);
 		return;
 	}
 	switch (in->op) {

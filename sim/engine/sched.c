@@ -167,7 +167,7 @@ int sched_setup(struct sim *s)
 {
 	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
 		struct subpart *p = &s->sps[sp];
-		p->leaves = 1;
+		p->leaves = 2; /* at least one step from the root to a leaf: pick's walk tests after the step */
 		while (p->leaves < p->nwarps)
 			p->leaves *= 2;
 		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
@@ -208,8 +208,9 @@ static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 			return p->greedy;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
-		while (i < p->leaves)
+		do
 			i = 2 * i + (p->tree[2 * i] > now);
+		while (i < p->leaves);
 		return i - p->leaves;
 	}
 	for (uint32_t n = 0;; n++) {
@@ -275,11 +276,12 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	*ready = now + 1;
 	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	if (w->next_known && !w->next.f) { /* a planned FMA of a chain: inline (chain.h) */
+	if (w->next_known && !w->next.f) /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
 		issue_fma(s, tr, w, w->next.e, w->next.in, now);
-	} else {
+	else if (w->next_known && w->next_plain)
+		issue_plain(s, tr, w, now);
+	else
 		issue_one(s, tr, w, now);
-	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {

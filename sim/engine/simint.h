@@ -61,29 +61,30 @@ enum wait_kind { WAIT_NONE, WAIT_MBAR, WAIT_SYNCTHREADS, WAIT_SYNCWARP, WAIT_GRI
  * (reconv -1, never stacked) and the warp's issue slots rotate among them.
  */
 struct simt_entry {
+	/* What an issue reads first: its place in its op and its fetch (most groups are stack[0]). */
 	int32_t pc;
-	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
-	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
-	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
-	uint8_t aux;          /* compute, while again: the form of the instructions between its FMAs (enum lform_id) */
-	uint8_t blocked;      /* enum wait_kind */
-	uint32_t order;       /* convergence_barrier: the newest runnable path issues first: split off later = higher; a spin yields below all (SIMT_ORDER_MID) */
-	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
-	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
-	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
-	uint16_t trip_fmas;   /* compute: FMAs issued in the chain loop's current trip (of chain_unroll x chains) */
 	uint32_t mask;        /* 0: a dead slot (independent mode) */
 	uint32_t op_step;     /* the op's own progress: copy rounds, compute's phase and FMA, shuffle steps */
 	uint16_t li;          /* the next instruction of the op's lowered sequence (isa/lower.h) */
 	bool again;           /* the anchor asked for another round of the form's loop; compute: a trip instruction is next */
 	uint8_t trip;         /* compute: instructions of the chain loop's current trip still to issue */
 	uint64_t redirect;    /* a branch of the kernel's control flow issued: the group fetches from its target until then */
+	uint8_t aux;          /* compute, while again: the form of the instructions between its FMAs (enum lform_id) */
+	uint8_t blocked;      /* enum wait_kind */
+	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
+	bool resumed;         /* woken at its anchor: a try_wait held in the SYNCS unit returns, it does not issue again */
+	uint16_t trip_fmas;   /* compute: FMAs issued in the chain loop's current trip (of chain_unroll x chains) */
+	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
+	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
+	uint32_t order;       /* convergence_barrier: the newest runnable path issues first: split off later = higher; a spin yields below all (SIMT_ORDER_MID) */
+	uint32_t ticket;      /* counts its blocks: a timer set for one block (EV_WAKE) is stale after the next */
+	int32_t poll;         /* the mbarrier a test_wait/try_wait of its found incomplete, while it runs nothing but a spin loop; -1: none */
 	uint64_t loop_pred;   /* when the predicate of its current loop trip's bottom branch is ready (its compare + branch_predicate_latency) */
 	uint64_t wait_start;  /* when the current op first blocked; NEVER if it has not */
 	uint32_t next_waiter; /* link in the waiter list of a barrier */
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
-	uint32_t token;
-	bool resumed;         /* woken at its anchor: a try_wait held in the SYNCS unit returns, it does not issue again */       /* arrive_and_wait: the phase it arrived in */
+	uint32_t token;       /* arrive_and_wait: the phase it arrived in */
+	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
 };
 
 /* A waiter is one group of one warp: warp id << 6 | entry. */
@@ -99,7 +100,13 @@ struct cursor {
 };
 
 struct warp {
-	/* What an issue touches comes first, in a few cache lines; the group stack follows. */
+	/*
+	 * What an issue touches comes first and together: the schedule's and the
+	 * plan's fields, the stall counts, the current op's results, then the
+	 * group stack (a converged warp issues from stack[0]).  At 4 blocks the
+	 * 32 warps' share of these lines no longer fits the host's L1 with the
+	 * rest; what only ops and the report read goes last.
+	 */
 	uint32_t id;       /* index in the SM */
 	uint32_t block;    /* resident block */
 	uint32_t in_block; /* warp index within its block */
@@ -127,19 +134,28 @@ struct warp {
 	 */
 	bool next_known;
 	uint8_t next_cls, next_why;
+	bool next_plain; /* ... and it issues as most do: issue_plain (chain.h) */
 	uint64_t next_deps;
 	uint64_t stall_until; /* ptxas's stall count after its last SASS-scheduled instruction: no issue before */
 	uint64_t ldgsts_read;  /* its last LDGSTS has read its registers (ldgsts_operand_read after its issue) */
 	bool next_free;       /* the planned instruction is a woken try_wait returning: no pipe, no MIO */
 	struct cursor next; /* where the planned instruction is: kept, so that no check or issue looks it up again */
 	uint64_t since;    /* stalls are charged up to here */
+	uint64_t ext_ready;   /* the current op's inputs (its variables) are ready by then */
+	uint64_t op_wait;     /* a value the op loaded, which what follows uses, is back then */
+	int64_t op_count;     /* the current op's count: compute's k, fma's n, shfl's steps */
+	uint64_t stalls[STALL_COUNT];
+	uint64_t chain_ready[FMA_MAX_CHAINS]; /* the results the chains' next steps read (compute's value, a shuffle's sum, fma's chains) */
+	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+	uint64_t res[LOWER_SEQ_MAX]; /* per instruction of the current op's sequence: when its result is ready */
+	struct simt_entry stack[SIMT_MAX_DEPTH];
+	/* What ops and the end of the run touch. */
 	int64_t *regs; /* nslots x 32 lanes: slot i of lane l at regs[i * 32 + l] (simt_reg) */
 	int64_t *uval; /* nslots: a stale slot's one value */
 	uint64_t loop_iterations; /* backward jumps taken, held to limit.loop_iterations */
 	uint64_t divergent; /* register slots whose values may differ among the live lanes (bit 63: all from 63 on) */
 	uint64_t stale;     /* slots below 63 set warp-uniformly whose 32 lanes were not written: the value is uval[slot] */
-	uint64_t stalls[STALL_COUNT];
-	uint64_t alu_chain_cycles; /* dependent-FMA latency it had to sit through at best */
+	uint64_t *slot_ready; /* per register slot: when the statement that last wrote it has its result */
 	uint64_t done_at;
 	/*
 	 * 1 + the cycle of the first pipeline call (acquire, commit, wait, release) since the warp's
@@ -147,15 +163,8 @@ struct warp {
 	 * there: the calls on the way to it do not hide the copy.
 	 */
 	uint64_t calls_from;
-	uint64_t ext_ready;   /* the current op's inputs (its variables) are ready by then */
-	uint64_t chain_ready[FMA_MAX_CHAINS]; /* the results the chains' next steps read (compute's value, a shuffle's sum, fma's chains) */
-	int64_t op_count;     /* the current op's count: compute's k, fma's n, shfl's steps */
-	uint64_t op_wait;     /* a value the op loaded, which what follows uses, is back then */
-	uint64_t *slot_ready; /* per register slot: when the statement that last wrote it has its result */
-	uint64_t res[LOWER_SEQ_MAX]; /* per instruction of the current op's sequence: when its result is ready */
 	struct cpa_warp cpa;
 	uint32_t l1_dram_lines; /* its DRAM lines in flight through L1 (gmem_read_cached) */
-	struct simt_entry stack[SIMT_MAX_DEPTH];
 };
 
 /*
@@ -175,7 +184,7 @@ struct subpart {
 	struct warp **warps; /* oldest first (pointers: an issue starts with one load less on its way to the warp) */
 	uint64_t *tree;   /* [1, 2 * leaves); unused leaves are NEVER */
 	uint64_t *ready;  /* tree + leaves */
-	uint32_t leaves;  /* a power of two >= nwarps */
+	uint32_t leaves;  /* a power of two >= nwarps, 2 or more */
 	uint32_t nwarps;
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
@@ -374,11 +383,12 @@ static inline uint64_t warp_ready(const struct warp *w) { return w->rtree[w->rle
 static inline void ready_tree_fix(uint64_t *t, size_t i)
 {
 	uint64_t m = t[i];
-	for (; i > 1; i >>= 1) {
+	do { /* a leaf is never the root (sched_setup: 2 leaves or more) */
 		uint64_t sib = t[i ^ 1];
 		m = sib < m ? sib : m;
 		t[i >> 1] = m;
-	}
+		i >>= 1;
+	} while (i > 1);
 }
 /*
  * The first cycle the warp may issue; NEVER: blocked or done.  The warp
