@@ -810,16 +810,37 @@ static void remainder_overhead(struct seq *q, const struct kernel *k, const stru
 		if (op == OPC_PUSH || op == OPC_LOAD || op == OPC_JZ || op == OPC_JMP)
 			w++;
 	}
-	int width = wide_expr(k, test) ? 2 : 1;
-	int at = emit(q, IC_BRA, 0, false); /* BSSY */
-	at = chain(q, IC_ALU, width * bounds, 0, true);
-	at = chain(q, IC_ALU, 2 * width * (bounds > 0 ? bounds - 1 : 0), dep_bit(at), false);
-	at = chain(q, IC_ALU, 2 + width, dep_bit(at), false); /* -trips & 3, and its test */
+	bool wide = wide_expr(k, test);
+	/* the trips left per bound: IADD3, and its high word's IADD3.X on the carry */
+	uint64_t lows = 0, highs = 0;
+	for (int i = 0; i < bounds; i++) {
+		int lo = emit(q, IC_ALU, 0, true);
+		lows |= dep_bit(lo);
+		if (wide)
+			highs |= dep_bit(emit(q, IC_ALU, dep_bit(lo), true));
+		if (i == 0)
+			emit(q, IC_BRA, 0, false); /* BSSY, where ptxas puts it */
+	}
+	/* their minimum: per further bound a compare (ISETP, ISETP.EX) and a SEL of each word */
+	uint64_t trips = lows | highs;
+	for (int i = 1; i < bounds; i++) {
+		int cmp = emit(q, IC_ALU, lows, false);
+		if (wide)
+			cmp = emit(q, IC_ALU, dep_bit(cmp) | highs, false);
+		trips = dep_bit(emit(q, IC_ALU, dep_bit(cmp), false));
+		if (wide)
+			emit(q, IC_ALU, dep_bit(cmp), false);
+	}
+	/* the remainder, -trips & 3 (IMAD.MOV, LOP3), its test (ISETP, .EX for 64 bits) and branch */
+	int at = emit(q, IC_ALU, trips, false);
+	at = emit(q, IC_ALU, dep_bit(at), false);
+	at = chain(q, IC_ALU, wide ? 2 : 1, dep_bit(at), false);
 	emit(q, IC_BRA, dep_bit(at), false);
-	emit(q, IC_BRA, 0, false); /* BSYNC */
-	at = chain(q, IC_ALU, width, 0, false);
+	/* after the remainder loop: BSYNC, four trips more? (ISETP, .EX), its branch, the outer BSYNC */
+	emit(q, IC_BRA, 0, false);
+	at = chain(q, IC_ALU, wide ? 2 : 1, trips, false);
 	emit(q, IC_BRA, dep_bit(at), false);
-	emit(q, IC_BRA, 0, false); /* BSYNC */
+	emit(q, IC_BRA, 0, false);
 }
 
 /* The variable an op assigns (a statement, an arrive's token, a poll's result); 0 when none. */
