@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -91,4 +92,53 @@ Test(gmem, a_read_through_l1_waits_for_the_other_warps_lines_in_flight)
 	cr_assert_eq(gmem_read_cached(&s, &warps[1], 3010, line1, 4), 3710, "and it left nothing in flight through L1");
 	gmem_free(&s);
 	l1_free(&s.l1);
+}
+
+/* The kernel's global buffers at total MB, two halves (input and output), and gmem_setup's view of them. */
+static void setup_with(struct sim *s, struct kernel *k, struct buffer bufs[2], double total_mb)
+{
+	for (int i = 0; i < 2; i++)
+		bufs[i] = (struct buffer){.space = SPACE_GLOBAL, .elem_bytes = 4, .elems = (uint64_t)(total_mb * 1e6 / 8)};
+	k->bufs = bufs;
+	k->nbufs = 2;
+	s->k = k;
+	gmem_setup(s);
+}
+
+/*
+ * A warmed L2 keeps a kernel's data up to l2_keep_mb, none of it from l2_lose_mb, a linear share
+ * between (traces/h100/l2_capacity.csv); what it lost goes in 64 KB stretches, so a 1 KB batch hits
+ * or misses whole.
+ */
+Test(gmem, a_warmed_l2_keeps_what_it_can_hold_and_loses_whole_stretches)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.l2_hit_fraction = 1;
+	m.l2_keep_mb = 30;
+	m.l2_lose_mb = 40;
+	m.l2_latency = 300;
+	m.dram_latency = 700;
+	m.l2_bytes_per_cycle = m.dram_bytes_per_cycle = 1e9; /* no queues: a sector's latency tells where it hit */
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .rep = &rep};
+	struct kernel k = {0};
+	struct buffer bufs[2];
+	const double sizes[3] = {20, 35, 45}, kept[3] = {1.0, 0.5, 0.0};
+	for (int c = 0; c < 3; c++) {
+		setup_with(&s, &k, bufs, sizes[c]);
+		cr_assert_float_eq(rep.l2_hit_fraction, kept[c], 1e-9, "%.0f MB: keeps %.2f", sizes[c], rep.l2_hit_fraction);
+		int hits = 0, batches = 2000;
+		for (int b = 0; b < batches; b++) {
+			uint64_t first = (uint64_t)b * 7919 * 32; /* a 1 KB batch: 32 sectors at a scattered 1 KB boundary */
+			int batch_hits = 0;
+			for (uint64_t sec = first; sec < first + 32; sec++)
+				batch_hits += gmem_read(&s, 0, &sec, 1) == 300;
+			cr_assert(batch_hits == 0 || batch_hits == 32, "%.0f MB, batch %d: %d of 32 sectors hit", sizes[c], b,
+				  batch_hits);
+			hits += batch_hits == 32;
+		}
+		cr_assert(fabs((double)hits / batches - kept[c]) < 0.05, "%.0f MB: %d of %d batches hit", sizes[c], hits,
+			  batches);
+	}
 }

@@ -749,6 +749,64 @@ static void derive_l1(struct calib *c)
 	cite(c, "l1_stream_mru", "l1_local.csv: with l1_ways, the replica's best fit (mean absolute difference %.4f of the local loads over %d rows)", best_err, fitted);
 }
 
+/*
+ * What a warmed L2 keeps of a kernel's data (tests/hw/l2_capacity.cu): a
+ * streaming kernel's second launch over 8-96 MB of input and output, against
+ * the same launch after an L2 flush.  A row's lost share is how far its warm
+ * time sits above the all-hit line (the two smallest footprints' times
+ * against their batches) towards its flushed time; l2_keep_mb and
+ * l2_lose_mb are the ramp from nothing lost to everything lost that fits
+ * those shares best (least squares, 0.1 MB steps).
+ */
+static void derive_l2_capacity(struct calib *c)
+{
+	struct csv *v = NULL;
+	if (c->d->code || csv_load(c, "l2_capacity.csv", &v))
+		return;
+	int mode = col_of(c, v, "mode");
+	if (mode < 0)
+		return;
+	double mb[64], lost[64], batches[64], warm[64];
+	int n = 0;
+	for (int r = 0; r < v->nrows && n < 64; r++) {
+		if (strcmp(v->cells[(size_t)r * CSV_MAX_COLS + mode], "rw") != 0)
+			continue;
+		mb[n] = row_num(c, v, r, "footprint_mb");
+		batches[n] = row_num(c, v, r, "batches");
+		warm[n] = row_num(c, v, r, "warm_ms_median");
+		lost[n] = row_num(c, v, r, "flushed_ms_median"); /* the flushed time, until it becomes the share below */
+		if (c->d->code)
+			return;
+		n++;
+	}
+	if (n < 3 || batches[1] == batches[0]) {
+		diag_set(c->d, DIAG_INPUT, "%s/l2_capacity.csv: expected three or more rows of mode rw", c->dir);
+		return;
+	}
+	double per_batch = (warm[1] - warm[0]) / (batches[1] - batches[0]);
+	for (int i = 0; i < n; i++) {
+		double all_hit = warm[0] + per_batch * (batches[i] - batches[0]);
+		double share = lost[i] > all_hit ? (warm[i] - all_hit) / (lost[i] - all_hit) : 0.0;
+		lost[i] = share < 0 ? 0 : share > 1 ? 1 : share;
+	}
+	double best = INFINITY;
+	for (int k10 = 1; k10 < 1000; k10++)
+		for (int l10 = k10 + 1; l10 <= 1000; l10++) {
+			double keep = k10 / 10.0, lose = l10 / 10.0, err = 0;
+			for (int i = 0; i < n; i++) {
+				double ramp = mb[i] <= keep ? 0 : mb[i] >= lose ? 1 : (mb[i] - keep) / (lose - keep);
+				err += (ramp - lost[i]) * (ramp - lost[i]);
+			}
+			if (err < best - 1e-12) {
+				best = err;
+				c->m.l2_keep_mb = keep;
+				c->m.l2_lose_mb = lose;
+			}
+		}
+	cite(c, "l2_keep_mb", "l2_capacity.csv, mode rw, %d rows: the least-squares ramp of the lost share (warm time above the all-hit line, towards the flushed time) against the footprint, residual %.4f", n, best);
+	cite(c, "l2_lose_mb", "l2_capacity.csv: the same ramp's end, where the second launch finds none of its data in L2");
+}
+
 /* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
@@ -852,6 +910,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_operand_read(c);
 	derive_l1(c);
 	derive_l1_dram(c);
+	derive_l2_capacity(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -84,6 +84,8 @@
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
 	X(l1_dram_line_latency, I, 12, 0, 10000, "cycles a read through L1 that misses L2 waits per DRAM line the SM's other warps have in flight through L1") \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
+	X(l2_keep_mb, F, 33.5, 0, 100000, "MB of a kernel's global data (input and output together) up to which a warmed L2 keeps all of it") \
+	X(l2_lose_mb, F, 46, 0, 100000, "MB of a kernel's global data from which a warmed L2 keeps none of it (linear between)") \
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \
 	X(dram_peak_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's share of the DRAM peak Nsight Compute measures DRAM % against") \
 	X(l2_bytes_per_cycle, F, 115, 0.01, 100000, "bytes per cycle, L2 to this SM")    \

@@ -73,6 +73,7 @@ static int setup(struct sim *s)
 		    s->m->l1_stream_mru != 0))
 		return -1;
 	s->rep->carveout_bytes = s->l1.carveout;
+	gmem_setup(s);
 	for (int32_t pc = 0; pc < s->k->ncode; pc++)
 		if (s->k->code[pc].op == OP_BARRIER_ARRIVE && s->k->code[pc].slot < 63)
 			s->token_slots |= 1ull << s->k->code[pc].slot;

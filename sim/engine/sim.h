@@ -103,6 +103,9 @@ struct sim_report {
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;
 	uint64_t dram_bytes;
 	uint64_t local_hits, local_misses; /* local-array loads (LDL) that hit and missed in L1 */
+	uint64_t global_bytes;              /* the kernel's global buffers, input and output (gmem_setup) */
+	double l2_warm;                     /* machine l2_hit_fraction: the share of sectors warmed into L2 */
+	double l2_hit_fraction;             /* the share of sectors that hit in L2, what the L2 can hold of them */
 	uint64_t carveout_bytes;            /* the launch's shared-memory carveout (the rest of the array is L1) */
 
 	/* For the binding limit (sim/out/limit.h): the figures Nsight Compute's rule reads. */

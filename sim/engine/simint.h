@@ -307,6 +307,7 @@ struct gmem {
 	} *l1_misses;
 	size_t nl1_misses, l1_misses_cap;
 	uint64_t l1_dram_lines;
+	double l2_kept; /* the share of the kernel's global data a warmed L2 still holds (gmem_setup) */
 };
 
 struct sim {
@@ -575,6 +576,7 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
  */
 uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
 void gmem_free(struct sim *s);
+void gmem_setup(struct sim *s);
 /*
  * An access whose lines take room in L1 (a load, a store, a 4- or 8-byte
  * cp.async: LDGSTS.E; a 16-byte one bypasses L1): they push the local arrays

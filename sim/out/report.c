@@ -136,6 +136,13 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 		cJSON_AddNumberToObject(l1, "local_misses", (double)r->local_misses);
 	}
 
+	if (r->l2_warm > 0) { /* only runs with data warmed into L2 */
+		cJSON *l2 = cJSON_AddObjectToObject(o, "l2");
+		cJSON_AddNumberToObject(l2, "global_bytes", (double)r->global_bytes);
+		cJSON_AddNumberToObject(l2, "warm_fraction", round6(r->l2_warm));
+		cJSON_AddNumberToObject(l2, "hit_fraction", round6(r->l2_hit_fraction));
+	}
+
 	cJSON *dram = cJSON_AddObjectToObject(o, "dram");
 	cJSON_AddNumberToObject(dram, "bytes", (double)r->dram_bytes);
 	cJSON_AddNumberToObject(dram, "bytes_per_cycle",
@@ -260,6 +267,9 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 			(unsigned long long)(r->local_hits + r->local_misses), (unsigned long long)r->local_misses,
 			100.0 * (double)r->local_misses / (double)(r->local_hits + r->local_misses),
 			(unsigned long long)(r->carveout_bytes / 1024));
+	if (r->l2_warm > 0)
+		fprintf(out, "L2               %.1f MB of global data, %.0f%% warmed, %.0f%% of sectors hit (what the L2 keeps)\n",
+			(double)r->global_bytes / 1e6, 100.0 * r->l2_warm, 100.0 * r->l2_hit_fraction);
 	fprintf(out, "DRAM             %llu bytes, %.2f bytes/cycle\n", (unsigned long long)r->dram_bytes,
 		r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0.0);
 	if (r->mma_ops)

@@ -66,13 +66,51 @@ void gmem_through_l1(struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 	}
 }
 
+#define L2_LOST_STRETCH_BYTES 65536
+
+/*
+ * A warmed L2 ("the input is in L2": l2_hit_fraction) keeps a kernel's data
+ * only as far as it holds it: from l2_keep_mb of global buffers (every one,
+ * input and output, as the warm-up launch left them) a growing share is gone
+ * again, all of it by l2_lose_mb (tests/hw/l2_capacity.cu: a streaming
+ * kernel's second launch over 8-96 MB).
+ */
+void gmem_setup(struct sim *s)
+{
+	uint64_t bytes = 0;
+	for (int i = 0; i < s->k->nbufs; i++)
+		if (s->k->bufs[i].space == SPACE_GLOBAL)
+			bytes += s->k->bufs[i].elems * s->k->bufs[i].elem_bytes;
+	double mb = (double)bytes / 1e6, keep = s->m->l2_keep_mb, lose = s->m->l2_lose_mb;
+	double lost = mb <= keep ? 0.0 : mb >= lose ? 1.0 : (mb - keep) / (lose - keep);
+	s->mem.l2_kept = 1.0 - lost;
+	s->rep->global_bytes = bytes;
+	s->rep->l2_warm = s->m->l2_hit_fraction;
+	s->rep->l2_hit_fraction = s->m->l2_hit_fraction * s->mem.l2_kept;
+}
+
+/* A deterministic draw in [0, 1e6) for key. */
+static uint64_t draw(uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ull;
+	h ^= h >> 29;
+	return h % 1000000;
+}
+
+/*
+ * What the L2 lost of a kernel's data went as the warm-up touched it, in
+ * stretches (l2_lost_stretch_bytes), not line by line: a block's batch then
+ * misses whole or not at all, as the H100's one-stage pipelines at 34.6 MB
+ * show (a stall of ~15% of a DRAM trip a batch where a tenth of the lines,
+ * scattered, would stall nearly every batch).
+ */
 static bool l2_hit(const struct sim *s, uint64_t sector)
 {
 	if (s->m->l2_hit_fraction <= 0)
 		return false;
-	uint64_t h = sector * 0x9E3779B97F4A7C15ull;
-	h ^= h >> 29;
-	return (double)(h % 1000000) < s->m->l2_hit_fraction * 1e6;
+	if (s->mem.l2_kept < 1.0 && (double)draw(sector * 32 / L2_LOST_STRETCH_BYTES + 0x5bd1e995) >= s->mem.l2_kept * 1e6)
+		return false;
+	return (double)draw(sector) < s->m->l2_hit_fraction * 1e6;
 }
 
 /* How many of the sectors hit in L2. */
