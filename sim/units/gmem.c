@@ -84,6 +84,7 @@ void gmem_setup(struct sim *s)
 	double mb = (double)bytes / 1e6, keep = s->m->l2_keep_mb, lose = s->m->l2_lose_mb;
 	double lost = mb <= keep ? 0.0 : mb >= lose ? 1.0 : (mb - keep) / (lose - keep);
 	s->mem.l2_kept = 1.0 - lost;
+	s->mem.l2_written_back = bytes && mb > keep ? 1.0 - keep / mb : 0.0;
 	s->rep->global_bytes = bytes;
 	s->rep->l2_warm = s->m->l2_hit_fraction;
 	s->rep->l2_hit_fraction = s->m->l2_hit_fraction * s->mem.l2_kept;
@@ -225,13 +226,24 @@ void gmem_free(struct sim *s)
 	s->mem.nl1_misses = s->mem.l1_misses_cap = 0;
 }
 
+/*
+ * A store's lines stay in L2, dirty, until the L2 needs their room: of a
+ * kernel whose global data fits (l2_keep_mb) none is written back while it
+ * runs; of a larger one the share beyond what the L2 keeps, 1 - l2_keep_mb /
+ * its data, as least-recently-used lines leave in the order they came.  That
+ * share drains through the same DRAM share as reads; nobody waits for it.
+ */
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 {
-	/* Stores drain through the same DRAM share; nobody waits for them. */
-	(void)queue(&s->mem.dram_free, now, 0, 32ull * nsectors, s->m->dram_bytes_per_cycle);
-	s->rep->dram_bytes += 32ull * nsectors;
+	s->mem.written_back_fp += (uint64_t)(32.0 * nsectors * s->mem.l2_written_back * FP + 0.5);
+	uint64_t bytes = s->mem.written_back_fp / FP;
+	s->mem.written_back_fp -= bytes * FP;
+	if (!bytes)
+		return;
+	(void)queue(&s->mem.dram_free, now, 0, bytes, s->m->dram_bytes_per_cycle);
+	s->rep->dram_bytes += bytes;
 	if (s->trace)
-		trace_count(&s->trace->dram, now, (int64_t)(32ull * nsectors));
+		trace_count(&s->trace->dram, now, (int64_t)bytes);
 }
 
 /*
