@@ -12,6 +12,9 @@
 // Usage: inflight_latency OUTDIR -> OUTDIR/inflight_latency.csv
 //   columns: source,bytes,stages,k,block_size,grid_blocks,cycles_per_batch,waited_batches,
 //            latency_median,latency_p10,latency_p90
+//        inflight_latency OUTDIR occupancy -> OUTDIR/inflight_occupancy.csv only: the bare loop
+//            (one copy and one store a thread and batch, from DRAM) at 1-8 blocks per SM of 4 or 8
+//            warps, one and two stages: how a copy's wait grows with the warps of the whole SM
 #include <cuda_pipeline.h>
 #include <algorithm>
 #include <cstdio>
@@ -130,11 +133,37 @@ int main(int argc, char** argv) {
   int* dout;
   long long *dtr, *dcyc;
   CK(cudaMalloc(&din, in_bytes));
-  CK(cudaMalloc(&dout, size_t(kBatches) * sms * 1024 * 4));
+  CK(cudaMalloc(&dout, size_t(kBatches) * sms * 2048 * 4));
   CK(cudaMalloc(&dtr, size_t(kWarpsTraced) * kBatches * kEvents * sizeof(long long)));
-  CK(cudaMalloc(&dcyc, size_t(sms) * 4 * sizeof(long long)));
+  CK(cudaMalloc(&dcyc, size_t(sms) * 8 * sizeof(long long)));
   CK(cudaMemset(din, 1, in_bytes));
   L2Flusher flusher;
+  if (argc > 2 && std::string(argv[2]) == "occupancy") {
+    std::string path4 = std::string(argv[1]) + "/inflight_occupancy.csv";
+    FILE* o = fopen(path4.c_str(), "w");
+    fprintf(o, "source,stages,k,warps,blocks_per_sm,grid_blocks,cycles_per_batch_median,cycles_per_batch_max\n");
+    std::vector<long long> cyc4(size_t(sms) * 8);
+    for (int s : {1, 2})
+      for (int warps : {4, 8})
+        for (int bps : {1, 2, 4, 8})
+          for (int k : {0, 32}) {
+            const int bs = warps * 32, grid = sms * bps;
+            BareKernel fn = pick_bare<1, true>(s);
+            for (int rep = 0; rep < 3; ++rep) {
+              flusher.flush();
+              fn<<<grid, bs, size_t(s) * bs * 4>>>(din, dout, k, dcyc);
+              CK_LAUNCH();
+            }
+            CK(cudaMemcpy(cyc4.data(), dcyc, grid * sizeof(long long), cudaMemcpyDeviceToHost));
+            std::sort(cyc4.begin(), cyc4.begin() + grid);
+            fprintf(o, "DRAM,%d,%d,%d,%d,%d,%.1f,%.1f\n", s, k, warps, bps, grid, double(cyc4[grid / 2]) / kBatches,
+                    double(cyc4[grid - 1]) / kBatches);
+            printf("DRAM,%d,%d,%d,%d,%d,%.1f,%.1f\n", s, k, warps, bps, grid, double(cyc4[grid / 2]) / kBatches,
+                   double(cyc4[grid - 1]) / kBatches);
+          }
+    fclose(o);
+    return 0;
+  }
   std::string path = std::string(argv[1]) + "/inflight_latency.csv";
   FILE* f = fopen(path.c_str(), "w");
   fprintf(f,
