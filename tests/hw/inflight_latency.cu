@@ -12,6 +12,8 @@
 // Usage: inflight_latency OUTDIR -> OUTDIR/inflight_latency.csv
 //   columns: source,bytes,stages,k,block_size,grid_blocks,cycles_per_batch,waited_batches,
 //            latency_median,latency_p10,latency_p90
+//        inflight_latency OUTDIR spread -> OUTDIR/inflight_spread.csv only: a batch's copies across
+//            the warps of a block, one stage from DRAM at 1-8 blocks per SM
 //        inflight_latency OUTDIR occupancy -> OUTDIR/inflight_occupancy.csv only: the bare loop
 //            (one copy and one store a thread and batch, from DRAM) at 1-8 blocks per SM of 4 or 8
 //            warps, one and two stages: how a copy's wait grows with the warps of the whole SM
@@ -138,6 +140,51 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&dcyc, size_t(sms) * 8 * sizeof(long long)));
   CK(cudaMemset(din, 1, in_bytes));
   L2Flusher flusher;
+  if (argc > 2 && std::string(argv[2]) == "spread") {
+    // OUTDIR/inflight_spread.csv: one stage, 4-byte copies from DRAM, blocks of 8 warps at 1-8 blocks
+    // per SM; the stamps of block 0's warps: a copy's latency over all warps and batches, and within
+    // each batch how far its slowest warp's copy lands after the batch's median one (what a wait for
+    // the whole block's copies pays beyond a warp's own).
+    std::string path5 = std::string(argv[1]) + "/inflight_spread.csv";
+    FILE* o = fopen(path5.c_str(), "w");
+    fprintf(o, "source,stages,k,warps,blocks_per_sm,grid_blocks,latency_median,latency_p10,latency_p90,"
+               "batch_max_over_median_mean,batch_max_over_min_mean\n");
+    std::vector<long long> tr5(size_t(kWarpsTraced) * kBatches * kEvents);
+    for (int bps : {1, 2, 4, 8})
+      for (int k : {0, 32}) {
+        const int bs = 256, grid = sms * bps;
+        for (int rep = 0; rep < 3; ++rep) {
+          flusher.flush();
+          CK(cudaMemset(dtr, 0, tr5.size() * sizeof(long long)));
+          inflight<1, 4><<<grid, bs, size_t(bs) * 4>>>(din, dout, k, dtr, dcyc);
+          CK_LAUNCH();
+        }
+        CK(cudaMemcpy(tr5.data(), dtr, tr5.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+        std::vector<long long> all;
+        double over_median = 0, over_min = 0;
+        int nb = 0;
+        for (int b = 8; b < kBatches; ++b) {
+          std::vector<long long> lat;
+          for (int w = 0; w < kWarpsTraced; ++w) {
+            const long long* e = &tr5[(size_t(w) * kBatches + b) * kEvents];
+            lat.push_back(e[kLanded] - e[kIssue]);
+          }
+          all.insert(all.end(), lat.begin(), lat.end());
+          std::sort(lat.begin(), lat.end());
+          over_median += double(lat.back()) - 0.5 * double(lat[3] + lat[4]);
+          over_min += double(lat.back() - lat.front());
+          nb++;
+        }
+        std::sort(all.begin(), all.end());
+        auto q = [&](double p) { return double(all[size_t(p * (all.size() - 1))]); };
+        fprintf(o, "DRAM,1,%d,8,%d,%d,%.0f,%.0f,%.0f,%.1f,%.1f\n", k, bps, grid, q(0.5), q(0.1), q(0.9),
+                over_median / nb, over_min / nb);
+        printf("DRAM,1,%d,8,%d,%d,%.0f,%.0f,%.0f,%.1f,%.1f\n", k, bps, grid, q(0.5), q(0.1), q(0.9), over_median / nb,
+               over_min / nb);
+      }
+    fclose(o);
+    return 0;
+  }
   if (argc > 2 && std::string(argv[2]) == "occupancy") {
     std::string path4 = std::string(argv[1]) + "/inflight_occupancy.csv";
     FILE* o = fopen(path4.c_str(), "w");
