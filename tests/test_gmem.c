@@ -170,3 +170,46 @@ Test(gmem, stores_reach_dram_only_beyond_what_the_l2_keeps)
 			  sizes[c], (unsigned long long)rep.dram_bytes);
 	}
 }
+
+/*
+ * Lines from DRAM through L1 land spread around their median, dram_spread + dram_spread_per_line
+ * per other line in flight either side (inflight_spread.csv): alone within 100 of it, about as many
+ * early as late; with ten other lines in flight, wider.
+ */
+Test(gmem, dram_lines_land_spread_around_their_median)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.dram_latency = 700;
+	m.l1_dram_line_latency = 0;
+	m.dram_spread = 100;
+	m.dram_spread_per_line = 10;
+	m.dram_bytes_per_cycle = 1e9;
+	struct warp warps[2] = {{.id = 0}, {.id = 1}};
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
+	cr_assert_eq(l1_init(&s.l1, &m, 0, 4, true), 0);
+	int early = 0, late = 0, lo = 1000, hi = 0;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t now = 100000 * (uint64_t)(i + 1), line[4] = {4u * i, 4u * i + 1, 4u * i + 2, 4u * i + 3};
+		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4) - now);
+		early += lat < 700, late += lat > 700;
+		lo = lat < lo ? lat : lo, hi = lat > hi ? lat : hi;
+	}
+	cr_assert(lo >= 600 && hi <= 800 && lo < 620 && hi > 780, "alone: %d to %d cycles", lo, hi);
+	cr_assert(early > 400 && late > 400, "%d early, %d late of 1000", early, late);
+	/* warp 1 has ten lines in flight: warp 0's lines spread 100 + 10 x 10 either side */
+	for (int i = 0; i < 10; i++) {
+		uint64_t line[4] = {900000u + 4u * i, 900001u + 4u * i, 900002u + 4u * i, 900003u + 4u * i};
+		gmem_read_cached(&s, &warps[1], 200000000, line, 4);
+	}
+	lo = 1000, hi = 0;
+	for (int i = 0; i < 200; i++) {
+		uint64_t now = 200000000 + (uint64_t)i, line[4] = {8000u + 4u * i, 8001u + 4u * i, 8002u + 4u * i, 8003u + 4u * i};
+		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4) - now);
+		lo = lat < lo ? lat : lo, hi = lat > hi ? lat : hi;
+	}
+	cr_assert(lo < 540 && hi > 860 && lo >= 500 && hi <= 900, "ten other lines in flight: %d to %d cycles", lo, hi);
+	gmem_free(&s);
+	l1_free(&s.l1);
+}

@@ -180,7 +180,8 @@ Test(ratios, queueing_shown_apart)
 	cJSON *eight = report("with_single_stage.json --set k=0 --set blocks=8 --set machine.dram_bytes_per_cycle=2");
 	double u1 = num(one, "copies", "unloaded_latency"), u8 = num(eight, "copies", "unloaded_latency");
 	double q1 = num(one, "copies", "queueing"), q8 = num(eight, "copies", "queueing");
-	cr_assert_float_eq(u1, u8, 1.0, "unloaded latency does not depend on the load: %f %f", u1, u8);
+	/* within the spread of its copies' own draws around the median (dram_spread) */
+	cr_assert_float_eq(u1, u8, 0.005 * u1, "unloaded latency does not depend on the load: %f %f", u1, u8);
 	cr_assert_geq(u1, 727, "at least dram_latency");
 	cr_assert(q1 >= 0 && q1 < 100, "%f", q1);
 	cr_assert_gt(q8, 10 * (q1 + 1), "a saturated DRAM queues: %f against %f", q8, q1);

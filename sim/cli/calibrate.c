@@ -807,6 +807,43 @@ static void derive_l2_capacity(struct calib *c)
 	cite(c, "l2_lose_mb", "l2_capacity.csv: the same ramp's end, where the second launch finds none of its data in L2");
 }
 
+/*
+ * How widely lines from DRAM land around their median (inflight_spread.csv,
+ * tests/hw/inflight_latency.cu's spread mode: one block's eight warps, one
+ * 4-byte copy each a batch, at 1-8 blocks per SM): smsim draws a line's
+ * landing uniformly within dram_spread + dram_spread_per_line x the SM's other
+ * lines in flight either side of the median, so the slowest of a batch's
+ * eight lands 7/9 of that after the median.  Least squares of 9/7 x the
+ * measured slowest-over-median against the other lines (8 x blocks per SM - 1).
+ */
+static void derive_dram_spread(struct calib *c)
+{
+	struct csv *v = NULL;
+	if (c->d->code || csv_load(c, "inflight_spread.csv", &v))
+		return;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int n = 0;
+	for (int r = 0; r < v->nrows; r++) {
+		double warps = row_num(c, v, r, "warps"), bps = row_num(c, v, r, "blocks_per_sm");
+		double over = row_num(c, v, r, "batch_max_over_median_mean");
+		if (c->d->code)
+			return;
+		double x = warps * bps - 1, y = over * (warps + 1) / (warps - 1);
+		sx += x, sy += y, sxx += x * x, sxy += x * y;
+		n++;
+	}
+	double den = n * sxx - sx * sx;
+	if (n < 2 || den == 0) {
+		diag_set(c->d, DIAG_INPUT, "%s/inflight_spread.csv: expected rows at two or more occupancies", c->dir);
+		return;
+	}
+	double slope = (n * sxy - sx * sy) / den;
+	c->m.dram_spread = iround((sy - slope * sx) / n);
+	c->m.dram_spread_per_line = round(slope * 10.0) / 10.0;
+	cite(c, "dram_spread", "inflight_spread.csv, %d rows: the least-squares line of a batch's slowest copy over its median (x 9/7, a uniform spread's maximum of eight) against the other lines in flight, at none", n);
+	cite(c, "dram_spread_per_line", "inflight_spread.csv: the same line's slope, cycles per other line in flight");
+}
+
 /* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
@@ -911,6 +948,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_l1(c);
 	derive_l1_dram(c);
 	derive_l2_capacity(c);
+	derive_dram_spread(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -140,7 +140,7 @@ static void print_table(FILE *out, const struct run_spec *specs, const struct ru
 	ROW("copy latency (cycles)", "llu", (unsigned long long)r->batch_latency);
 	ROW("copy unloaded (mean)", ".1f", r->copies ? (double)r->copy_unloaded_sum / (double)r->copies : 0.0);
 	ROW("copy queueing (mean)", ".1f",
-	    r->copies ? (double)(r->copy_latency_sum - r->copy_unloaded_sum) / (double)r->copies : 0.0);
+	    r->copies ? ((double)r->copy_latency_sum - (double)r->copy_unloaded_sum) / (double)r->copies : 0.0);
 	ROW("lower bound (cycles)", "llu", (unsigned long long)r->lower_bound);
 	ROW("efficiency", ".3f", r->efficiency);
 	ROW("over-wait (cycles)", "llu", (unsigned long long)r->overwait_cycles);

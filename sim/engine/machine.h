@@ -82,6 +82,8 @@
 	X(ldsm_warp_wavefront_cycles, I, 2, 0, 100, "cycles per wavefront one warp's ldmatrix holds its next one") \
 	X(l2_latency, I, 283, 1, 10000, "cycles, L2 hit load")                           \
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
+	X(dram_spread, I, 0, 0, 100000, "cycles either side of its median a DRAM line through L1 lands, with no other line in flight") \
+	X(dram_spread_per_line, F, 0, 0, 10000, "cycles the spread grows per DRAM line the SM's other warps have in flight through L1") \
 	X(l1_dram_line_latency, I, 12, 0, 10000, "cycles a read through L1 that misses L2 waits per DRAM line the SM's other warps have in flight through L1") \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
 	X(l2_keep_mb, F, 33.5, 0, 100000, "MB of a kernel's global data (input and output together) up to which a warmed L2 keeps all of it") \

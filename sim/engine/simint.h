@@ -308,6 +308,8 @@ struct gmem {
 	size_t nl1_misses, l1_misses_cap;
 	uint64_t l1_dram_lines;
 	double l2_kept; /* the share of the kernel's global data a warmed L2 still holds (gmem_setup) */
+	int64_t spread;      /* how far gmem_read_cached's last read lands from its median (dram_spread) */
+	int64_t spread_idle; /* ... and would on an idle SM (its unloaded latency's share of the spread) */
 	double l2_written_back;     /* the share of stored bytes the L2 writes back while the kernel runs (gmem_write) */
 	uint64_t written_back_fp;   /* 1/1024 bytes: written back, not yet charged to the DRAM share */
 };

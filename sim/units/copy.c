@@ -393,18 +393,23 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec)
 						      : gmem_read(s, now, sectors, nsec)) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
+		/* the fill queue serves copies in issue order: at their median arrival, each landing its own spread later */
+		int64_t spread = nsec && c < 16 ? s->mem.spread : 0;
+		arrive = (uint64_t)((int64_t)arrive - spread);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
 		struct smem_cost sc = smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
-		uint64_t land = gmem_fill(s, arrive, bytes) + (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
+		uint64_t land = (uint64_t)((int64_t)gmem_fill(s, arrive, bytes) + spread) +
+				(uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		smem_port_fill(s, land - (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles, sc.wavefronts);
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		stats_copy(s, nl, (uint32_t)c, now, land,
-			   gmem_unloaded(s, sectors, nsec) + (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
+			   (uint64_t)((int64_t)gmem_unloaded(s, sectors, nsec) + (nsec && c < 16 ? s->mem.spread_idle : 0)) +
+				   (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
 				   (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles);
 		if (c < 4) {
 			/*

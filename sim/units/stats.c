@@ -18,7 +18,7 @@ void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t iss
 	if (lat > r->copy_latency_max)
 		r->copy_latency_max = lat;
 	if (unloaded > lat)
-		unloaded = lat; /* the model's rounding: never more than it took */
+		unloaded = lat; /* never more than it took: a line from DRAM may land before its median (dram_spread) */
 	r->copy_unloaded_sum += unloaded * lanes;
 	if (unloaded > r->copy_unloaded_max)
 		r->copy_unloaded_max = unloaded;
