@@ -185,6 +185,16 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		return lane;
 	}
 	simt_materialize(w, e->slots & ~(1ull << 63));
+	if (e->shape == EXPR_SHAPE_SLOT) {
+		/* a variable as it is (a branch's flag, an op's default element tid): its row, nothing to compute */
+		const int64_t *r = simt_reg(w, e->shape_slot, 0);
+		int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+		if (mask == 0xffffffffu)
+			memcpy(out, r, 32 * sizeof *out);
+		else
+			memcpy(out + lo, r + lo, (size_t)(hi - lo + 1) * sizeof *out);
+		return -1;
+	}
 	if (e->shape == EXPR_SHAPE_SLOT_CONST || e->shape == EXPR_SHAPE_SLOT_SLOT) {
 		/* j < group, j + 1: the operator over the two rows of registers, no program to run */
 		const int64_t *b = e->shape == EXPR_SHAPE_SLOT_SLOT ? simt_reg(w, (unsigned)e->value, 0) : NULL;
