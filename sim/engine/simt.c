@@ -151,24 +151,39 @@ int64_t simt_peek(struct sim *s, struct warp *w, int lane, const struct expr *e)
 }
 
 /*
- * Whether every slot e reads (materialized) holds one value in all lanes of
- * mask: a few compares per slot against a program run per lane.
+ * The slots among check (materialized, below 63) whose lanes of mask hold
+ * one value: a few compares per slot, stopping at the first lane that
+ * differs, against a program run per lane.
  */
-static bool same_inputs(const struct warp *w, const struct expr *e, uint32_t mask)
+static uint64_t agreeing_slots(const struct warp *w, uint64_t check, uint32_t mask)
 {
-	if (e->slots >> 63)
-		return false;
+	uint64_t agree = 0;
 	int first = __builtin_ctz(mask);
-	for (uint64_t b = e->slots; b; b &= b - 1) {
+	for (uint64_t b = check; b; b &= b - 1) {
 		const int64_t *r = simt_reg(w, (unsigned)__builtin_ctzll(b), 0);
 		int64_t v = r[first];
-		uint32_t differ = 0;
-		for (int lane = 0; lane < 32; lane++)
-			differ |= (uint32_t)(r[lane] != v) << lane;
-		if (differ & mask)
-			return false;
+		uint32_t m = mask & (mask - 1);
+		while (m && r[__builtin_ctz(m)] == v)
+			m &= m - 1;
+		if (!m)
+			agree |= b & -b;
 	}
-	return true;
+	return agree;
+}
+
+/* e, whose every slot holds one value in the lanes of mask, run once: each lane would compute, and fault, as its first. */
+static int eval_once(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		     enum expr_fault *fault)
+{
+	int first = __builtin_ctz(mask);
+	enum expr_fault f = EXPR_OK;
+	int64_t v = eval_lane(s, w, first, e, &f);
+	for (uint32_t m = mask; m; m &= m - 1)
+		out[__builtin_ctz(m)] = v;
+	if (!f)
+		return -1;
+	*fault = f;
+	return first;
 }
 
 int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
@@ -195,32 +210,30 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 			memcpy(out + lo, r + lo, (size_t)(hi - lo + 1) * sizeof *out);
 		return -1;
 	}
+	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
+	uint64_t uniform = ~w->divergent & ~s->token_slots;
+	if (mask != w->live) {
+		/*
+		 * A group split off the warp: what it set apart from the other lanes (a producer's batch) holds
+		 * one value in its lanes where the warp's tracking cannot vouch for it.  tid and lane never do.
+		 */
+		uint64_t varying = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
+		uniform |= agreeing_slots(w, e->slots & ~uniform & ~varying, mask);
+		if (!(e->slots & ~uniform) && !(e->slots >> 63))
+			return eval_once(s, w, e, mask, out, fault);
+	}
 	if (e->shape == EXPR_SHAPE_SLOT_CONST || e->shape == EXPR_SHAPE_SLOT_SLOT) {
 		/* j < group, j + 1: the operator over the two rows of registers, no program to run */
 		const int64_t *b = e->shape == EXPR_SHAPE_SLOT_SLOT ? simt_reg(w, (unsigned)e->value, 0) : NULL;
 		return expr_apply_lanes((enum opc)e->shape_op, simt_reg(w, e->shape_slot, 0), b, e->value, mask, out,
 					fault);
 	}
-	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
-	uint64_t uniform = ~w->divergent & ~s->token_slots;
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
-	if (same_inputs(w, e, mask)) {
-		/*
-		 * A group that divergence split off holds one value per slot even where the warp's tracking
-		 * cannot vouch for it (the other lanes differ): each lane would compute, and fault, as its first.
-		 */
-		first = __builtin_ctz(mask);
-		enum expr_fault f = EXPR_OK;
-		int64_t v = eval_lane(s, w, first, e, &f);
-		for (uint32_t m = mask; m; m &= m - 1)
-			out[__builtin_ctz(m)] = v;
-		if (!f)
-			return -1;
-		*fault = f;
-		return first;
-	}
+	/* a group whose lanes agree on every slot e reads, though the warp's tracking cannot vouch for them */
+	if (!(e->slots >> 63) && agreeing_slots(w, e->slots, mask) == e->slots)
+		return eval_once(s, w, e, mask, out, fault);
 	first = -1;
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
