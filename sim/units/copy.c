@@ -277,6 +277,13 @@ static bool lanes_aligned(const struct sim *s, const struct insn *in, uint32_t m
 		return false;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
 	uint64_t any = 0;
+	if (mask == 0xffffffffu && !uni_dst && !uni_src && !in->sized) {
+		/* a full warp's own indices (the usual copy at per-lane indices): no mask walk, no choice per lane */
+		uint64_t dbase = dst->base, deb = dst->elem_bytes, sbase = src->base, seb = src->elem_bytes;
+		for (int lane = 0; lane < 32; lane++)
+			any |= (dbase + (uint64_t)dsti[lane] * deb) | (sbase + (uint64_t)srci[lane] * seb);
+		return (any & (a - 1)) == 0;
+	}
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		any |= (dst->base + (uint64_t)(uni_dst ? udst : dsti[lane]) * dst->elem_bytes) |
