@@ -513,6 +513,58 @@ static uint32_t slow_divides(const struct node *nodes, int n)
 	}
 }
 
+/* How an expression's value varies over a warp's lanes, given which slots vary (lane_form). */
+enum lane_form {
+	FORM_UNIFORM, /* reads no lane slot */
+	FORM_AFFINE,  /* a uniform value plus the lane times a uniform step */
+	FORM_OTHER,
+};
+
+/*
+ * The form of node n when the slots of lane_slots are affine in the lane
+ * and every other slot is uniform.  Only operators whose fault is the exact
+ * value leaving a range keep the affine form (ADD, SUB, NEG, MUL and SHL by
+ * a uniform value, the int conversion): over lanes lo..hi each node's exact
+ * value then lies between its values at lo and hi, so a program that faults
+ * at neither end faults at no lane between.  A ?: keeps it when its
+ * condition is uniform, since every lane takes the same side.
+ */
+static enum lane_form lane_form(const struct node *nodes, int n, uint8_t lane_slots)
+{
+	const struct node *nd = &nodes[n];
+	enum lane_form a, b, c;
+	switch (nd->kind) {
+	case N_CONST: return FORM_UNIFORM;
+	case N_SLOT: return nd->value < 8 && (lane_slots >> nd->value & 1) ? FORM_AFFINE : FORM_UNIFORM;
+	case N_UNARY:
+		a = lane_form(nodes, nd->a, lane_slots);
+		return a == FORM_UNIFORM || nd->op == OPC_NEG || nd->op == OPC_INT32 ? a : FORM_OTHER;
+	case N_BINARY:
+		a = lane_form(nodes, nd->a, lane_slots);
+		b = lane_form(nodes, nd->b, lane_slots);
+		if (a == FORM_OTHER || b == FORM_OTHER)
+			return FORM_OTHER;
+		if (a == FORM_UNIFORM && b == FORM_UNIFORM)
+			return FORM_UNIFORM;
+		if (nd->op == OPC_ADD || nd->op == OPC_SUB)
+			return FORM_AFFINE;
+		if (nd->op == OPC_MUL && (a == FORM_UNIFORM || b == FORM_UNIFORM))
+			return FORM_AFFINE;
+		return nd->op == OPC_SHL && b == FORM_UNIFORM ? FORM_AFFINE : FORM_OTHER;
+	case N_COND:
+		a = lane_form(nodes, nd->a, lane_slots);
+		b = lane_form(nodes, nd->b, lane_slots);
+		c = lane_form(nodes, nd->c, lane_slots);
+		if (a != FORM_UNIFORM || b == FORM_OTHER || c == FORM_OTHER)
+			return FORM_OTHER;
+		return b == FORM_AFFINE || c == FORM_AFFINE ? FORM_AFFINE : FORM_UNIFORM;
+	default:
+		a = lane_form(nodes, nd->a, lane_slots);
+		b = lane_form(nodes, nd->b, lane_slots);
+		return a == FORM_UNIFORM && b == FORM_UNIFORM ? FORM_UNIFORM : FORM_OTHER;
+	}
+}
+
 static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 {
 	const struct node *nd = &nodes[n];
@@ -607,6 +659,8 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			out->len = pool->len - out->at;
 			find_shape(pool->words + out->at, out);
 			out->slots = slots_read(nodes, root);
+			if (lane_form(nodes, root, names->lane_slots) == FORM_AFFINE)
+				out->lane_affine = (uint8_t)(out->slots & names->lane_slots);
 			uint32_t sd = slow_divides(nodes, root);
 			out->slow_divides = (uint8_t)(sd > 255 ? 255 : sd);
 		}
@@ -948,10 +1002,114 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 	return __builtin_ctz(bad);
 }
 
+/*
+ * expr_eval_code for two threads at once, slots a and b: one dispatch per
+ * instruction for both.  False where either faults, or where they would
+ * take different sides of a jump (a lane_affine program's conditions are
+ * uniform, so that is only ever a caller's slot that was not).
+ */
+static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const int64_t *a, const int64_t *b,
+		      int64_t out[2])
+{
+	int64_t st[EVAL_STACK][2];
+	int sp = 0;
+	const int64_t *w = pool->words + e->at;
+	const int64_t *end = w + e->len;
+	while (w < end) {
+		enum opc op = (enum opc)*w++;
+		int64_t ra, rb; /* the right operand of a binary operator */
+		switch (op) {
+		case OPC_PUSH:
+		case OPC_LOAD:
+			ra = op == OPC_PUSH ? *w : a[*w];
+			rb = op == OPC_PUSH ? *w : b[*w];
+			w++;
+			if (sp >= 1 && w < end && is_binary((enum opc)*w)) {
+				op = (enum opc)*w++;
+				break;
+			}
+			if (sp == EVAL_STACK)
+				return false;
+			st[sp][0] = ra;
+			st[sp++][1] = rb;
+			continue;
+		case OPC_NEG:
+		case OPC_LNOT:
+		case OPC_BNOT:
+		case OPC_LOCAL:
+		case OPC_INT32:
+		case OPC_BOOL:
+			if (apply_unary(op, st[sp - 1][0], &st[sp - 1][0]) || apply_unary(op, st[sp - 1][1], &st[sp - 1][1]))
+				return false;
+			continue;
+		case OPC_JZ:
+			sp--;
+			if ((st[sp][0] == 0) != (st[sp][1] == 0))
+				return false;
+			if (st[sp][0] == 0)
+				w += *w;
+			w++;
+			continue;
+		case OPC_JMP: w += *w + 1; continue;
+		default:
+			sp--;
+			ra = st[sp][0];
+			rb = st[sp][1];
+		}
+		if (expr_apply(op, st[sp - 1][0], ra, &st[sp - 1][0]) || expr_apply(op, st[sp - 1][1], rb, &st[sp - 1][1]))
+			return false;
+	}
+	out[0] = st[0][0];
+	out[1] = st[0][1];
+	return true;
+}
+
+/*
+ * A lane_affine expression over lanes lo..hi of mask: its values at lo and
+ * hi, run as one thread each, fix the step, and a program that faults at
+ * neither end faults at no lane between (lane_form), so the lanes between
+ * are filled in exactly as running them would give.  False where it does
+ * not apply: a slot it reads other than its lane slots is not uniform, or
+ * an end faulted, which the warp-wide pass then reports lane by lane.
+ */
+static bool affine_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			 size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32])
+{
+	if (e->slots >> 63 || e->slots & ~uniform & ~(uint64_t)e->lane_affine)
+		return false;
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	int64_t at_lo[63], at_hi[63], ends[2], rise;
+	for (uint64_t b = e->slots; b; b &= b - 1) {
+		size_t slot = (size_t)__builtin_ctzll(b);
+		at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
+		at_hi[slot] = regs[(size_t)hi * lane_stride + slot * slot_stride];
+	}
+	if (!eval_pair(pool, e, at_lo, at_hi, ends) || __builtin_sub_overflow(ends[1], ends[0], &rise))
+		return false;
+	/* every lane's value lies between the ends, so no lane's step overflows; the one past hi is never stored */
+	uint64_t step = hi > lo ? (uint64_t)(rise / (hi - lo)) : 0, v = (uint64_t)ends[0];
+	if (lo == 0 && hi == 31) {
+		/* a whole warp four lanes a round: the lanes of a round do not wait on each other's sums */
+		uint64_t step2 = 2 * step, step3 = 3 * step, step4 = 4 * step;
+		for (int l = 0; l < 32; l += 4, v += step4) {
+			out[l] = (int64_t)v;
+			out[l + 1] = (int64_t)(v + step);
+			out[l + 2] = (int64_t)(v + step2);
+			out[l + 3] = (int64_t)(v + step3);
+		}
+		return true;
+	}
+	for (int l = lo; l <= hi; l++, v += step)
+		out[l] = (int64_t)v;
+	return true;
+}
+
 __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
 					     size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask,
 					     int64_t out[32], enum expr_fault *fault)
 {
+	if (mask && e->lane_affine && affine_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out))
+		return -1;
 	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
 	if (lane_stride == 1)
 		return eval_lanes(pool, e, regs, 1, slot_stride, uniform, mask, out, fault);

@@ -112,6 +112,12 @@ struct expr {
 	uint8_t slow_divides; /* '/' and '%' by other than a constant power of two */
 	uint8_t shape;        /* enum expr_shape */
 	uint8_t shape_op;     /* enum opc: a shape's operator */
+	/*
+	 * Nonzero: in every lane, the value is a warp-uniform one plus the lane times a warp-uniform step, when
+	 * the slots it reads other than these (the lane slots among 0..7 it reads, a bit each) are warp-uniform:
+	 * expr_eval_lanes then evaluates two lanes and fills the others (see expr_names.lane_slots).
+	 */
+	uint8_t lane_affine;
 	uint16_t shape_slot;  /* a shape's first slot */
 	int64_t value;        /* is_const: the value; a shape with a second operand: the constant or the slot */
 	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
@@ -151,6 +157,11 @@ struct expr_names {
 	 * returns how many, so that an undefined name can be answered with "did you mean".
 	 */
 	size_t (*list)(void *ctx, const char **out, size_t max);
+	/*
+	 * Slots among 0..7 whose value in lane l of a warp is a warp-uniform value plus l times a constant
+	 * (tid, lane), whatever the program does: never assigned.  Expressions affine in them get lane_affine.
+	 */
+	uint8_t lane_slots;
 };
 
 /* Compiles src; on error writes a message (with the column) into err and returns -1. */
@@ -176,7 +187,10 @@ static inline int64_t expr_eval(const struct expr_pool *pool, const struct expr 
  * that faulted, with its fault in *fault, or -1; or EXPR_LANES_BY_THREAD for
  * a program it does not run warp-wide (a jump: &&, ||, ?:, or a deep stack),
  * which the caller evaluates lane by lane with expr_eval_code.  Lanes outside
- * mask between its lowest and highest may be written.
+ * mask between its lowest and highest may be written.  A lane_affine
+ * expression whose other slots are all in uniform runs, jumps or not, as its
+ * lowest and highest lanes of mask (as expr_eval_code would) with the lanes
+ * between filled in, unless one of the two faults (then as above).
  */
 #define EXPR_LANES_BY_THREAD (-2)
 int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,

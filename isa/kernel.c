@@ -105,7 +105,12 @@ static size_t list_names(void *ctx, const char **out, size_t max)
 static struct expr_names names_of(struct compiler *c)
 {
 	return (struct expr_names){
-		.lookup = lookup, .ctx = c, .helpers = c->helpers, .nhelpers = (size_t)c->nhelpers, .list = list_names};
+		.lookup = lookup,
+		.ctx = c,
+		.helpers = c->helpers,
+		.nhelpers = (size_t)c->nhelpers,
+		.list = list_names,
+		.lane_slots = 1u << SLOT_TID | 1u << SLOT_LANE};
 }
 
 /* text as an expression over the names in scope; an error is the compiler's message at the current path. */

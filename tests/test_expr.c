@@ -76,7 +76,7 @@ static const struct expr_helper helpers[] = {
 	{"as_int", {"v"}, 1, "v * 4", false, true},   /* returns int, as the examples' block_batch lambda */
 };
 
-static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list};
+static const struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list, 0};
 
 static struct expr_pool pool;
 
@@ -792,4 +792,123 @@ Test(expr, apply_lanes_agrees_with_expr_apply)
 						cr_assert_eq(f, want_f);
 				}
 	}
+}
+
+/* names, with tid a lane slot: in lane l it is a warp-uniform value plus l times a constant */
+static const struct expr_names lane_names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], list,
+					     1u << SLOT_TID_};
+
+static struct expr compile_lanes(const char *src)
+{
+	struct expr e;
+	char err[512] = "";
+	cr_assert_eq(expr_compile(&pool, src, &lane_names, &e, err, sizeof err), 0, "\"%s\": %s", src, err);
+	return e;
+}
+
+/*
+ * An expression is lane_affine when the lane slots meet only ADD, SUB, NEG, the int conversion, and
+ * MUL or SHL by what reads no lane slot (x and y may be anything: whether they are uniform is the
+ * caller's to say at run time); a ?: only with a condition that reads no lane slot.
+ */
+Test(expr, lane_affine_chosen_for_affine_expressions_only)
+{
+	static const char *const affine[] = {
+		"tid", "tid * 8 + x", "(x % 3) * 2048 + tid * 8 + 1024", "0 * x * 128 * 2048 + y * 2048 + tid * 8 + 1024",
+		"-tid + y", "(tid + x) << 3", "x * tid - tid * (y / 3)", "x > 2 ? tid * 4 : tid - y", "as_int(tid + x)",
+		"twice(tid) - block_batch(x)", "(x && y) + tid", "(x << y) + tid * min(x, y)",
+	};
+	static const char *const other[] = {
+		"x + y * 3", "tid * tid", "tid / 2", "tid % 4", "1 << tid", "min(tid, x)", "tid > 3 ? 1 : 2",
+		"tid < x && y", "tid & 7", "tid >> 1", "slot_of(tid)", "!tid + 1", "~tid", "x ? tid : tid * tid",
+		"(tid == 3) + tid", "7 - (tid | 1)",
+	};
+	for (size_t i = 0; i < sizeof affine / sizeof affine[0]; i++) {
+		struct expr e = compile_lanes(affine[i]);
+		cr_assert_eq(e.lane_affine, 1u << SLOT_TID_, "\"%s\" should be lane_affine (%u)", affine[i], e.lane_affine);
+		cr_assert_eq(compile_ok(affine[i]).lane_affine, 0, "\"%s\" without lane slots", affine[i]);
+	}
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+		cr_assert_eq(compile_lanes(other[i]).lane_affine, 0, "\"%s\" should not be lane_affine", other[i]);
+}
+
+/*
+ * expr_eval_lanes on lane_affine expressions against expr_eval_code lane by lane, as
+ * lanes_agree_with_thread_by_thread: the same values, and the same lowest faulting lane and fault
+ * where a lane overflows (at an end or only at an intermediate step), divides by zero or shifts too
+ * far; with x and y passed as uniform (the two ends and a fill) or not (the general pass), x
+ * differing between lanes once, tid rising or falling by 1 or 3 from several starts, partial masks,
+ * both register layouts.
+ */
+Test(expr, lane_affine_agrees_with_thread_by_thread)
+{
+	static const char *const srcs[] = {
+		"(x % 3) * 2048 + tid * 8 + 1024", "x * tid - tid * (y / 3)", "tid * 4611686018427387904 + x",
+		"(tid + 9223372036854775800) - 9223372036854775800 + x", "x / y + tid", "(tid + x) << y",
+		"as_int(tid * x)", "x > 2 ? tid * 4 : tid - y", "-tid - y", "x - 9223372036854775807 - tid",
+	};
+	static const int64_t starts[] = {0, 7 * 32, -40, INT64_MAX - 100, INT64_MIN + 5};
+	static const uint32_t masks[] = {0xffffffffu, 1u, 0x80000000u, 0x00f0f00fu, 0x7ffffffeu, 0x00000300u, 0x0000ffffu};
+	int64_t lane_major[32][NSLOTS], slot_major[NSLOTS][32];
+	int filled = 0, faulted = 0;
+	for (size_t si = 0; si < sizeof srcs / sizeof srcs[0]; si++) {
+		struct expr e = compile_lanes(srcs[si]);
+		cr_assert_neq(e.lane_affine, 0, "\"%s\"", srcs[si]);
+		for (size_t start = 0; start < sizeof starts / sizeof starts[0]; start++) {
+			for (int trial = 0; trial < 4; trial++) {
+				int64_t step = trial % 2 ? 3 : 1;
+				for (int l = 0; l < 32; l++) {
+					lane_major[l][SLOT_TID_] = starts[start] + (starts[start] > 0 ? -step * l : step * l);
+					lane_major[l][SLOT_X] = trial == 0 ? 3 : trial == 1 ? 4 + l : -70000 * trial;
+					lane_major[l][SLOT_Y] = trial == 2 ? 0 : trial == 3 ? 70 : 5;
+					for (int k = 0; k < NSLOTS; k++)
+						slot_major[k][l] = lane_major[l][k];
+				}
+				for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+					for (int layout = 0; layout < 4; layout++) {
+						uint32_t mask = masks[mi];
+						/* layouts 2 and 3: the slots whose lanes agree in this trial are passed as uniform */
+						uint64_t uniform = layout < 2 ? 0 : (trial == 1 ? 0 : 1ull << SLOT_X) | 1ull << SLOT_Y;
+						int64_t out[32];
+						enum expr_fault f = EXPR_OK;
+						int first = layout % 2 ? expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32,
+											 uniform, mask, out, &f)
+								   : expr_eval_lanes(&pool, &e, &lane_major[0][0], NSLOTS, 1,
+										     uniform, mask, out, &f);
+						/* the ?: without uniform x, or with an end that faults: thread by thread */
+						if (first == EXPR_LANES_BY_THREAD)
+							continue;
+						int want_first = -1;
+						enum expr_fault want_f = EXPR_OK;
+						for (int l = 0; l < 32; l++) {
+							if (!(mask >> l & 1))
+								continue;
+							enum expr_fault lf = EXPR_OK;
+							int64_t v = expr_eval(&pool, &e, lane_major[l], &lf);
+							if (lf && want_first < 0) {
+								want_first = l;
+								want_f = lf;
+							}
+							cr_assert_eq(out[l], v, "\"%s\" start %lld trial %d mask %08x lane %d: %lld, "
+										"thread by thread %lld",
+								     srcs[si], (long long)starts[start], trial, mask, l,
+								     (long long)out[l], (long long)v);
+						}
+						cr_assert_eq(first, want_first, "\"%s\" start %lld trial %d mask %08x: first "
+										"fault at %d, expected %d",
+							     srcs[si], (long long)starts[start], trial, mask, first, want_first);
+						if (first >= 0) {
+							cr_assert_eq(f, want_f, "\"%s\": fault %s, expected %s", srcs[si],
+								     expr_fault_name(f), expr_fault_name(want_f));
+							faulted++;
+						} else if (layout >= 2) {
+							filled++;
+						}
+					}
+				}
+			}
+		}
+	}
+	cr_assert_gt(filled, 500, "most run as two ends and a fill (%d did)", filled);
+	cr_assert_gt(faulted, 100, "faults are covered (%d)", faulted);
 }

@@ -175,6 +175,14 @@ static const int8_t ldsm_row_n[32] = {0, 1, 2,	3,  4,	5,  6,	7,  0,	1,  2,	3,  4
 static const int8_t ldsm_col_n[32] = {0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8,
 				      0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8};
 
+/* The shared addresses of an ldmatrix .x4's rows: lane L's is row[L] rows and col[L] elements past first. */
+static void ldsm_addrs(const struct buffer *buf, int64_t first, int64_t ld, const int8_t row[32], const int8_t col[32],
+		       uint64_t addr[32])
+{
+	for (int L = 0; L < 32; L++)
+		addr[L] = buf->base + (uint64_t)(first + row[L] * ld + col[L]) * buf->elem_bytes;
+}
+
 /*
  * mma's shared reads, at its last LDSM: one ldmatrix .x4 per A fragment and per 16
  * columns of B.  Lane L gives the address of row L%8 of 8x8 matrix L/8 (16 bytes), so
@@ -205,13 +213,13 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		int64_t ld = is_a ? lda : ldb;
 		int64_t first = is_a ? ai + 16 * f * lda : n_major ? bi + 16 * (f - in->mma.tm) * ldb : bi + 16 * (f - in->mma.tm);
 		const int8_t *row = n_major ? ldsm_row_n : ldsm_row, *col = n_major ? ldsm_col_n : ldsm_col;
-		uint64_t addr[32];
-		bool out = false; /* every lane first, one flag for the bounds: a warp's rows are in them */
-		for (int L = 0; L < 32; L++) {
-			int64_t idx = first + row[L] * ld + col[L];
-			out |= idx < 0 || (uint64_t)idx + 8 > buf->elems;
-			addr[L] = buf->base + (uint64_t)idx * buf->elem_bytes;
-		}
+		/*
+		 * Every lane's row first, one flag for the bounds: a warp's rows are in them.  Both layouts
+		 * have lanes at rows 0 and 15 with columns 0 and 8, and a row's first element is linear in
+		 * its row and column, so the lowest and the highest are at those corners.
+		 */
+		int64_t low = first + (ld < 0 ? 15 * ld : 0), high = first + (ld < 0 ? 0 : 15 * ld) + 8;
+		bool out = low < 0 || (uint64_t)high + 8 > buf->elems;
 		for (int L = 0; out && L < 32; L++) {
 			int64_t idx = first + row[L] * ld + col[L];
 			if (idx < 0 || (uint64_t)idx + 8 > buf->elems) {
@@ -219,6 +227,12 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 					 L, buf->name, (long long)idx, (long long)idx + 7, (unsigned long long)buf->elems);
 				return now;
 			}
+		}
+		uint64_t addr[32]; /* the rows' addresses, where the checks or the cost below read them */
+		bool have_addr = false;
+		if (s->checks) {
+			ldsm_addrs(buf, first, ld, row, col, addr);
+			have_addr = true;
 		}
 		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
@@ -234,13 +248,15 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		 * which the key holds with the first row's place among the banks.  Warps whose rows
 		 * start at other places (a GEMM's quadrants) keep theirs in other slots.
 		 */
-		uint64_t key = (addr[0] % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
+		uint64_t key = ((buf->base + (uint64_t)first * buf->elem_bytes) % 128) | (uint64_t)(is_a ? lda : ldb) << 8;
 		uint64_t h = ((uint64_t)(in - s->k->code) * 8 + (uint64_t)f) * 0x9e3779b97f4a7c15ull ^ key * 0x100000001b3ull;
 		struct mma_cost *mc = &s->mma_costs[(h ^ h >> 29) % MMA_COST_SLOTS];
 		struct smem_cost wc;
 		if (mc->in == in && mc->f == f + 1 && mc->key == key) {
 			wc = (struct smem_cost){.wavefronts = mc->wavefronts, .ways = mc->ways, .phases = mc->phases};
 		} else {
+			if (!have_addr)
+				ldsm_addrs(buf, first, ld, row, col, addr);
 			wc = smem_access_cost_memo(s->smem_memo, addr, 0xffffffffu, 16);
 			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .wavefronts = wc.wavefronts, .ways = wc.ways,
 					       .phases = wc.phases};

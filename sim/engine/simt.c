@@ -151,66 +151,95 @@ int64_t simt_peek(struct sim *s, struct warp *w, int lane, const struct expr *e)
 }
 
 /*
- * Whether every slot e reads (materialized) holds one value in all lanes of
- * mask: a few compares per slot against a program run per lane.
+ * The slots among check (materialized, below 63) whose lanes of mask hold
+ * one value: a few compares per slot, stopping at the first lane that
+ * differs, against a program run per lane.
  */
-static bool same_inputs(const struct warp *w, const struct expr *e, uint32_t mask)
+static inline uint64_t agreeing_slots(const struct warp *w, uint64_t check, uint32_t mask)
 {
-	if (e->slots >> 63)
-		return false;
+	uint64_t agree = 0;
 	int first = __builtin_ctz(mask);
-	for (uint64_t b = e->slots; b; b &= b - 1) {
+	for (uint64_t b = check; b; b &= b - 1) {
 		const int64_t *r = simt_reg(w, (unsigned)__builtin_ctzll(b), 0);
 		int64_t v = r[first];
-		uint32_t differ = 0;
-		for (int lane = 0; lane < 32; lane++)
-			differ |= (uint32_t)(r[lane] != v) << lane;
-		if (differ & mask)
-			return false;
+		uint32_t m = mask & (mask - 1);
+		while (m && r[__builtin_ctz(m)] == v)
+			m &= m - 1;
+		if (!m)
+			agree |= b & -b;
 	}
-	return true;
+	return agree;
 }
 
-int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
-		   enum expr_fault *fault)
+/* eval_each's answer where the lanes of mask share one value, which went to *one instead of out (no fault). */
+#define EACH_ONE (-3)
+
+/*
+ * e, whose every slot holds one value in the lanes of mask, run once: each
+ * lane would compute, and fault, as its first.  Without a fault the value
+ * goes to *one where the caller takes it so (EACH_ONE), else into out.
+ */
+static int eval_once(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		     enum expr_fault *fault, int64_t *one)
 {
-	if (!(mask & (mask - 1))) {
-		/* One lane (a group that divergence split off): the warp-wide pass would pay its setup for it alone. */
-		int lane = __builtin_ctz(mask);
-		enum expr_fault f = EXPR_OK;
-		out[lane] = eval_lane(s, w, lane, e, &f);
-		if (!f)
-			return -1;
-		*fault = f;
-		return lane;
+	int first = __builtin_ctz(mask);
+	enum expr_fault f = EXPR_OK;
+	int64_t v = eval_lane(s, w, first, e, &f);
+	if (one && !f) {
+		*one = v;
+		return EACH_ONE;
 	}
+	for (uint32_t m = mask; m; m &= m - 1)
+		out[__builtin_ctz(m)] = v;
+	if (!f)
+		return -1;
+	*fault = f;
+	return first;
+}
+
+/* simt_eval_each; with one, a value the lanes of mask share may come back in *one instead (EACH_ONE). */
+static int eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		     enum expr_fault *fault, int64_t *one)
+{
+	if (!(mask & (mask - 1)))
+		/* One lane (a group that divergence split off): the warp-wide pass would pay its setup for it alone. */
+		return eval_once(s, w, e, mask, out, fault, one);
 	simt_materialize(w, e->slots & ~(1ull << 63));
+	if (e->shape == EXPR_SHAPE_SLOT) {
+		/* a variable as it is (a branch's flag, an op's default element tid): its row, nothing to compute */
+		const int64_t *r = simt_reg(w, e->shape_slot, 0);
+		int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+		if (mask == 0xffffffffu)
+			memcpy(out, r, 32 * sizeof *out);
+		else
+			memcpy(out + lo, r + lo, (size_t)(hi - lo + 1) * sizeof *out);
+		return -1;
+	}
+	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
+	uint64_t uniform = ~w->divergent & ~s->token_slots;
+	if (mask != w->live && __builtin_clz(mask) + __builtin_ctz(mask) <= 24) {
+		/*
+		 * A group split off the warp: what it set apart from the other lanes (a producer's batch) holds
+		 * one value in its lanes where the warp's tracking cannot vouch for it.  tid and lane never do.
+		 * Where its lanes span fewer than 8, the lane loops below cost less than the compares.
+		 */
+		uint64_t varying = 1ull << SLOT_TID | 1ull << SLOT_LANE | 1ull << 63;
+		uniform |= agreeing_slots(w, e->slots & ~uniform & ~varying, mask);
+		if (!(e->slots & ~uniform) && !(e->slots >> 63))
+			return eval_once(s, w, e, mask, out, fault, one);
+	}
 	if (e->shape == EXPR_SHAPE_SLOT_CONST || e->shape == EXPR_SHAPE_SLOT_SLOT) {
 		/* j < group, j + 1: the operator over the two rows of registers, no program to run */
 		const int64_t *b = e->shape == EXPR_SHAPE_SLOT_SLOT ? simt_reg(w, (unsigned)e->value, 0) : NULL;
 		return expr_apply_lanes((enum opc)e->shape_op, simt_reg(w, e->shape_slot, 0), b, e->value, mask, out,
 					fault);
 	}
-	/* the slots whose live lanes agree (bit 63, every slot from 63 on, is never set: expr_eval_lanes ignores it) */
-	uint64_t uniform = ~w->divergent & ~s->token_slots;
 	int first = expr_eval_lanes(&s->k->pool, e, w->regs, 1, 32, uniform, mask, out, fault);
 	if (first != EXPR_LANES_BY_THREAD)
 		return first;
-	if (same_inputs(w, e, mask)) {
-		/*
-		 * A group that divergence split off holds one value per slot even where the warp's tracking
-		 * cannot vouch for it (the other lanes differ): each lane would compute, and fault, as its first.
-		 */
-		first = __builtin_ctz(mask);
-		enum expr_fault f = EXPR_OK;
-		int64_t v = eval_lane(s, w, first, e, &f);
-		for (uint32_t m = mask; m; m &= m - 1)
-			out[__builtin_ctz(m)] = v;
-		if (!f)
-			return -1;
-		*fault = f;
-		return first;
-	}
+	/* a group whose lanes agree on every slot e reads, though the warp's tracking cannot vouch for them */
+	if (!(e->slots >> 63) && agreeing_slots(w, e->slots, mask) == e->slots)
+		return eval_once(s, w, e, mask, out, fault, one);
 	first = -1;
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
@@ -222,6 +251,12 @@ int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t
 		}
 	}
 	return first;
+}
+
+int simt_eval_each(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32],
+		   enum expr_fault *fault)
+{
+	return eval_each(s, w, e, mask, out, fault, NULL);
 }
 
 void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t out[32])
@@ -251,6 +286,26 @@ bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_
 	return false;
 }
 
+/* u into slot's lanes of mask: the slot is uniform again only when they are every live lane. */
+static void assign_one(struct warp *w, uint16_t slot, int64_t u, uint32_t mask)
+{
+	simt_materialize(w, slot < 63 ? 1ull << slot : 0);
+	int64_t *r = simt_reg(w, slot, 0);
+	if (mask == 0xffffffffu) {
+		for (int lane = 0; lane < 32; lane++)
+			r[lane] = u;
+	} else {
+		for (uint32_t m = mask; m; m &= m - 1)
+			r[__builtin_ctz(m)] = u;
+	}
+	if (slot < 63) {
+		if (mask == w->live)
+			w->divergent &= ~(1ull << slot);
+		else
+			w->divergent |= 1ull << slot;
+	}
+}
+
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
 {
 	if (simt_uniform(w, e)) {
@@ -263,25 +318,19 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 			w->divergent &= ~(1ull << slot);
 			return;
 		}
-		simt_materialize(w, slot < 63 ? 1ull << slot : 0);
-		int64_t *r = simt_reg(w, slot, 0);
-		if (mask == 0xffffffffu) {
-			for (int lane = 0; lane < 32; lane++)
-				r[lane] = u;
-		} else {
-			for (uint32_t m = mask; m; m &= m - 1)
-				r[__builtin_ctz(m)] = u;
-		}
-		if (slot < 63) {
-			if (mask == w->live)
-				w->divergent &= ~(1ull << slot);
-			else
-				w->divergent |= 1ull << slot;
-		}
+		assign_one(w, slot, u, mask);
 		return;
 	}
-	int64_t v[32];
-	simt_eval_lanes(s, w, e, mask, v);
+	int64_t v[32], u;
+	enum expr_fault f = EXPR_OK;
+	int bad = eval_each(s, w, e, mask, v, &f, &u);
+	if (bad == EACH_ONE) {
+		/* the group's lanes agree on what e reads (or it is one lane): as the lanes below, with nothing to compare */
+		assign_one(w, slot, u, mask);
+		return;
+	}
+	if (bad >= 0)
+		simt_fault(s, w, bad, f);
 	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
 	bool same = true;
 	int64_t first = v[__builtin_ctz(mask)];
@@ -689,13 +738,21 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 	uint32_t taken = 0; /* threads whose condition is false: they jump */
 	if (top->mask && simt_uniform(w, &in->e[0])) {
 		taken = simt_eval(s, w, __builtin_ctz(top->mask), &in->e[0]) == 0 ? top->mask : 0;
-	} else {
-		int64_t cond[32];
-		simt_eval_lanes(s, w, &in->e[0], top->mask, cond);
-		for (uint32_t m = top->mask; m; m &= m - 1) {
-			int lane = __builtin_ctz(m);
-			if (cond[lane] == 0)
-				taken |= 1u << lane;
+	} else if (top->mask) {
+		int64_t cond[32], one;
+		enum expr_fault f = EXPR_OK;
+		int bad = eval_each(s, w, &in->e[0], top->mask, cond, &f, &one);
+		if (bad == EACH_ONE) {
+			/* the group's lanes agree on what the condition reads (or it is one lane): they go one way */
+			taken = one == 0 ? top->mask : 0;
+		} else {
+			if (bad >= 0)
+				simt_fault(s, w, bad, f);
+			for (uint32_t m = top->mask; m; m &= m - 1) {
+				int lane = __builtin_ctz(m);
+				if (cond[lane] == 0)
+					taken |= 1u << lane;
+			}
 		}
 	}
 	int32_t pc = top->pc;

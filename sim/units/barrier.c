@@ -394,12 +394,16 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		if (ok[lane]) {
 			uint32_t phase = in->parity ? b->phase - 1 : (uint32_t)v[lane];
 			done |= 1u << lane;
-			saw_phase(s, w, bar, elem, phase, 1u << lane);
+			if (!in->parity)
+				saw_phase(s, w, bar, elem, phase, 1u << lane);
 			/* how long a wait that blocked on the phase of a copy's batch exposed its latency */
 			if (e->wait_start != NEVER && b->filled.seq == phase && now - e->wait_start > b->filled.exposed)
 				b->filled.exposed = now - e->wait_start;
 		}
 	}
+	/* a parity wait sees one phase in every lane it passes, each lane's own record: one walk for them all */
+	if (in->parity && done)
+		saw_phase(s, w, bar, elem, b->phase - 1, done);
 	if (try_wait && !done && e->op_step == 0) {
 		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
 		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);

@@ -54,6 +54,37 @@ static inline bool chunk_at(const struct chunk_geom *g, int64_t di, int64_t si, 
 }
 
 /*
+ * Per-lane indices of a full warp that rise by one step from lane to lane
+ * (tid * 8 + ...): their steps, for address and bound checks from the two
+ * ends.  rising is false where they do not, or would leave int64 on the
+ * way (then lane 0 and lane 31 would not bound the others).
+ */
+struct rise {
+	bool rising;
+	int64_t dst_step, src_step;
+};
+
+/* Whether v rises by *step from each lane to the next, lane 31 reached within int64. */
+static bool progression(const int64_t v[32], int64_t *step)
+{
+	uint64_t d = (uint64_t)v[1] - (uint64_t)v[0], differ = 0;
+	for (int l = 1; l < 32; l++)
+		differ |= ((uint64_t)v[l] - (uint64_t)v[l - 1]) ^ d;
+	int64_t rise, last;
+	*step = (int64_t)d;
+	return !differ && !__builtin_mul_overflow((int64_t)d, (int64_t)31, &rise) &&
+	       !__builtin_add_overflow(v[0], rise, &last) && last == v[31];
+}
+
+static struct rise rise_of(uint32_t mask, bool uni_dst, const int64_t dsti[32], bool uni_src, const int64_t srci[32])
+{
+	struct rise r = {false, 0, 0};
+	r.rising = mask == 0xffffffffu && !uni_dst && !uni_src && progression(dsti, &r.dst_step) &&
+		   progression(srci, &r.src_step);
+	return r;
+}
+
+/*
  * This round's chunks when the byte count is warp-uniform (the usual
  * copy): lane l's chunk lies l chunks after the warp's first (a group copy)
  * or at the same offset (a thread's own copy), so the lanes with a chunk
@@ -65,7 +96,8 @@ static inline bool chunk_at(const struct chunk_geom *g, int64_t di, int64_t si, 
  */
 static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct insn *in, uint32_t round,
 			      int64_t bytes, const int64_t *dsti, size_t dstep, const int64_t *srci, size_t sstep,
-			      uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32], uint32_t *lanes)
+			      const struct rise *rise, uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32],
+			      uint32_t *lanes)
 {
 	uint32_t mask = simt_mask(w);
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
@@ -88,7 +120,19 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 		 * copy): every lane's chunk is at off0, so all 32 copy or none, in a
 		 * loop without the mask walk.
 		 */
-		if (off0 < bytes) {
+		if (off0 < bytes && rise->rising && !chunk_at(&g, dsti[0], srci[0], (uint64_t)off0, &gaddr[0], &saddr[0]) &&
+		    !chunk_at(&g, dsti[31], srci[31], (uint64_t)off0, &gaddr[31], &saddr[31])) {
+			/* both ends inside: so is every lane between, its addresses a step past the one before */
+			uint64_t ga = gaddr[0], sa = saddr[0];
+			uint64_t gstep = (uint64_t)rise->src_step * g.seb, sstep_bytes = (uint64_t)rise->dst_step * g.deb;
+			for (int lane = 1; lane < 31; lane++) {
+				ga += gstep;
+				sa += sstep_bytes;
+				gaddr[lane] = ga;
+				saddr[lane] = sa;
+			}
+			got = mask;
+		} else if (off0 < bytes) {
 			for (int lane = 0; lane < 32; lane++)
 				bad |= chunk_at(&g, dsti[(size_t)lane * dstep], srci[(size_t)lane * sstep], (uint64_t)off0,
 						&gaddr[lane], &saddr[lane]);
@@ -270,13 +314,28 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
  */
 static bool lanes_aligned(const struct sim *s, const struct insn *in, uint32_t mask, bool uni_bytes, int64_t ubytes,
 			  const int64_t *nbytes, bool uni_dst, int64_t udst, const int64_t *dsti, bool uni_src,
-			  int64_t usrc, const int64_t *srci)
+			  int64_t usrc, const int64_t *srci, const struct rise *rise)
 {
 	uint64_t a = in->align;
 	if (a == 0 || (a & (a - 1)))
 		return false;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
 	uint64_t any = 0;
+	if (rise->rising && !in->sized) {
+		/* lane 0's addresses and the steps aligned: every lane's address is lane 0's plus a multiple of the step */
+		any = (dst->base + (uint64_t)dsti[0] * dst->elem_bytes) | (uint64_t)rise->dst_step * dst->elem_bytes |
+		      (src->base + (uint64_t)srci[0] * src->elem_bytes) | (uint64_t)rise->src_step * src->elem_bytes;
+		if ((any & (a - 1)) == 0)
+			return true;
+		any = 0;
+	}
+	if (mask == 0xffffffffu && !uni_dst && !uni_src && !in->sized) {
+		/* a full warp's own indices (the usual copy at per-lane indices): no mask walk, no choice per lane */
+		uint64_t dbase = dst->base, deb = dst->elem_bytes, sbase = src->base, seb = src->elem_bytes;
+		for (int lane = 0; lane < 32; lane++)
+			any |= (dbase + (uint64_t)dsti[lane] * deb) | (sbase + (uint64_t)srci[lane] * seb);
+		return (any & (a - 1)) == 0;
+	}
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		any |= (dst->base + (uint64_t)(uni_dst ? udst : dsti[lane]) * dst->elem_bytes) |
@@ -312,11 +371,13 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
 	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
 	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
+	struct rise rise = rise_of(mask, uni_dst, dsti, uni_src, srci);
 	if (round == 0) {
 		if (uni_bytes && uni_dst && uni_src) {
 			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
 				return true;
-		} else if (!lanes_aligned(s, in, mask, uni_bytes, ubytes, nbytes, uni_dst, udst, dsti, uni_src, usrc, srci)) {
+		} else if (!lanes_aligned(s, in, mask, uni_bytes, ubytes, nbytes, uni_dst, udst, dsti, uni_src, usrc, srci,
+					  &rise)) {
 			/* one lane is not: copy_pre finds it and says which */
 			for (uint32_t mm = mask; mm; mm &= mm - 1) {
 				int lane = __builtin_ctz(mm);
@@ -331,7 +392,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		simt_eval_lanes(s, w, &in->e[1], mask, zf);
 	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
-					uni_src ? &usrc : srci, uni_src ? 0 : 1, gaddr, saddr, sidx, &lanes);
+					uni_src ? &usrc : srci, uni_src ? 0 : 1, &rise, gaddr, saddr, sidx, &lanes);
 	bool by_lane = rounds < 0;
 	if (by_lane)
 		rounds = 0;

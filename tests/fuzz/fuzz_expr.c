@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(src, data, size);
 	src[size] = '\0';
 	struct expr_pool pool = {0};
-	struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], NULL};
+	struct expr_names names = {lookup, NULL, helpers, sizeof helpers / sizeof helpers[0], NULL, 0};
 	struct expr e;
 	char err[512];
 	if (expr_compile(&pool, src, &names, &e, err, sizeof err) == 0) {
