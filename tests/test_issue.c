@@ -732,6 +732,15 @@ Test(issue, a_variable_that_only_holds_one_constant_is_folded)
  * variable assigned from it takes one SHF.R.S32.HI more (traces/h100/pipelines.sass, with_single_stage
  * 0x05d0-0x05f0: IMAD R23 then SHF.R.S32.HI R18).
  */
+/* The warp-instructions of the kernel body fmt with variant in its %s, one warp. */
+static uint64_t insts_of(const char *fmt, const char *variant, const struct machine *m)
+{
+	char text[2048];
+	snprintf(text, sizeof text, fmt, variant);
+	run_text(text, 32, 1, m);
+	return r.warp_insts;
+}
+
 Test(issue, an_int_helper_computes_in_32_bits)
 {
 	struct machine m = plain();
@@ -740,14 +749,9 @@ Test(issue, an_int_helper_computes_in_32_bits)
 			  "{\"op\": \"for\", \"var\": \"b\", \"from\": 0, \"to\": 8, \"body\": ["
 			  "{\"op\": \"let\", \"var\": \"i\", \"value\": \"bb(b)\"},"
 			  "{\"op\": \"global_store\", \"addr\": \"g[i + lane]\"}]}]";
-	char wide[1024], narrow[1024];
-	snprintf(wide, sizeof wide, fmt, "");
-	snprintf(narrow, sizeof narrow, fmt, ", \"type\": \"int\"");
-	run_text(wide, 32, 1, &m);
-	uint64_t wide_insts = r.warp_insts;
-	run_text(narrow, 32, 1, &m);
-	cr_assert_eq(wide_insts - r.warp_insts, 8 * 3, "5 instructions a trip become 2: %llu vs %llu",
-		     (unsigned long long)wide_insts, (unsigned long long)r.warp_insts);
+	uint64_t wide = insts_of(fmt, "", &m), narrow = insts_of(fmt, ", \"type\": \"int\"", &m);
+	cr_assert_eq(wide - narrow, 8 * 3, "5 instructions a trip become 2: %llu vs %llu", (unsigned long long)wide,
+		     (unsigned long long)narrow);
 }
 
 /*
@@ -758,7 +762,7 @@ Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
 {
 	struct machine m = plain();
 	const char *fmt = "\"shared\": {\"s\": {\"elems\": 4096}}, \"global\": {\"g\": {\"elems\": 65536}},"
-			  "\"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": %d}}, \"body\": ["
+			  "\"pipelines\": {\"p\": {\"scope\": \"block\", \"stages\": %s}}, \"body\": ["
 			  "{\"op\": \"make_pipeline\", \"pipeline\": \"p\"},"
 			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
 			  "{\"op\": \"producer_acquire\", \"pipeline\": \"p\"},"
@@ -766,17 +770,12 @@ Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
 			  "{\"op\": \"producer_commit\", \"pipeline\": \"p\"},"
 			  "{\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"
 			  "{\"op\": \"consumer_release\", \"pipeline\": \"p\"}]}]";
-	char one[2048], two[2048];
-	snprintf(one, sizeof one, fmt, 1);
-	snprintf(two, sizeof two, fmt, 2);
 	uint32_t per_stage = lform_table[LF_COMMIT_BLOCK].per_stage | lform_table[LF_RELEASE_BLOCK].per_stage;
 	cr_assert_eq(__builtin_popcount(lform_table[LF_COMMIT_BLOCK].per_stage), 4);
 	cr_assert_eq(__builtin_popcount(lform_table[LF_RELEASE_BLOCK].per_stage), 4);
-	run_text(two, 32, 1, &m);
-	uint64_t two_insts = r.warp_insts;
-	run_text(one, 32, 1, &m);
-	cr_assert_eq(two_insts - r.warp_insts, 8 * 8, "8 instructions a batch fewer at one stage: %llu vs %llu (mask %x)",
-		     (unsigned long long)two_insts, (unsigned long long)r.warp_insts, per_stage);
+	uint64_t two = insts_of(fmt, "2", &m), one = insts_of(fmt, "1", &m);
+	cr_assert_eq(two - one, 8 * 8, "8 instructions a batch fewer at one stage: %llu vs %llu (mask %x)",
+		     (unsigned long long)two, (unsigned long long)one, per_stage);
 }
 
 /*
