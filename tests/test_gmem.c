@@ -83,13 +83,13 @@ Test(gmem, a_read_through_l1_waits_for_the_other_warps_lines_in_flight)
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 3, .rep = &rep};
 	cr_assert_eq(l1_init(&s.l1, &m, 0, 4, true), 0);
 	const uint64_t line0[4] = {0, 1, 2, 3}, line1[4] = {4, 5, 6, 7}, line2[4] = {8, 9, 10, 11};
-	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4), 800, "alone: the DRAM latency");
-	cr_assert_eq(gmem_read_cached(&s, &warps[0], 110, line1, 4), 810, "its own line in flight adds nothing");
-	cr_assert_eq(gmem_read_cached(&s, &warps[1], 120, line2, 4), 120 + 700 + 2 * 12, "two lines of warp 0 in flight");
-	cr_assert_eq(gmem_read_cached(&s, &warps[2], 805, line0, 4), 805 + 700 + 2 * 12,
+	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4, NULL), 800, "alone: the DRAM latency");
+	cr_assert_eq(gmem_read_cached(&s, &warps[0], 110, line1, 4, NULL), 810, "its own line in flight adds nothing");
+	cr_assert_eq(gmem_read_cached(&s, &warps[1], 120, line2, 4, NULL), 120 + 700 + 2 * 12, "two lines of warp 0 in flight");
+	cr_assert_eq(gmem_read_cached(&s, &warps[2], 805, line0, 4, NULL), 805 + 700 + 2 * 12,
 		     "at 805 warp 0's first line has landed: its second and warp 1's are in flight");
 	cr_assert_eq(gmem_read(&s, 3000, line2, 4), 3700, "a read that bypasses L1, all landed: the latency");
-	cr_assert_eq(gmem_read_cached(&s, &warps[1], 3010, line1, 4), 3710, "and it left nothing in flight through L1");
+	cr_assert_eq(gmem_read_cached(&s, &warps[1], 3010, line1, 4, NULL), 3710, "and it left nothing in flight through L1");
 	gmem_free(&s);
 	l1_free(&s.l1);
 }
@@ -192,7 +192,7 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	int early = 0, late = 0, lo = 1000, hi = 0;
 	for (int i = 0; i < 1000; i++) {
 		uint64_t now = 100000 * (uint64_t)(i + 1), line[4] = {4u * i, 4u * i + 1, 4u * i + 2, 4u * i + 3};
-		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4) - now);
+		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4, NULL) - now);
 		early += lat < 700, late += lat > 700;
 		lo = lat < lo ? lat : lo, hi = lat > hi ? lat : hi;
 	}
@@ -201,12 +201,12 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	/* warp 1 has ten lines in flight: warp 0's lines spread 100 + 10 x 10 either side */
 	for (int i = 0; i < 10; i++) {
 		uint64_t line[4] = {900000u + 4u * i, 900001u + 4u * i, 900002u + 4u * i, 900003u + 4u * i};
-		gmem_read_cached(&s, &warps[1], 200000000, line, 4);
+		gmem_read_cached(&s, &warps[1], 200000000, line, 4, NULL);
 	}
 	lo = 1000, hi = 0;
 	for (int i = 0; i < 200; i++) {
 		uint64_t now = 200000000 + (uint64_t)i, line[4] = {8000u + 4u * i, 8001u + 4u * i, 8002u + 4u * i, 8003u + 4u * i};
-		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4) - now);
+		int lat = (int)(gmem_read_cached(&s, &warps[0], now, line, 4, NULL) - now);
 		lo = lat < lo ? lat : lo, hi = lat > hi ? lat : hi;
 	}
 	cr_assert(lo < 540 && hi > 860 && lo >= 500 && hi <= 900, "ten other lines in flight: %d to %d cycles", lo, hi);

@@ -306,7 +306,7 @@ static uint64_t global_load(struct sim *s, struct warp *w, const struct memref *
 	}
 	uint64_t sectors[64];
 	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
-	return gmem_read_cached(s, w, now, sectors, n);
+	return gmem_read_cached(s, w, now, sectors, n, NULL);
 }
 
 

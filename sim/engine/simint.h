@@ -308,8 +308,6 @@ struct gmem {
 	size_t nl1_misses, l1_misses_cap;
 	uint64_t l1_dram_lines;
 	double l2_kept; /* the share of the kernel's global data a warmed L2 still holds (gmem_setup) */
-	int64_t spread;      /* how far gmem_read_cached's last read lands from its median (dram_spread) */
-	int64_t spread_idle; /* ... and would on an idle SM (its unloaded latency's share of the spread) */
 	double l2_written_back;     /* the share of stored bytes the L2 writes back while the kernel runs (gmem_write) */
 	uint64_t written_back_fp;   /* 1/1024 bytes: written back, not yet charged to the DRAM share */
 };
@@ -578,7 +576,12 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
  * longer with every warp beside it, with none for a lone warp's own
  * requests).
  */
-uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
+/* How far a read through L1 lands from its median (dram_spread), and would on an idle SM. */
+struct gmem_spread {
+	int64_t landed, idle;
+};
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			  struct gmem_spread *spread);
 void gmem_free(struct sim *s);
 void gmem_setup(struct sim *s);
 /*

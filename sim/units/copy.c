@@ -451,25 +451,25 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 				reads &= ~(mm & -mm);
 		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
 		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
-		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec)
+		struct gmem_spread spread = {0, 0};
+		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec, &spread)
 						      : gmem_read(s, now, sectors, nsec)) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		/* the fill queue serves copies in issue order: at their median arrival, each landing its own spread later */
-		int64_t spread = nsec && c < 16 ? s->mem.spread : 0;
-		arrive = (uint64_t)((int64_t)arrive - spread);
+		arrive = (uint64_t)((int64_t)arrive - spread.landed);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
 		struct smem_cost sc = smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
-		uint64_t land = (uint64_t)((int64_t)gmem_fill(s, arrive, bytes) + spread) +
+		uint64_t land = (uint64_t)((int64_t)gmem_fill(s, arrive, bytes) + spread.landed) +
 				(uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		smem_port_fill(s, land - (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles, sc.wavefronts);
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		stats_copy(s, nl, (uint32_t)c, now, land,
-			   (uint64_t)((int64_t)gmem_unloaded(s, sectors, nsec) + (nsec && c < 16 ? s->mem.spread_idle : 0)) +
+			   (uint64_t)((int64_t)gmem_unloaded(s, sectors, nsec) + spread.idle) +
 				   (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
 				   (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles);
 		if (c < 4) {

@@ -205,12 +205,14 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 	g->l1_dram_lines += lines;
 }
 
-uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			  struct gmem_spread *spread)
 {
 	gmem_through_l1(s, sectors, nsectors);
 	uint32_t hits = l2_hits(s, sectors, nsectors);
 	uint32_t misses = nsectors - hits;
-	s->mem.spread = s->mem.spread_idle = 0;
+	if (spread)
+		*spread = (struct gmem_spread){0, 0};
 	if (!misses)
 		return read_split(s, now, hits, 0, 0);
 	l1_misses_land(s, now);
@@ -220,15 +222,15 @@ uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, con
 	 * (inflight_spread.csv): a warp waiting for its own line sees the median, a barrier over
 	 * the block's lines the slowest.  After the DRAM share's queue, which serves lines in
 	 * order: one late line holds up none of the others (a copy's fill queue likewise takes it
-	 * in issue order, gmem.spread).
+	 * in issue order: spread).
 	 */
 	uint64_t done = read_split(s, now, hits, misses, others * (uint64_t)s->m->l1_dram_line_latency);
 	double u = (double)draw(sectors[0] ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
 	int64_t jitter = (int64_t)(((double)s->m->dram_spread + s->m->dram_spread_per_line * (double)others) * u);
-	s->mem.spread_idle = (int64_t)((double)s->m->dram_spread * u); /* the same line on an idle SM */
 	int64_t landed = (int64_t)done + jitter, soonest = (int64_t)now + s->m->l2_latency; /* never before an L2 hit */
 	landed = landed > soonest ? landed : soonest;
-	s->mem.spread = landed - (int64_t)done;
+	if (spread) /* the same line on an idle SM draws dram_spread alone */
+		*spread = (struct gmem_spread){landed - (int64_t)done, (int64_t)((double)s->m->dram_spread * u)};
 	done = (uint64_t)landed;
 	l1_misses_add(s, w, done, (misses + 3) / 4); /* four 32-byte sectors to a line */
 	return done;
