@@ -94,6 +94,38 @@ Test(gmem, a_read_through_l1_waits_for_the_other_warps_lines_in_flight)
 	l1_free(&s.l1);
 }
 
+/*
+ * A local line L1 lost comes back from where the kernel's input sits (local_latency.csv: 640-1620
+ * cycles from a DRAM-input run, a DRAM read's time in that traffic; 335 from an L2-input run):
+ * from DRAM it waits behind the other warps' lines in flight through L1 like any read, and is one
+ * of them until it lands.
+ */
+Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.dram_latency = 700;
+	m.l2_latency = 300;
+	m.l1_dram_line_latency = 12;
+	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no bandwidth queue: the latency alone */
+	struct warp warps[2] = {{.id = 0}, {.id = 1}};
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
+	cr_assert_eq(l1_init(&s.l1, &m, 0, 4, true), 0);
+	m.l2_hit_fraction = 0;
+	const uint64_t line0[4] = {0, 1, 2, 3};
+	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4, NULL), 800);
+	cr_assert_eq(gmem_read_local(&s, &warps[1], 110, 1ull << 52), 110 + 700 + 12, "behind warp 0's line");
+	cr_assert_eq(rep.dram_bytes, 256, "its four sectors came from DRAM too");
+	cr_assert_eq(gmem_read_local(&s, &warps[0], 120, 1ull << 52 | 1), 120 + 700 + 12, "and is in flight until it lands");
+	m.l2_hit_fraction = 1;
+	s.mem.l2_kept = 1; /* what gmem_setup leaves for data that fits */
+	cr_assert_eq(gmem_read_local(&s, &warps[1], 5000, 1ull << 52 | 2), 5300, "from an L2-input run: an L2 hit");
+	cr_assert_eq(rep.dram_bytes, 384);
+	gmem_free(&s);
+	l1_free(&s.l1);
+}
+
 /* The kernel's global buffers at total MB, two halves (input and output), and gmem_setup's view of them. */
 static void setup_with(struct sim *s, struct kernel *k, struct buffer bufs[2], double total_mb)
 {

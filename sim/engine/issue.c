@@ -295,7 +295,7 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 
 /*
  * An LDL of a local array: an L1 hit comes back after local_load_latency, a
- * miss from L2.  Its element is what the op's operand holds now, read in the
+ * miss as a global read does (gmem_read_local).  Its element is what the op's operand holds now, read in the
  * group's first lane (the examples index their arrays by a warp-uniform stage).
  */
 static uint64_t local_load(struct sim *s, struct warp *w, const struct simt_entry *e, const struct linst *li)
@@ -310,7 +310,8 @@ static uint64_t local_load(struct sim *s, struct warp *w, const struct simt_entr
 		return hit;
 	}
 	s->rep->local_misses++;
-	return (uint64_t)s->m->l2_latency;
+	uint64_t line = 1ull << 52 | (uint64_t)w->id << 32 | ((uint64_t)element & 0xffffffffu); /* apart from global lines */
+	return gmem_read_local(s, w, s->now, line) - s->now;
 }
 
 /* A load's value, or a synchronous copy's, is used by what follows the op: the warp waits for it at the op's end. */

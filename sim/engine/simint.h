@@ -582,6 +582,8 @@ struct gmem_spread {
 };
 uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
 			  struct gmem_spread *spread);
+/* A local-memory line that missed in L1, named by line: its completion cycle. */
+uint64_t gmem_read_local(struct sim *s, const struct warp *w, uint64_t now, uint64_t line);
 void gmem_free(struct sim *s);
 void gmem_setup(struct sim *s);
 /*

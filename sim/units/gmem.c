@@ -205,12 +205,10 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 	g->l1_dram_lines += lines;
 }
 
-uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
-			  struct gmem_spread *spread)
+/* A read through L1 of hits sectors that hit L2 and misses that do not; key draws its DRAM lines' spread. */
+static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t now, uint32_t hits, uint32_t misses,
+				uint64_t key, struct gmem_spread *spread)
 {
-	gmem_through_l1(s, sectors, nsectors);
-	uint32_t hits = l2_hits(s, sectors, nsectors);
-	uint32_t misses = nsectors - hits;
 	if (spread)
 		*spread = (struct gmem_spread){0, 0};
 	if (!misses)
@@ -225,7 +223,7 @@ uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, con
 	 * in issue order: spread).
 	 */
 	uint64_t done = read_split(s, now, hits, misses, others * (uint64_t)s->m->l1_dram_line_latency);
-	double u = (double)draw(sectors[0] ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
+	double u = (double)draw(key ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
 	int64_t jitter = (int64_t)(((double)s->m->dram_spread + s->m->dram_spread_per_line * (double)others) * u);
 	int64_t landed = (int64_t)done + jitter, soonest = (int64_t)now + s->m->l2_latency; /* never before an L2 hit */
 	landed = landed > soonest ? landed : soonest;
@@ -234,6 +232,28 @@ uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, con
 	done = (uint64_t)landed;
 	l1_misses_add(s, w, done, (misses + 3) / 4); /* four 32-byte sectors to a line */
 	return done;
+}
+
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			  struct gmem_spread *spread)
+{
+	gmem_through_l1(s, sectors, nsectors);
+	uint32_t hits = l2_hits(s, sectors, nsectors);
+	return read_through_l1(s, w, now, hits, nsectors - hits, sectors[0], spread);
+}
+
+/*
+ * A local line L1 lost comes back the way the kernel's global data does: where
+ * its input streams from DRAM, so does the line (local_latency.csv: such misses
+ * take 640-1620 cycles, a DRAM read's time in that traffic, against 335 where the
+ * input sits in L2).  line names it for the L2 draw.
+ */
+uint64_t gmem_read_local(struct sim *s, const struct warp *w, uint64_t now, uint64_t line)
+{
+	uint32_t hits = 0;
+	for (uint64_t sector = 4 * line; sector < 4 * line + 4; sector++)
+		hits += l2_hit(s, sector);
+	return read_through_l1(s, w, now, hits, 4 - hits, 4 * line, NULL);
 }
 
 void gmem_free(struct sim *s)

@@ -7,7 +7,8 @@
  * gets a larger carveout, and the local arrays of its warps (the guide's
  * size_t shared_offset[stages], an LDL per use) then compete for less L1
  * with the lines its cached global reads bring in (tests/hw/l1_local.cu,
- * traces/h100/l1_local.csv).  An LDL that misses waits for L2.
+ * traces/h100/l1_local.csv).  An LDL that misses reads its line from where
+ * the kernel's input sits (gmem_read_local).
  *
  * The cache is set-associative with LRU in a set, its sets indexed by a hash
  * of the line (the hardware's index function is not documented; a hash
