@@ -17,6 +17,9 @@
 //        inflight_latency OUTDIR occupancy -> OUTDIR/inflight_occupancy.csv only: the bare loop
 //            (one copy and one store a thread and batch, from DRAM) at 1-8 blocks per SM of 4 or 8
 //            warps, one and two stages: how a copy's wait grows with the warps of the whole SM
+//        inflight_latency OUTDIR lines -> OUTDIR/inflight_lines.csv only: one stage, C copies of 4 or
+//            16 bytes a thread and batch, 1-32 warps on every SM (or on one SM alone), from DRAM: a
+//            copy's latency against the 128-byte lines the SM has in flight (warps x C x bytes / 4)
 #include <cuda_pipeline.h>
 #include <algorithm>
 #include <cstdio>
@@ -122,6 +125,44 @@ BareKernel pick_bare(int s) {
   }
 }
 
+// The fourth table: one stage, C copies of BYTES a thread and batch (consecutive rows of the input),
+// the store, one block per SM of any size; lane 0 of every warp of block 0 stamps before its first
+// copy and after its wait.
+template <int C, int BYTES>
+__global__ void inflight_lines(const char* global_in, int* global_out, long long* tr, long long* cycles) {
+  extern __shared__ __align__(16) char shared[];  // C * blockDim.x * BYTES
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const size_t row = size_t(gridDim.x) * blockDim.x * BYTES;
+  const char* src = global_in + size_t(blockIdx.x) * blockDim.x * BYTES + size_t(tid) * BYTES;
+  const bool traced = blockIdx.x == 0 && lane == 0;
+  long long* t = tr + size_t(warp) * kBatches * kEvents;
+  const long long t0 = clock64();
+  for (int b = 0; b < kBatches; ++b) {
+    if (traced) t[b * kEvents + kIssue] = clock64();
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      __pipeline_memcpy_async(shared + (c * blockDim.x + tid) * BYTES, src + (size_t(b) * C + c) * row, BYTES);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    const int v = *reinterpret_cast<const int*>(shared + tid * BYTES);
+    if (traced) t[b * kEvents + kLanded] = clock64();
+    global_out[(size_t(b) * gridDim.x + blockIdx.x) * blockDim.x + tid] = v;
+  }
+  __syncthreads();
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+}
+
+using LinesKernel = void (*)(const char*, int*, long long*, long long*);
+template <int BYTES>
+LinesKernel pick_lines(int c) {
+  switch (c) {
+    case 1: return inflight_lines<1, BYTES>;
+    case 2: return inflight_lines<2, BYTES>;
+    case 4: return inflight_lines<4, BYTES>;
+    default: return inflight_lines<8, BYTES>;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +223,56 @@ int main(int argc, char** argv) {
         printf("DRAM,1,%d,8,%d,%d,%.0f,%.0f,%.0f,%.1f,%.1f\n", k, bps, grid, q(0.5), q(0.1), q(0.9), over_median / nb,
                over_min / nb);
       }
+    fclose(o);
+    return 0;
+  }
+  if (argc > 2 && std::string(argv[2]) == "lines") {
+    // OUTDIR/inflight_lines.csv: a copy's latency (issue of a warp's first copy to its wait's end,
+    // every warp of block 0, batches 8-63) against the lines the SM has in flight at one stage.
+    std::string path6 = std::string(argv[1]) + "/inflight_lines.csv";
+    FILE* o = fopen(path6.c_str(), "w");
+    fprintf(o, "source,bytes,copies,warps,grid_blocks,lines_per_sm,cycles_per_batch,latency_median,latency_p10,"
+               "latency_p90\n");
+    const size_t lines_in = size_t(kBatches) * 8 * sms * 1024 * 16;
+    char* big;
+    CK(cudaMalloc(&big, lines_in));
+    CK(cudaMemset(big, 1, lines_in));
+    int* bout;
+    CK(cudaMalloc(&bout, size_t(kBatches) * sms * 1024 * 4));
+    long long* btr;
+    std::vector<long long> tr6(size_t(32) * kBatches * kEvents), cyc6(sms);
+    CK(cudaMalloc(&btr, tr6.size() * sizeof(long long)));
+    for (int bytes : {16, 4})
+      for (int c : {1, 2, 4, 8})
+        for (int warps : {1, 2, 4, 8, 16, 32})
+          for (int grid : {sms, 1}) {
+            if (bytes == 4 && (grid == 1 || c == 2 || c == 8)) continue;
+            LinesKernel fn = bytes == 16 ? pick_lines<16>(c) : pick_lines<4>(c);
+            const int bs = warps * 32;
+            CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c * bs * bytes));
+            for (int rep = 0; rep < 2; ++rep) {
+              flusher.flush();
+              CK(cudaMemset(btr, 0, tr6.size() * sizeof(long long)));
+              fn<<<grid, bs, size_t(c) * bs * bytes>>>(big, bout, btr, dcyc);
+              CK_LAUNCH();
+            }
+            CK(cudaMemcpy(tr6.data(), btr, tr6.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(cyc6.data(), dcyc, grid * sizeof(long long), cudaMemcpyDeviceToHost));
+            std::vector<long long> lat;
+            for (int w = 0; w < warps; ++w)
+              for (int b = 8; b < kBatches; ++b) {
+                const long long* e = &tr6[(size_t(w) * kBatches + b) * kEvents];
+                lat.push_back(e[kLanded] - e[kIssue]);
+              }
+            std::sort(lat.begin(), lat.end());
+            std::sort(cyc6.begin(), cyc6.begin() + grid);
+            auto q = [&](double p) { return double(lat[size_t(p * (lat.size() - 1))]); };
+            const int lines = warps * c * bytes / 4;
+            fprintf(o, "DRAM,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", bytes, c, warps, grid, lines,
+                    double(cyc6[grid / 2]) / kBatches, q(0.5), q(0.1), q(0.9));
+            printf("DRAM,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", bytes, c, warps, grid, lines,
+                   double(cyc6[grid / 2]) / kBatches, q(0.5), q(0.1), q(0.9));
+          }
     fclose(o);
     return 0;
   }
