@@ -19,7 +19,8 @@
 //            warps, one and two stages: how a copy's wait grows with the warps of the whole SM
 //        inflight_latency OUTDIR lines -> OUTDIR/inflight_lines.csv only: one stage, C copies of 4 or
 //            16 bytes a thread and batch, 1-32 warps on every SM (or on one SM alone), from DRAM: a
-//            copy's latency against the 128-byte lines the SM has in flight (warps x C x bytes / 4)
+//            copy's latency against the 128-byte lines the SM has in flight (warps x C x bytes / 4),
+//            each copy from a grid-wide row (pattern rows) or from the block's own panel (panel)
 #include <cuda_pipeline.h>
 #include <algorithm>
 #include <cstdio>
@@ -125,15 +126,17 @@ BareKernel pick_bare(int s) {
   }
 }
 
-// The fourth table: one stage, C copies of BYTES a thread and batch (consecutive rows of the input),
-// the store, one block per SM of any size; lane 0 of every warp of block 0 stamps before its first
-// copy and after its wait.
-template <int C, int BYTES>
+// The fourth table: one stage, C copies of BYTES a thread and batch, the store, one block per SM of
+// any size; lane 0 of every warp of block 0 stamps before its first copy and after its wait. A copy
+// reads its own grid-wide row of the input (PANEL false: the grid reads each row together) or the
+// next piece of the block's own contiguous panel (PANEL true: as the GEMM's tiles are stored).
+template <int C, int BYTES, bool PANEL>
 __global__ void inflight_lines(const char* global_in, int* global_out, long long* tr, long long* cycles) {
   extern __shared__ __align__(16) char shared[];  // C * blockDim.x * BYTES
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const size_t row = size_t(gridDim.x) * blockDim.x * BYTES;
-  const char* src = global_in + size_t(blockIdx.x) * blockDim.x * BYTES + size_t(tid) * BYTES;
+  const size_t piece = size_t(blockDim.x) * BYTES;
+  const size_t row = PANEL ? piece : size_t(gridDim.x) * piece;
+  const char* src = global_in + size_t(blockIdx.x) * (PANEL ? size_t(kBatches) * C * piece : piece) + size_t(tid) * BYTES;
   const bool traced = blockIdx.x == 0 && lane == 0;
   long long* t = tr + size_t(warp) * kBatches * kEvents;
   const long long t0 = clock64();
@@ -153,13 +156,13 @@ __global__ void inflight_lines(const char* global_in, int* global_out, long long
 }
 
 using LinesKernel = void (*)(const char*, int*, long long*, long long*);
-template <int BYTES>
+template <int BYTES, bool PANEL>
 LinesKernel pick_lines(int c) {
   switch (c) {
-    case 1: return inflight_lines<1, BYTES>;
-    case 2: return inflight_lines<2, BYTES>;
-    case 4: return inflight_lines<4, BYTES>;
-    default: return inflight_lines<8, BYTES>;
+    case 1: return inflight_lines<1, BYTES, PANEL>;
+    case 2: return inflight_lines<2, BYTES, PANEL>;
+    case 4: return inflight_lines<4, BYTES, PANEL>;
+    default: return inflight_lines<8, BYTES, PANEL>;
   }
 }
 
@@ -231,8 +234,8 @@ int main(int argc, char** argv) {
     // every warp of block 0, batches 8-63) against the lines the SM has in flight at one stage.
     std::string path6 = std::string(argv[1]) + "/inflight_lines.csv";
     FILE* o = fopen(path6.c_str(), "w");
-    fprintf(o, "source,bytes,copies,warps,grid_blocks,lines_per_sm,cycles_per_batch,latency_median,latency_p10,"
-               "latency_p90\n");
+    fprintf(o, "source,pattern,bytes,copies,warps,grid_blocks,lines_per_sm,cycles_per_batch,latency_median,"
+               "latency_p10,latency_p90\n");
     const size_t lines_in = size_t(kBatches) * 8 * sms * 1024 * 16;
     char* big;
     CK(cudaMalloc(&big, lines_in));
@@ -242,12 +245,15 @@ int main(int argc, char** argv) {
     long long* btr;
     std::vector<long long> tr6(size_t(32) * kBatches * kEvents), cyc6(sms);
     CK(cudaMalloc(&btr, tr6.size() * sizeof(long long)));
+    for (int panel : {0, 1})
     for (int bytes : {16, 4})
       for (int c : {1, 2, 4, 8})
         for (int warps : {1, 2, 4, 8, 16, 32})
           for (int grid : {sms, 1}) {
             if (bytes == 4 && (grid == 1 || c == 2 || c == 8)) continue;
-            LinesKernel fn = bytes == 16 ? pick_lines<16>(c) : pick_lines<4>(c);
+            if (panel && (bytes == 4 || grid == 1)) continue;
+            LinesKernel fn = bytes == 16 ? (panel ? pick_lines<16, true>(c) : pick_lines<16, false>(c))
+                                         : pick_lines<4, false>(c);
             const int bs = warps * 32;
             CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c * bs * bytes));
             for (int rep = 0; rep < 2; ++rep) {
@@ -268,9 +274,9 @@ int main(int argc, char** argv) {
             std::sort(cyc6.begin(), cyc6.begin() + grid);
             auto q = [&](double p) { return double(lat[size_t(p * (lat.size() - 1))]); };
             const int lines = warps * c * bytes / 4;
-            fprintf(o, "DRAM,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", bytes, c, warps, grid, lines,
+            fprintf(o, "DRAM,%s,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", panel ? "panel" : "rows", bytes, c, warps, grid, lines,
                     double(cyc6[grid / 2]) / kBatches, q(0.5), q(0.1), q(0.9));
-            printf("DRAM,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", bytes, c, warps, grid, lines,
+            printf("DRAM,%s,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", panel ? "panel" : "rows", bytes, c, warps, grid, lines,
                    double(cyc6[grid / 2]) / kBatches, q(0.5), q(0.1), q(0.9));
           }
     fclose(o);
