@@ -523,6 +523,13 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
  * stored in *uni (true is returned, out is untouched).
  */
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32]);
+/*
+ * For a full warp (mask all 32 lanes) a lane-affine e (tid * 8 + ...) as simt_eval_some would find it,
+ * without the lanes between: true with lane 0's and lane 31's values in ends and the step from each
+ * lane to the next in *step (no lane faults); false where simt_eval_some would take another path or
+ * would report a fault, and then it is to be called as before.
+ */
+bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t ends[2], int64_t *step);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
