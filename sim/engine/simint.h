@@ -602,6 +602,8 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
 /* A bulk store's write of nsectors starting now; returns when the L2 has them. */
 uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
+/* The sectors of the bytes from lo up to end, in increasing order (at most 64): gmem_sectors' list for lanes back to back. */
+uint32_t gmem_sectors_span(uint64_t lo, uint64_t end, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);

@@ -104,11 +104,13 @@ static struct rise rise_of(uint32_t mask, bool uni_dst, const int64_t dsti[32], 
  * one out-of-bounds flag for all.  The index of lane l is dsti[l * dstep]
  * (dstep 0: one uniform value), srci likewise.  Returns the rounds the copy
  * takes (copy_issue's lane loop would find the same), or -1 where that loop
- * has an error to word.
+ * has an error to word.  *run: a full warp's chunks lie back to back in
+ * both memories, each c bytes after the one before (gaddr and saddr then
+ * hold lanes 0 and 31 alone: the range they span says the rest).
  */
 static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct insn *in, uint32_t round,
 			      int64_t bytes, int64_t *dsti, size_t dstep, int64_t *srci, size_t sstep, struct rise *rise,
-			      uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32], uint32_t *lanes)
+			      uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32], uint32_t *lanes, bool *run)
 {
 	uint32_t mask = simt_mask(w);
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
@@ -136,7 +138,8 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 			/* both ends inside: so is every lane between, its addresses a step past the one before */
 			uint64_t ga = gaddr[0], sa = saddr[0];
 			uint64_t gstep = (uint64_t)rise->src_step * g.seb, sstep_bytes = (uint64_t)rise->dst_step * g.deb;
-			for (int lane = 1; lane < 31; lane++) {
+			*run = gstep == g.c && sstep_bytes == g.c && (c == 4 || c == 8 || c == 16);
+			for (int lane = 1; lane < 31 && !*run; lane++) {
 				ga += gstep;
 				sa += sstep_bytes;
 				gaddr[lane] = ga;
@@ -429,12 +432,14 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	int64_t zf[32] = {0}; /* per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill) */
 	if (in->zfill)
 		simt_eval_lanes(s, w, &in->e[1], mask, zf);
+	bool run = false; /* gaddr and saddr: lanes 0 and 31 of a run of chunks (uniform_chunks) */
 	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
-					uni_src ? &usrc : srci, uni_src ? 0 : 1, &rise, gaddr, saddr, sidx, &lanes);
+					uni_src ? &usrc : srci, uni_src ? 0 : 1, &rise, gaddr, saddr, sidx, &lanes, &run);
 	bool by_lane = rounds < 0;
 	if (by_lane) {
 		rounds = 0;
+		run = false;
 		rise_fill(&rise, dsti, srci);
 	}
 	for (uint32_t mm = by_lane ? mask : 0; mm; mm &= mm - 1) {
@@ -490,7 +495,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		for (uint32_t mm = in->zfill ? lanes : 0; mm; mm &= mm - 1)
 			if (zf[__builtin_ctz(mm)] >= c)
 				reads &= ~(mm & -mm);
-		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
+		uint32_t nsec = !reads ? 0
+				: run ? gmem_sectors_span(gaddr[0], gaddr[31] + (uint64_t)c, sectors)
+				      : gmem_sectors(gaddr, reads, (uint32_t)c, sectors);
 		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
 		struct gmem_spread spread = {0, 0};
 		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec, &spread)
@@ -500,7 +507,8 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		arrive = (uint64_t)((int64_t)arrive - spread.landed);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
-		struct smem_cost sc = smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
+		struct smem_cost sc = run ? smem_consecutive_cost(lanes, (uint32_t)c)
+					  : smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
