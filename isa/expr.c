@@ -1123,8 +1123,9 @@ void expr_fill_rise(int64_t out[32], int64_t first, int64_t step)
 	}
 }
 
-bool expr_eval_rise(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
-		    size_t slot_stride, uint64_t uniform, int64_t ends[2], int64_t *step)
+__attribute__((flatten)) bool expr_eval_rise(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+					     size_t lane_stride, size_t slot_stride, uint64_t uniform, int64_t ends[2],
+					     int64_t *step)
 {
 	return e->lane_affine && affine_ends(pool, e, regs, lane_stride, slot_stride, uniform, 0, 31, ends, step);
 }
