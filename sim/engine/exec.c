@@ -105,9 +105,8 @@ static uint64_t rise_addrs(const struct buffer *b, int64_t uni, const int64_t en
 	if (__builtin_add_overflow(uni, ends[0], &first) || __builtin_add_overflow(uni, ends[1], &last) ||
 	    first < 0 || (uint64_t)first >= b->elems || last < 0 || (uint64_t)last >= b->elems)
 		return 0;
-	uint64_t a = b->base + (uint64_t)first * b->elem_bytes, stride = (uint64_t)step * b->elem_bytes;
-	for (int lane = 0; lane < 32; lane++, a += stride)
-		addr[lane] = a;
+	uint64_t stride = (uint64_t)step * b->elem_bytes;
+	expr_fill_rise((int64_t *)addr, (int64_t)(b->base + (uint64_t)first * b->elem_bytes), (int64_t)stride);
 	return stride;
 }
 
