@@ -1065,20 +1065,19 @@ static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const 
 }
 
 /*
- * A lane_affine expression over lanes lo..hi of mask: its values at lo and
- * hi, run as one thread each, fix the step, and a program that faults at
- * neither end faults at no lane between (lane_form), so the lanes between
- * are filled in exactly as running them would give.  False where it does
- * not apply: a slot it reads other than its lane slots is not uniform, or
- * an end faulted, which the warp-wide pass then reports lane by lane.
+ * A lane_affine expression's values at lanes lo and hi (ends), run as one
+ * thread each, and the step between adjacent lanes: a program that faults
+ * at neither end faults at no lane between (lane_form), and lane l's value
+ * is ends[0] + (l - lo) * step exactly.  False where that does not apply:
+ * a slot it reads other than its lane slots is not uniform, or an end
+ * faulted, which the warp-wide pass then reports lane by lane.
  */
-static bool affine_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
-			 size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32])
+static bool affine_ends(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			size_t slot_stride, uint64_t uniform, int lo, int hi, int64_t ends[2], int64_t *step)
 {
 	if (e->slots >> 63 || e->slots & ~uniform & ~(uint64_t)e->lane_affine)
 		return false;
-	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
-	int64_t at_lo[63], at_hi[63], ends[2], rise;
+	int64_t at_lo[63], at_hi[63], rise;
 	for (uint64_t b = e->slots; b; b &= b - 1) {
 		size_t slot = (size_t)__builtin_ctzll(b);
 		at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
@@ -1086,22 +1085,49 @@ static bool affine_lanes(const struct expr_pool *pool, const struct expr *e, con
 	}
 	if (!eval_pair(pool, e, at_lo, at_hi, ends) || __builtin_sub_overflow(ends[1], ends[0], &rise))
 		return false;
-	/* every lane's value lies between the ends, so no lane's step overflows; the one past hi is never stored */
-	uint64_t step = hi > lo ? (uint64_t)(rise / (hi - lo)) : 0, v = (uint64_t)ends[0];
+	*step = hi > lo ? rise / (hi - lo) : 0;
+	return true;
+}
+
+/*
+ * A lane_affine expression over lanes lo..hi of mask (affine_ends), the
+ * lanes between filled in exactly as running them would give.
+ */
+static bool affine_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			 size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32])
+{
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	int64_t ends[2], step;
+	if (!affine_ends(pool, e, regs, lane_stride, slot_stride, uniform, lo, hi, ends, &step))
+		return false;
 	if (lo == 0 && hi == 31) {
-		/* a whole warp four lanes a round: the lanes of a round do not wait on each other's sums */
-		uint64_t step2 = 2 * step, step3 = 3 * step, step4 = 4 * step;
-		for (int l = 0; l < 32; l += 4, v += step4) {
-			out[l] = (int64_t)v;
-			out[l + 1] = (int64_t)(v + step);
-			out[l + 2] = (int64_t)(v + step2);
-			out[l + 3] = (int64_t)(v + step3);
-		}
+		expr_fill_rise(out, ends[0], step);
 		return true;
 	}
-	for (int l = lo; l <= hi; l++, v += step)
+	/* every lane's value lies between the ends, so no lane's step overflows; the one past hi is never stored */
+	uint64_t v = (uint64_t)ends[0];
+	for (int l = lo; l <= hi; l++, v += (uint64_t)step)
 		out[l] = (int64_t)v;
 	return true;
+}
+
+void expr_fill_rise(int64_t out[32], int64_t first, int64_t step)
+{
+	/* four lanes a round: the lanes of a round do not wait on each other's sums */
+	uint64_t v = (uint64_t)first, step1 = (uint64_t)step, step2 = 2 * step1, step3 = 3 * step1, step4 = 4 * step1;
+	for (int l = 0; l < 32; l += 4, v += step4) {
+		out[l] = (int64_t)v;
+		out[l + 1] = (int64_t)(v + step1);
+		out[l + 2] = (int64_t)(v + step2);
+		out[l + 3] = (int64_t)(v + step3);
+	}
+}
+
+__attribute__((flatten)) bool expr_eval_rise(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+					     size_t lane_stride, size_t slot_stride, uint64_t uniform, int64_t ends[2],
+					     int64_t *step)
+{
+	return e->lane_affine && affine_ends(pool, e, regs, lane_stride, slot_stride, uniform, 0, 31, ends, step);
 }
 
 __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,

@@ -197,6 +197,17 @@ int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const in
 		    size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32], enum expr_fault *fault);
 
 /*
+ * A full warp's lane_affine expression as expr_eval_lanes would run it, without the lanes between:
+ * true with lane 0's and lane 31's values in ends and the step from each lane to the next in *step,
+ * every lane's value ends[0] + lane * step, none faulting; false where expr_eval_lanes would not take
+ * its affine path (not lane_affine, another slot it reads not in uniform, or an end faulted).
+ */
+bool expr_eval_rise(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+		    size_t slot_stride, uint64_t uniform, int64_t ends[2], int64_t *step);
+/* out[l] = first + l * step for the 32 lanes (the lanes of a rise that expr_eval_rise left out). */
+void expr_fill_rise(int64_t out[32], int64_t first, int64_t step);
+
+/*
  * out[l] = a[l] op (b ? b[l] : c) for the lanes of mask, as expr_apply
  * lane by lane: a simple shape for a warp (out[l] is 0 where it faulted,
  * and lanes outside mask between its lowest and highest may be written).

@@ -91,15 +91,55 @@ int sim_fail(struct sim *s, enum diag_code code, const struct warp *w, const cha
 	return code;
 }
 
-/* Each lane's byte address of ref[index + elem] (elem may be NULL: 0); a lane outside the buffer fails. */
-static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem, uint32_t mask,
-		       uint64_t addr[32], const char *verb)
+/*
+ * A full warp's element indices first, first + step, ... (one part rising
+ * from lane to lane, the other uniform): their addresses a stride apart
+ * when both ends lie inside the buffer, and so every lane between; the
+ * stride, or 0 where they lie outside or the sum leaves int64 at an end
+ * (then the lane loops find and word the lane).
+ */
+static uint64_t rise_addrs(const struct buffer *b, int64_t uni, const int64_t ends[2], int64_t step,
+			   uint64_t addr[32])
+{
+	int64_t first, last;
+	if (__builtin_add_overflow(uni, ends[0], &first) || __builtin_add_overflow(uni, ends[1], &last) ||
+	    first < 0 || (uint64_t)first >= b->elems || last < 0 || (uint64_t)last >= b->elems)
+		return 0;
+	uint64_t stride = (uint64_t)step * b->elem_bytes;
+	expr_fill_rise((int64_t *)addr, (int64_t)(b->base + (uint64_t)first * b->elem_bytes), (int64_t)stride);
+	return stride;
+}
+
+/*
+ * Each lane's byte address of ref[index + elem] (elem may be NULL: 0); a lane outside the buffer fails.
+ * Returns the stride between adjacent lanes' addresses where a full warp's rise (tid, or an index
+ * affine in it) put them evenly apart, else 0: what the caller's bank and sector counts may take
+ * as given instead of finding it in the addresses.
+ */
+static uint64_t lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
+			   uint32_t mask, uint64_t addr[32], const char *verb)
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
-	int64_t base[32], off[32], ubase, uoff = 0;
-	/* Warp-uniform parts (the index, usually) stay one value. */
-	bool uni_base = simt_eval_some(s, w, &ref->index, mask, &ubase, base);
-	bool uni_off = !elem || simt_eval_some(s, w, elem, mask, &uoff, off);
+	int64_t base[32], off[32], ubase, uoff = 0, ends[2], step;
+	bool full = mask == 0xffffffffu;
+	/* Warp-uniform parts (the index, usually) stay one value; a rising part, its ends and step. */
+	bool base_rise = full && ref->index.lane_affine && simt_eval_rise(s, w, &ref->index, ends, &step);
+	bool uni_base = !base_rise && simt_eval_some(s, w, &ref->index, mask, &ubase, base);
+	bool off_rise = elem && uni_base && full && elem->lane_affine && simt_eval_rise(s, w, elem, ends, &step);
+	bool uni_off = !elem || (!off_rise && simt_eval_some(s, w, elem, mask, &uoff, off));
+	if (base_rise && uni_off) {
+		uint64_t stride = rise_addrs(b, uoff, ends, step, addr);
+		if (stride)
+			return stride;
+	}
+	if (off_rise) {
+		uint64_t stride = rise_addrs(b, ubase, ends, step, addr);
+		if (stride)
+			return stride;
+		expr_fill_rise(off, ends[0], step);
+	} else if (base_rise) {
+		expr_fill_rise(base, ends[0], step);
+	}
 	if (uni_base && !uni_off) {
 		/* The usual case (a uniform index plus a per-lane element): every lane first, checked once. */
 		bool outside = false;
@@ -110,7 +150,7 @@ static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, 
 			addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
 		}
 		if (!outside)
-			return;
+			return 0;
 	}
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
@@ -125,12 +165,13 @@ static void lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, 
 		}
 		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
 	}
+	return 0;
 }
 
-static void smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
-			    uint32_t mask, uint64_t addr[32])
+static uint64_t smem_lane_addrs(struct sim *s, struct warp *w, const struct memref *ref, const struct expr *elem,
+				uint32_t mask, uint64_t addr[32])
 {
-	lane_addrs(s, w, ref, elem, mask, addr, "reads");
+	return lane_addrs(s, w, ref, elem, mask, addr, "reads");
 }
 
 /* An access whose cost is known, through the shared-memory port; returns when its data is back. */
@@ -151,12 +192,16 @@ static uint64_t smem_access_c(struct sim *s, struct smem_cost c, uint64_t now)
  * shared-memory port; returns when its data is back.  8- and 16-byte
  * accesses run in 2 and 4 phases, a wavefront each at least: only the
  * wavefronts beyond those count as bank conflicts, and the latency grows
- * with the worst phase's conflict degree, not with the phases.
+ * with the worst phase's conflict degree, not with the phases.  stride:
+ * lane_addrs' (0: unknown); lanes width apart are consecutive.
  */
-static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint32_t bytes, uint64_t now)
+static uint64_t smem_access(struct sim *s, const uint64_t addr[32], uint32_t mask, uint32_t bytes, uint64_t stride,
+			    uint64_t now)
 {
 	uint32_t width = bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
-	return smem_access_c(s, smem_access_cost_memo(s->smem_memo, addr, mask, width), now);
+	return smem_access_c(s, stride == width ? smem_consecutive_cost(mask, width)
+						: smem_access_cost_memo(s->smem_memo, addr, mask, width),
+			     now);
 }
 
 /*
@@ -282,9 +327,11 @@ static void global_store(struct sim *s, struct warp *w, const struct memref *ref
 {
 	const struct buffer *b = &s->k->bufs[ref->buf];
 	uint64_t addr[32];
-	lane_addrs(s, w, ref, elem, mask, addr, "writes");
+	uint64_t stride = lane_addrs(s, w, ref, elem, mask, addr, "writes");
 	uint64_t sectors[64];
-	uint32_t n = gmem_sectors(addr, mask, b->elem_bytes, sectors);
+	/* lanes an element apart: gmem_sectors would find them one run */
+	uint32_t n = stride && stride == b->elem_bytes ? gmem_sectors_span(addr[0], addr[31] + stride, sectors)
+						       : gmem_sectors(addr, mask, b->elem_bytes, sectors);
 	gmem_through_l1(s, sectors, n);
 	gmem_write(s, now, n);
 }
@@ -317,7 +364,7 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 		uint64_t addr[32], done = 0;
 		for (int input = 0; input < (in->src2.buf >= 0 ? 2 : 1); input++) {
 			const struct memref *ref = input ? &in->src2 : &in->src;
-			smem_lane_addrs(s, w, ref, &in->e[1], mask, addr);
+			uint64_t stride = smem_lane_addrs(s, w, ref, &in->e[1], mask, addr);
 			for (uint32_t m = mask; s->checks && m; m &= m - 1) {
 				int lane = __builtin_ctz(m);
 				const struct flow_word *fw = flow_read(s, w, lane, addr[lane], now);
@@ -325,7 +372,7 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 					flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
 							simt_eval(s, w, lane, &in->dst.index));
 			}
-			uint64_t back = smem_access(s, addr, mask, s->k->bufs[ref->buf].elem_bytes, now);
+			uint64_t back = smem_access(s, addr, mask, s->k->bufs[ref->buf].elem_bytes, stride, now);
 			done = back > done ? back : done;
 		}
 		s->anchor_result = done;
@@ -419,7 +466,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 	case OP_SHARED_LOAD:
 	case OP_SHARED_STORE: {
 		uint64_t addr[32];
-		smem_lane_addrs(s, w, &in->src, NULL, mask, addr);
+		uint64_t stride = smem_lane_addrs(s, w, &in->src, NULL, mask, addr);
 		for (uint32_t m = mask; s->checks && m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
 			if (in->op == OP_SHARED_LOAD)
@@ -428,7 +475,7 @@ enum anchor_status exec_anchor(struct sim *s, struct warp *w, const struct insn 
 				flow_copy(s, w, lane, addr[lane], s->k->bufs[in->src.buf].elem_bytes, -1, -1, now, FLOW_PLAIN, -1,
 					  s->blocks[w->block].sync_gen);
 		}
-		uint64_t back = smem_access(s, addr, mask, s->k->bufs[in->src.buf].elem_bytes, now);
+		uint64_t back = smem_access(s, addr, mask, s->k->bufs[in->src.buf].elem_bytes, stride, now);
 		if (in->op == OP_SHARED_LOAD)
 			s->anchor_result = back;
 		return ANCHOR_DONE;

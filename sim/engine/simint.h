@@ -523,6 +523,13 @@ void simt_eval_lanes(struct sim *s, struct warp *w, const struct expr *e, uint32
  * stored in *uni (true is returned, out is untouched).
  */
 bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_t mask, int64_t *uni, int64_t out[32]);
+/*
+ * For a full warp (mask all 32 lanes) a lane-affine e (tid * 8 + ...) as simt_eval_some would find it,
+ * without the lanes between: true with lane 0's and lane 31's values in ends and the step from each
+ * lane to the next in *step (no lane faults); false where simt_eval_some would take another path or
+ * would report a fault, and then it is to be called as before.
+ */
+bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t ends[2], int64_t *step);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
@@ -597,6 +604,8 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors);
 /* A bulk store's write of nsectors starting now; returns when the L2 has them. */
 uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
+/* The sectors of the bytes from lo up to end, in increasing order (at most 64): gmem_sectors' list for lanes back to back. */
+uint32_t gmem_sectors_span(uint64_t lo, uint64_t end, uint64_t out[64]);
 uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);

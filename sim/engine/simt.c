@@ -286,6 +286,15 @@ bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_
 	return false;
 }
 
+bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t ends[2], int64_t *step)
+{
+	/* where simt_eval_some would take e as one value, or a group split off the warp, it is not a rise */
+	if (!e->lane_affine || simt_uniform(w, e) || w->live != 0xffffffffu)
+		return false;
+	simt_materialize(w, e->slots & ~(1ull << 63));
+	return expr_eval_rise(&s->k->pool, e, w->regs, 1, 32, ~w->divergent & ~s->token_slots, ends, step);
+}
+
 /* u into slot's lanes of mask: the slot is uniform again only when they are every live lane. */
 static void assign_one(struct warp *w, uint16_t slot, int64_t u, uint32_t mask)
 {

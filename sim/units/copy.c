@@ -57,12 +57,24 @@ static inline bool chunk_at(const struct chunk_geom *g, int64_t di, int64_t si, 
  * Per-lane indices of a full warp that rise by one step from lane to lane
  * (tid * 8 + ...): their steps, for address and bound checks from the two
  * ends.  rising is false where they do not, or would leave int64 on the
- * way (then lane 0 and lane 31 would not bound the others).
+ * way (then lane 0 and lane 31 would not bound the others).  ends_only:
+ * the index arrays hold lanes 0 and 31 alone (both indices came from
+ * simt_eval_rise), and rise_fill writes the lanes between before a lane
+ * loop reads them.
  */
 struct rise {
-	bool rising;
+	bool rising, ends_only;
 	int64_t dst_step, src_step;
 };
+
+static void rise_fill(struct rise *r, int64_t dsti[32], int64_t srci[32])
+{
+	if (!r->ends_only)
+		return;
+	expr_fill_rise(dsti, dsti[0], r->dst_step);
+	expr_fill_rise(srci, srci[0], r->src_step);
+	r->ends_only = false;
+}
 
 /* Whether v rises by *step from each lane to the next, lane 31 reached within int64. */
 static bool progression(const int64_t v[32], int64_t *step)
@@ -78,7 +90,7 @@ static bool progression(const int64_t v[32], int64_t *step)
 
 static struct rise rise_of(uint32_t mask, bool uni_dst, const int64_t dsti[32], bool uni_src, const int64_t srci[32])
 {
-	struct rise r = {false, 0, 0};
+	struct rise r = {false, false, 0, 0};
 	r.rising = mask == 0xffffffffu && !uni_dst && !uni_src && progression(dsti, &r.dst_step) &&
 		   progression(srci, &r.src_step);
 	return r;
@@ -92,12 +104,13 @@ static struct rise rise_of(uint32_t mask, bool uni_dst, const int64_t dsti[32], 
  * one out-of-bounds flag for all.  The index of lane l is dsti[l * dstep]
  * (dstep 0: one uniform value), srci likewise.  Returns the rounds the copy
  * takes (copy_issue's lane loop would find the same), or -1 where that loop
- * has an error to word.
+ * has an error to word.  *run: a full warp's chunks lie back to back in
+ * both memories, each c bytes after the one before (gaddr and saddr then
+ * hold lanes 0 and 31 alone: the range they span says the rest).
  */
 static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct insn *in, uint32_t round,
-			      int64_t bytes, const int64_t *dsti, size_t dstep, const int64_t *srci, size_t sstep,
-			      const struct rise *rise, uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32],
-			      uint32_t *lanes)
+			      int64_t bytes, int64_t *dsti, size_t dstep, int64_t *srci, size_t sstep, struct rise *rise,
+			      uint64_t gaddr[32], uint64_t saddr[32], int64_t sidx[32], uint32_t *lanes, bool *run)
 {
 	uint32_t mask = simt_mask(w);
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
@@ -125,7 +138,8 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 			/* both ends inside: so is every lane between, its addresses a step past the one before */
 			uint64_t ga = gaddr[0], sa = saddr[0];
 			uint64_t gstep = (uint64_t)rise->src_step * g.seb, sstep_bytes = (uint64_t)rise->dst_step * g.deb;
-			for (int lane = 1; lane < 31; lane++) {
+			*run = gstep == g.c && sstep_bytes == g.c && (c == 4 || c == 8 || c == 16);
+			for (int lane = 1; lane < 31 && !*run; lane++) {
 				ga += gstep;
 				sa += sstep_bytes;
 				gaddr[lane] = ga;
@@ -133,12 +147,14 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 			}
 			got = mask;
 		} else if (off0 < bytes) {
+			rise_fill(rise, dsti, srci);
 			for (int lane = 0; lane < 32; lane++)
 				bad |= chunk_at(&g, dsti[(size_t)lane * dstep], srci[(size_t)lane * sstep], (uint64_t)off0,
 						&gaddr[lane], &saddr[lane]);
 			got = mask;
 		}
 	} else {
+		rise_fill(rise, dsti, srci);
 		for (uint32_t m = mask; m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
 			int64_t off = off0 + lane * step;
@@ -308,27 +324,36 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 }
 
 /*
+ * Whether a rise's lanes all pass copy_pre's alignment test, from lane 0's
+ * addresses and the steps (every lane's address is lane 0's plus a
+ * multiple of the step); false where that cannot tell (then lanes_aligned).
+ */
+static bool rise_aligned(const struct sim *s, const struct insn *in, const int64_t *dsti, const int64_t *srci,
+			 const struct rise *rise)
+{
+	uint64_t a = in->align;
+	if (!rise->rising || in->sized || a == 0 || (a & (a - 1)))
+		return false;
+	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
+	uint64_t any = (dst->base + (uint64_t)dsti[0] * dst->elem_bytes) | (uint64_t)rise->dst_step * dst->elem_bytes |
+		       (src->base + (uint64_t)srci[0] * src->elem_bytes) | (uint64_t)rise->src_step * src->elem_bytes;
+	return (any & (a - 1)) == 0;
+}
+
+/*
  * Whether copy_pre would pass every lane of mask: both addresses aligned (and an aligned_size_t's
  * size a multiple of it), checked at once on their OR for a power-of-two alignment; false sends
  * the lanes through copy_pre, which reports the first that fails.
  */
 static bool lanes_aligned(const struct sim *s, const struct insn *in, uint32_t mask, bool uni_bytes, int64_t ubytes,
 			  const int64_t *nbytes, bool uni_dst, int64_t udst, const int64_t *dsti, bool uni_src,
-			  int64_t usrc, const int64_t *srci, const struct rise *rise)
+			  int64_t usrc, const int64_t *srci)
 {
 	uint64_t a = in->align;
 	if (a == 0 || (a & (a - 1)))
 		return false;
 	const struct buffer *dst = &s->k->bufs[in->dst.buf], *src = &s->k->bufs[in->src.buf];
 	uint64_t any = 0;
-	if (rise->rising && !in->sized) {
-		/* lane 0's addresses and the steps aligned: every lane's address is lane 0's plus a multiple of the step */
-		any = (dst->base + (uint64_t)dsti[0] * dst->elem_bytes) | (uint64_t)rise->dst_step * dst->elem_bytes |
-		      (src->base + (uint64_t)srci[0] * src->elem_bytes) | (uint64_t)rise->src_step * src->elem_bytes;
-		if ((any & (a - 1)) == 0)
-			return true;
-		any = 0;
-	}
 	if (mask == 0xffffffffu && !uni_dst && !uni_src && !in->sized) {
 		/* a full warp's own indices (the usual copy at per-lane indices): no mask walk, no choice per lane */
 		uint64_t dbase = dst->base, deb = dst->elem_bytes, sbase = src->base, seb = src->elem_bytes;
@@ -369,33 +394,54 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	/* Warp-uniform operands (the usual case) stay one value instead of 32 copies. */
 	int64_t ubytes, udst, usrc;
 	bool uni_bytes = simt_eval_some(s, w, &in->e[0], mask, &ubytes, nbytes);
-	bool uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
-	bool uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
-	struct rise rise = rise_of(mask, uni_dst, dsti, uni_src, srci);
+	bool uni_dst, uni_src;
+	struct rise rise;
+	int64_t dends[2], sends[2];
+	if (mask == 0xffffffffu && in->dst.index.lane_affine && in->src.index.lane_affine &&
+	    simt_eval_rise(s, w, &in->dst.index, dends, &rise.dst_step) &&
+	    simt_eval_rise(s, w, &in->src.index, sends, &rise.src_step)) {
+		/* both rise from lane to lane (tid * 8 + ...): their ends, the lanes between only if a lane loop needs them */
+		uni_dst = uni_src = false;
+		rise.rising = rise.ends_only = true;
+		dsti[0] = dends[0];
+		dsti[31] = (int64_t)((uint64_t)dends[0] + 31 * (uint64_t)rise.dst_step);
+		srci[0] = sends[0];
+		srci[31] = (int64_t)((uint64_t)sends[0] + 31 * (uint64_t)rise.src_step);
+	} else {
+		uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
+		uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
+		rise = rise_of(mask, uni_dst, dsti, uni_src, srci);
+	}
 	if (round == 0) {
 		if (uni_bytes && uni_dst && uni_src) {
 			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
 				return true;
-		} else if (!lanes_aligned(s, in, mask, uni_bytes, ubytes, nbytes, uni_dst, udst, dsti, uni_src, usrc, srci,
-					  &rise)) {
-			/* one lane is not: copy_pre finds it and says which */
-			for (uint32_t mm = mask; mm; mm &= mm - 1) {
-				int lane = __builtin_ctz(mm);
-				if (!copy_pre(s, w, in, lane, uni_bytes ? ubytes : nbytes[lane], uni_dst ? udst : dsti[lane],
-					      uni_src ? usrc : srci[lane]))
-					return true;
+		} else if (!rise_aligned(s, in, dsti, srci, &rise)) {
+			rise_fill(&rise, dsti, srci);
+			if (!lanes_aligned(s, in, mask, uni_bytes, ubytes, nbytes, uni_dst, udst, dsti, uni_src, usrc, srci)) {
+				/* one lane is not: copy_pre finds it and says which */
+				for (uint32_t mm = mask; mm; mm &= mm - 1) {
+					int lane = __builtin_ctz(mm);
+					if (!copy_pre(s, w, in, lane, uni_bytes ? ubytes : nbytes[lane],
+						      uni_dst ? udst : dsti[lane], uni_src ? usrc : srci[lane]))
+						return true;
+				}
 			}
 		}
 	}
 	int64_t zf[32] = {0}; /* per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill) */
 	if (in->zfill)
 		simt_eval_lanes(s, w, &in->e[1], mask, zf);
+	bool run = false; /* gaddr and saddr: lanes 0 and 31 of a run of chunks (uniform_chunks) */
 	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
-					uni_src ? &usrc : srci, uni_src ? 0 : 1, &rise, gaddr, saddr, sidx, &lanes);
+					uni_src ? &usrc : srci, uni_src ? 0 : 1, &rise, gaddr, saddr, sidx, &lanes, &run);
 	bool by_lane = rounds < 0;
-	if (by_lane)
+	if (by_lane) {
 		rounds = 0;
+		run = false;
+		rise_fill(&rise, dsti, srci);
+	}
 	for (uint32_t mm = by_lane ? mask : 0; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
 		int64_t r = in->group == GROUP_BLOCK ? (int64_t)(w->in_block * 32 + (uint32_t)lane) : 0;
@@ -449,7 +495,9 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		for (uint32_t mm = in->zfill ? lanes : 0; mm; mm &= mm - 1)
 			if (zf[__builtin_ctz(mm)] >= c)
 				reads &= ~(mm & -mm);
-		uint32_t nsec = reads ? gmem_sectors(gaddr, reads, (uint32_t)c, sectors) : 0;
+		uint32_t nsec = !reads ? 0
+				: run ? gmem_sectors_span(gaddr[0], gaddr[31] + (uint64_t)c, sectors)
+				      : gmem_sectors(gaddr, reads, (uint32_t)c, sectors);
 		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
 		struct gmem_spread spread = {0, 0};
 		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec, &spread)
@@ -459,7 +507,8 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		arrive = (uint64_t)((int64_t)arrive - spread.landed);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
-		struct smem_cost sc = smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
+		struct smem_cost sc = run ? smem_consecutive_cost(lanes, (uint32_t)c)
+					  : smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;

@@ -13,6 +13,14 @@
 
 #define FP 1024u
 
+uint32_t gmem_sectors_span(uint64_t lo, uint64_t end, uint64_t out[64])
+{
+	uint32_t n = 0;
+	for (uint64_t sec = lo / 32, last = (end - 1) / 32; sec <= last && n < 64; sec++)
+		out[n++] = sec;
+	return n;
+}
+
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64])
 {
 	uint32_t n = 0;
@@ -25,12 +33,8 @@ uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, ui
 		bool run = true; /* every lane tested, no early exit: a loop the compiler vectorises */
 		for (int l = l0 + 1; l <= l1; l++)
 			run &= addr[l] == addr[l0] + (uint64_t)(l - l0) * width;
-		if (run) {
-			uint64_t first = addr[l0] / 32, last = (addr[l1] + width - 1) / 32;
-			for (uint64_t sec = first; sec <= last && n < 64; sec++)
-				out[n++] = sec;
-			return n;
-		}
+		if (run)
+			return gmem_sectors_span(addr[l0], addr[l1] + width, out);
 	}
 	uint64_t added = UINT64_MAX; /* out[n - 1]; no sector is numbered this */
 	for (uint32_t m = mask; m; m &= m - 1) {

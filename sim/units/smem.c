@@ -94,6 +94,17 @@ static bool consecutive(const uint64_t addr[32], uint32_t mask, uint32_t width)
 	return true;
 }
 
+struct smem_cost smem_consecutive_cost(uint32_t mask, uint32_t width)
+{
+	struct smem_cost c = {.ways = 1};
+	uint32_t lanes_per_phase = width >= 16 ? 8 : width == 8 ? 16 : 32;
+	for (uint32_t first = 0; first < 32; first += lanes_per_phase)
+		if (lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first))
+			c.wavefronts++;
+	c.phases = c.wavefronts;
+	return c;
+}
+
 struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width)
 {
 	struct smem_cost c = {0, 0, 0};
@@ -106,14 +117,8 @@ struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32
 	 * 32 consecutive words per phase, one per bank: one wavefront for each
 	 * phase with a lane in it.
 	 */
-	if (mask && (width == 4 || width == 8 || width == 16) && consecutive(addr, mask, width)) {
-		for (uint32_t first = 0; first < 32; first += lanes_per_phase)
-			if (lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first))
-				c.wavefronts++;
-		c.phases = c.wavefronts;
-		c.ways = 1;
-		return c;
-	}
+	if (mask && (width == 4 || width == 8 || width == 16) && consecutive(addr, mask, width))
+		return smem_consecutive_cost(mask, width);
 	for (uint32_t first = 0; first < 32; first += lanes_per_phase) {
 		uint32_t phase_mask = lanes_per_phase == 32 ? mask : mask & (((1u << lanes_per_phase) - 1) << first);
 		if (!phase_mask)

@@ -24,6 +24,11 @@ struct smem_cost {
  * whose bit is set in mask; width is 4, 8 or 16 bytes per lane.
  */
 struct smem_cost smem_access_cost(const uint64_t addr[32], uint32_t mask, uint32_t width);
+/*
+ * smem_access_cost where lane l's address is the lowest lane's plus (l - lowest) * width, width 4, 8
+ * or 16: each phase's lanes touch consecutive words, one per bank, and cost one wavefront.
+ */
+struct smem_cost smem_consecutive_cost(uint32_t mask, uint32_t width);
 
 /*
  * The costs of recent access shapes: a warp access's cost depends only on
