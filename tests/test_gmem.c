@@ -66,39 +66,45 @@ Test(gmem, sectors_match_reference)
 }
 
 /*
- * A DRAM read through L1 waits l1_dram_line_latency per line the SM's other warps have in flight
- * through L1 (inflight_bare.csv), none for the warp's own, and none once those have landed; a read
- * that bypasses L1 (a 16-byte cp.async) neither waits for them nor counts.  (The DRAM queue returns
- * reads in order, so the times below leave room after each.)
+ * DRAM's latency grows with the load every SM puts on it (inflight_lines.csv): dram_load_latency x
+ * u / (1 - u), u this SM's recent DRAM bytes a cycle over its share.  A lone read waits the
+ * latency; at a steady half of the share about dram_load_latency more; L2 hits load nothing; and a
+ * sector this SM fetched from DRAM lately is in L2 for the next read of it, which waits for it to
+ * arrive if it comes sooner.
  */
-Test(gmem, a_read_through_l1_waits_for_the_other_warps_lines_in_flight)
+Test(gmem, dram_latency_grows_with_the_load_on_it)
 {
 	struct machine m;
 	machine_defaults(&m);
 	m.dram_latency = 700;
-	m.l1_dram_line_latency = 12;
-	m.dram_bytes_per_cycle = 1e6; /* no bandwidth queue: the latency alone */
-	struct warp warps[3] = {{.id = 0}, {.id = 1}, {.id = 2}};
+	m.l2_latency = 300;
+	m.dram_load_latency = 400;
+	m.dram_bytes_per_cycle = 10;
+	m.l2_bytes_per_cycle = 1e9;
+	struct warp warps[1] = {{.id = 0}};
 	struct sim_report rep = {0};
-	struct sim s = {.m = &m, .warps = warps, .nwarps = 3, .rep = &rep};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
 	cr_assert_eq(l1_init(&s.l1, &m, 0, 4, true), 0);
-	const uint64_t line0[4] = {0, 1, 2, 3}, line1[4] = {4, 5, 6, 7}, line2[4] = {8, 9, 10, 11};
-	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4, NULL), 800, "alone: the DRAM latency");
-	cr_assert_eq(gmem_read_cached(&s, &warps[0], 110, line1, 4, NULL), 810, "its own line in flight adds nothing");
-	cr_assert_eq(gmem_read_cached(&s, &warps[1], 120, line2, 4, NULL), 120 + 700 + 2 * 12, "two lines of warp 0 in flight");
-	cr_assert_eq(gmem_read_cached(&s, &warps[2], 805, line0, 4, NULL), 805 + 700 + 2 * 12,
-		     "at 805 warp 0's first line has landed: its second and warp 1's are in flight");
-	cr_assert_eq(gmem_read(&s, 3000, line2, 4), 3700, "a read that bypasses L1, all landed: the latency");
-	cr_assert_eq(gmem_read_cached(&s, &warps[1], 3010, line1, 4, NULL), 3710, "and it left nothing in flight through L1");
+	const uint64_t line0[4] = {0, 1, 2, 3};
+	cr_assert_eq(gmem_read(&s, 100, line0, 4), 800, "alone: the DRAM latency");
+	cr_assert_eq(gmem_unloaded(&s, line0, 4), 300, "fetched lately: in L2 now");
+	cr_assert_eq(gmem_read(&s, 200, line0, 4), 800, "a read before it has arrived waits for it");
+	cr_assert_eq(gmem_read(&s, 900, line0, 4), 1200, "one after hits there");
+	cr_assert_eq(rep.dram_bytes, 128, "the L2 hits loaded no DRAM");
+	uint64_t lat = 0;
+	for (uint64_t i = 1; i <= 2000; i++) { /* a line every 25.6 cycles: 5 bytes a cycle, half the share */
+		uint64_t now = 2000 + i * 256 / 10, line[4] = {4 * i + 1000, 4 * i + 1001, 4 * i + 1002, 4 * i + 1003};
+		lat = gmem_read(&s, now, line, 4) - now;
+	}
+	cr_assert(lat >= 700 + 380 && lat <= 700 + 420, "at half the share: %llu cycles", (unsigned long long)lat);
 	gmem_free(&s);
 	l1_free(&s.l1);
 }
 
 /*
  * A local line L1 lost comes back from where the kernel's input sits (local_latency.csv: 640-1620
- * cycles from a DRAM-input run, a DRAM read's time in that traffic; 335 from an L2-input run):
- * from DRAM it waits behind the other warps' lines in flight through L1 like any read, and is one
- * of them until it lands.
+ * cycles from a DRAM-input run, a DRAM read's time in that traffic; 335 from an L2-input run), and
+ * loads DRAM as any read does.
  */
 Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
 {
@@ -106,8 +112,7 @@ Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
 	machine_defaults(&m);
 	m.dram_latency = 700;
 	m.l2_latency = 300;
-	m.l1_dram_line_latency = 12;
-	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no bandwidth queue: the latency alone */
+	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no load, no queue: the latency alone */
 	struct warp warps[2] = {{.id = 0}, {.id = 1}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
@@ -115,9 +120,9 @@ Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
 	m.l2_hit_fraction = 0;
 	const uint64_t line0[4] = {0, 1, 2, 3};
 	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4, NULL), 800);
-	cr_assert_eq(gmem_read_local(&s, &warps[1], 110, 1ull << 52), 110 + 700 + 12, "behind warp 0's line");
+	cr_assert_eq(gmem_read_local(&s, &warps[1], 110, 1ull << 52), 110 + 700, "from DRAM");
 	cr_assert_eq(rep.dram_bytes, 256, "its four sectors came from DRAM too");
-	cr_assert_eq(gmem_read_local(&s, &warps[0], 120, 1ull << 52 | 1), 120 + 700 + 12, "and is in flight until it lands");
+	cr_assert_eq(gmem_read_local(&s, &warps[1], 120, 1ull << 52), 120 + 700, "and again: L1 lost it, and the L2 with it");
 	m.l2_hit_fraction = 1;
 	s.mem.l2_kept = 1; /* what gmem_setup leaves for data that fits */
 	cr_assert_eq(gmem_read_local(&s, &warps[1], 5000, 1ull << 52 | 2), 5300, "from an L2-input run: an L2 hit");
@@ -158,6 +163,7 @@ Test(gmem, a_warmed_l2_keeps_what_it_can_hold_and_loses_whole_stretches)
 	struct buffer bufs[2];
 	const double sizes[3] = {20, 35, 45}, kept[3] = {1.0, 0.5, 0.0};
 	for (int c = 0; c < 3; c++) {
+		gmem_free(&s); /* each size its own run: nothing fetched yet */
 		setup_with(&s, &k, bufs, sizes[c]);
 		cr_assert_float_eq(rep.l2_hit_fraction, kept[c], 1e-9, "%.0f MB: keeps %.2f", sizes[c], rep.l2_hit_fraction);
 		int hits = 0, batches = 2000;
@@ -173,6 +179,7 @@ Test(gmem, a_warmed_l2_keeps_what_it_can_hold_and_loses_whole_stretches)
 		cr_assert(fabs((double)hits / batches - kept[c]) < 0.05, "%.0f MB: %d of %d batches hit", sizes[c], hits,
 			  batches);
 	}
+	gmem_free(&s);
 }
 
 /*
@@ -213,7 +220,6 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	struct machine m;
 	machine_defaults(&m);
 	m.dram_latency = 700;
-	m.l1_dram_line_latency = 0;
 	m.dram_spread = 100;
 	m.dram_spread_per_line = 10;
 	m.dram_bytes_per_cycle = 1e9;

@@ -72,10 +72,14 @@ Test(semantics, over_wait_rises_with_divergence)
 {
 	/*
 	 * With D groups committing apart, each wait_prior sees D - 1 more
-	 * perceived batches per round and waits for the newest of them: every
-	 * wait pays about one copy round trip at any D >= 2, and the kernel
-	 * slows as D grows (hardware, traces/h100/diverged_commit.csv, one
-	 * commit per group: 783 / 1396 / ... / 3251 cycles per batch).
+	 * perceived batches per round and waits for the newest of them, and the
+	 * kernel slows as D grows (hardware, traces/h100/diverged_commit.csv,
+	 * one commit per group: 783 / 1396 / ... / 3251 cycles per batch).  The
+	 * groups copy their lanes' words of the same lines: the first group's
+	 * copy fetches them from DRAM, the later ones find them in L2 (or on
+	 * their way there), so a wait pays at least the newest group's trip
+	 * through L2, and a DRAM round trip where the groups issue close
+	 * together (D = 2, 4: about 500 cycles).
 	 */
 	uint64_t prev_extra = 0, prev_cycles = 0;
 	int ds[] = {1, 2, 4, 8, 16, 32};
@@ -88,8 +92,8 @@ Test(semantics, over_wait_rises_with_divergence)
 			cr_assert_eq(r.overwait_cycles, 0, "one group per warp: nothing to over-wait");
 		} else {
 			cr_assert_gt(r.overwait_extra_batches, prev_extra, "D=%d", ds[i]);
-			cr_assert_gt(per_wait, 400.0, "D=%d: %.1f cycles per wait, less than a copy round trip", ds[i],
-				     per_wait);
+			cr_assert_gt(per_wait, ds[i] <= 4 ? 400.0 : 100.0,
+				     "D=%d: %.1f cycles per wait, less than the newest copy's round trip", ds[i], per_wait);
 		}
 		cr_assert_gt(r.cycles, prev_cycles, "D=%d", ds[i]);
 		prev_extra = r.overwait_extra_batches;
@@ -336,7 +340,7 @@ Test(semantics, misaligned_memcpy_async_falls_back_to_a_synchronous_copy)
 	cr_assert_eq(run_kernel_text(COPY_KERNEL(2), 128, 1, NULL, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.sync_copies, 8 * 256, "2-byte chunks: 256 per copy, all synchronous");
 	cr_assert_gt(r.stalls[STALL_MEMORY], 0);
-	/* the overlapped batch's 32 lines each wait for the other warps' in flight (l1_dram_line_latency): 3x, not 8x */
+	/* the overlapped batch loads DRAM eight times as hard (dram_load_latency): 3x, not 8x */
 	cr_assert_gt(r.cycles, 3 * async_cycles, "eight serial round trips instead of one overlapped batch: %llu against %llu",
 		     (unsigned long long)r.cycles, (unsigned long long)async_cycles);
 }

@@ -639,38 +639,52 @@ static double local_reuse_misses(const struct machine *m, int stages, int warps,
 }
 
 /*
- * A DRAM read through L1 waits longer the more lines the SM's other warps
- * have in flight (inflight_bare.csv, tests/hw/inflight_latency.cu's second
- * table: one stage, so each batch waits for its copies whole; 1 or 4 copies
- * of 4 bytes a thread, 1-16 warps on every SM, from DRAM).  A batch's cycles
- * over the one-warp row's, against the lines the other warps have in flight
- * (copies x (warps - 1)): the least-squares slope through the origin.
+ * DRAM's latency under load (tests/hw/inflight_latency.cu lines mode,
+ * inflight_lines.csv: one stage, 1-8 copies of 16 bytes a thread, 1-32 warps,
+ * on every SM and on one SM alone).  Each row of the grid-wide rows pattern on
+ * every SM gives DRAM's utilization u, its lines' bytes a batch over the
+ * batch's cycles over the SM's share (dram_bytes_per_cycle), and how much
+ * longer its copies took than the same loop on one SM alone; the model's
+ * dram_load_latency x u / (1 - u) is fitted to those in log space (relative
+ * error alike at every load), over the rows at u = 0.15-0.93 (below, the
+ * difference is tens of cycles, within the rows' noise).
  */
-static void derive_l1_dram(struct calib *c)
+static void derive_dram_load(struct calib *c)
 {
-	static const struct {
-		const char *copies;
-		int copies_n, max_warps; /* the 4-copy table stops at 8 warps */
-	} sets[] = {{"copies=1", 1, 16}, {"copies=4", 4, 8}};
-	double sxy = 0, sxx = 0;
+	struct csv *v = NULL;
+	if (c->d->code || csv_load(c, "inflight_lines.csv", &v))
+		return;
+	int pattern = col_of(c, v, "pattern");
+	if (pattern < 0)
+		return;
+	double sum = 0;
 	int n = 0;
-	for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
-		int r;
-		double one = cell(c, "inflight_bare.csv", "cycles_per_batch", &r, "source=DRAM", sets[k].copies, "store=1",
-				  "stages=1", "k=0", "warps=1", NULL);
-		for (int warps = 2; warps <= sets[k].max_warps; warps *= 2) {
-			char wk[32];
-			snprintf(wk, sizeof wk, "warps=%d", warps);
-			double y = cell(c, "inflight_bare.csv", "cycles_per_batch", &r, "source=DRAM", sets[k].copies,
-					"store=1", "stages=1", "k=0", wk, NULL) - one;
-			double x = (double)sets[k].copies_n * (warps - 1);
-			sxy += x * y;
-			sxx += x * x;
-			n++;
-		}
+	for (int r = 0; r < v->nrows; r++) {
+		if (strcmp(v->cells[(size_t)r * CSV_MAX_COLS + (size_t)pattern], "rows") ||
+		    row_num(c, v, r, "bytes") != 16 || row_num(c, v, r, "grid_blocks") == 1)
+			continue;
+		char copies[32], warps[32];
+		snprintf(copies, sizeof copies, "copies=%.0f", row_num(c, v, r, "copies"));
+		snprintf(warps, sizeof warps, "warps=%.0f", row_num(c, v, r, "warps"));
+		int alone_row;
+		double alone = cell(c, "inflight_lines.csv", "latency_median", &alone_row, "pattern=rows", "bytes=16", copies,
+				    warps, "grid_blocks=1", NULL);
+		double u = row_num(c, v, r, "lines_per_sm") * 128.0 / row_num(c, v, r, "cycles_per_batch") /
+			   c->m.dram_bytes_per_cycle;
+		double longer = row_num(c, v, r, "latency_median") - alone;
+		if (c->d->code)
+			return;
+		if (u < 0.15 || u >= 0.93 || longer <= 0) /* below 15% the difference is within the rows' noise */
+			continue;
+		sum += log(longer) - log(u / (1.0 - u));
+		n++;
 	}
-	c->m.l1_dram_line_latency = sxx > 0 ? iround(sxy / sxx) : 0;
-	cite(c, "l1_dram_line_latency", "inflight_bare.csv, DRAM, one stage, 1 and 4 four-byte copies a thread: a batch's cycles over the one-warp row's against the lines the other warps have in flight, %d rows, slope %.2f cycles a line", n, sxx > 0 ? sxy / sxx : 0.0);
+	if (n == 0) {
+		diag_set(c->d, DIAG_INPUT, "%s/inflight_lines.csv: expected 16-byte rows on every SM at 15-93%% of the DRAM share", c->dir);
+		return;
+	}
+	c->m.dram_load_latency = iround(exp(sum / n));
+	cite(c, "dram_load_latency", "inflight_lines.csv, %d rows (16-byte copies, every SM, u 0.15-0.93): a copy's median latency beyond the same loop's on one SM alone against u / (1 - u), u the rows' DRAM bytes a cycle over dram_bytes_per_cycle; the geometric mean of their ratios (least squares in log space)", n);
 }
 
 /*
@@ -946,7 +960,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_progress(c);
 	derive_operand_read(c);
 	derive_l1(c);
-	derive_l1_dram(c);
+	derive_dram_load(c);
 	derive_l2_capacity(c);
 	derive_dram_spread(c);
 	int rc = 0;

@@ -286,7 +286,13 @@ struct block {
 };
 
 struct gmem {
-	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share is free */
+	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share has drained the stores written back */
+	double dram_rate;     /* bytes a cycle this SM asked of DRAM lately (gmem.c dram_load) */
+	uint64_t dram_rate_at; /* the cycle dram_rate was last brought up to */
+	struct fetched {
+		uint64_t sector; /* + 1; 0: an empty slot */
+		uint64_t ready;  /* when it has arrived */
+	} *fetched;             /* sectors fetched from DRAM lately, by slot (gmem.c l2_fetched); NULL until the first */
 	uint64_t l2_free;
 	uint64_t fill_free; /* the copy engine's smem fill port */
 	struct smem_port {
@@ -577,11 +583,9 @@ void sim_check_spin(struct sim *s, uint64_t now);
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors);
 /*
  * The same for a read through L1 by warp w (a load, a 4- or 8-byte cp.async):
- * its lines take room in L1 (gmem_through_l1), and what misses L2 waits
- * l1_dram_line_latency more per DRAM line the SM's other warps have in
- * flight through L1 (inflight_bare.csv: a batch's copy from DRAM takes
- * longer with every warp beside it, with none for a lone warp's own
- * requests).
+ * its lines take room in L1 (gmem_through_l1), and what misses L2 lands
+ * spread around its median, the wider the more lines the SM's other warps
+ * have in flight through L1 (dram_spread_per_line).
  */
 /* How far a read through L1 lands from its median (dram_spread), and would on an idle SM. */
 struct gmem_spread {

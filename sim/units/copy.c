@@ -300,6 +300,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		if (!copy_pre(s, w, in, lane, bytes, di, si))
 			return true;
 		uint32_t nsec = (uint32_t)((bytes + 31) / 32);
+		uint64_t unloaded = gmem_unloaded_bulk(s, (src->base + sbyte) / 32, nsec); /* before the read fetches */
 		/* The bulk engine streams the whole request through the DRAM (or L2) queue at once. */
 		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
 				  (uint64_t)s->m->bulk_extra_latency;
@@ -314,7 +315,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		s->rep->bulk_copies++;
 		s->rep->bulk_bytes += (uint64_t)bytes;
 		stats_copy(s, 1, (uint32_t)bytes, now, land,
-			   gmem_unloaded_bulk(s, (src->base + sbyte) / 32, nsec) + (uint64_t)s->m->bulk_extra_latency +
+			   unloaded + (uint64_t)s->m->bulk_extra_latency +
 				   (uint64_t)bytes / 128);
 		flow_async_write(s, w, lane, dst->base + dbyte, (uint32_t)bytes);
 		flow_copy(s, w, lane, dst->base + dbyte, (uint32_t)bytes, in->src.buf, si, land, FLOW_BAR, (int)elem,
@@ -498,6 +499,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint32_t nsec = !reads ? 0
 				: run ? gmem_sectors_span(gaddr[0], gaddr[31] + (uint64_t)c, sectors)
 				      : gmem_sectors(gaddr, reads, (uint32_t)c, sectors);
+		uint64_t unloaded = gmem_unloaded(s, sectors, nsec); /* before the read fetches */
 		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
 		struct gmem_spread spread = {0, 0};
 		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec, &spread)
@@ -518,7 +520,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
 		stats_copy(s, nl, (uint32_t)c, now, land,
-			   (uint64_t)((int64_t)gmem_unloaded(s, sectors, nsec) + spread.idle) +
+			   (uint64_t)((int64_t)unloaded + spread.idle) +
 				   (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0) +
 				   (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles);
 		if (c < 4) {

@@ -3,10 +3,13 @@
  *
  * Lanes coalesce into 32-byte sectors.  Each sector is an L2 hit with the
  * configured probability (decided by a hash of its address, so runs are
- * deterministic) or goes to DRAM.  Bandwidth is a queue per level: a
- * request finishes at max(now + latency, previous finish + bytes / rate).
- * Queue times are kept in 1/1024 cycles so fractional rates do not drift.
+ * deterministic) or goes to DRAM, unless a read of this SM brought it from
+ * DRAM lately: then it is in L2.  L2 bandwidth is a queue: a request
+ * finishes at max(now + latency, previous finish + bytes / rate), in 1/1024
+ * cycles so fractional rates do not drift.  DRAM's latency grows with the
+ * load every SM puts on it (dram_load).
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "simint.h"
@@ -118,13 +121,65 @@ static bool l2_hit(const struct sim *s, uint64_t sector)
 	return (double)draw(sector) < s->m->l2_hit_fraction * 1e6;
 }
 
-/* How many of the sectors hit in L2. */
-static uint32_t l2_hits(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
+/*
+ * A sector a read of this SM fetched from DRAM lately is in L2 for the next
+ * read of it (two half-warps' copies of one line, a diverged warp's groups
+ * one after another), once it has arrived there: a read that comes sooner
+ * waits for it (the L2 merges the two).  A direct-mapped table of the last
+ * FETCHED_SLOTS sectors fetched and when each arrives, by a hash of the sector.
+ */
+#define FETCHED_SLOTS (1u << 16)
+
+static struct fetched *fetched_entry(const struct sim *s, uint64_t sector)
 {
-	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, sectors[i]);
-	return hits;
+	if (!s->mem.fetched)
+		return NULL;
+	return &s->mem.fetched[(uint32_t)((sector * 0x9E3779B97F4A7C15ull) >> 48) & (FETCHED_SLOTS - 1)];
+}
+
+/* Whether the sector is in L2 (or on its way there: *ready, else 0). */
+static bool l2_holds(const struct sim *s, uint64_t sector, uint64_t *ready)
+{
+	*ready = 0;
+	if (l2_hit(s, sector))
+		return true;
+	const struct fetched *f = fetched_entry(s, sector);
+	if (f && f->sector == sector + 1) {
+		*ready = f->ready;
+		return true;
+	}
+	return false;
+}
+
+/* A read's sectors: how many the L2 holds, and the latest arrival among those still on their way. */
+struct l2_view {
+	uint32_t hits;
+	uint64_t ready;
+};
+
+static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
+{
+	struct l2_view v = {0, 0};
+	for (uint32_t i = 0; i < nsectors; i++) {
+		uint64_t ready;
+		if (l2_holds(s, sectors[i], &ready)) {
+			v.hits++;
+			v.ready = ready > v.ready ? ready : v.ready;
+		}
+	}
+	return v;
+}
+
+/* Remembers the sectors of a read the L2 did not hold as fetched, arriving at ready (not when memory runs out). */
+static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors, uint64_t ready)
+{
+	if (!s->mem.fetched && !(s->mem.fetched = calloc(FETCHED_SLOTS, sizeof *s->mem.fetched)))
+		return;
+	for (uint32_t i = 0; i < nsectors; i++) {
+		uint64_t was;
+		if (!l2_holds(s, sectors[i], &was))
+			*fetched_entry(s, sectors[i]) = (struct fetched){sectors[i] + 1, ready};
+	}
 }
 
 static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_t bytes, double bytes_per_cycle)
@@ -136,8 +191,38 @@ static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_
 	return (finish + FP - 1) / FP;
 }
 
-/* Hits go through the L2 queue, misses through the DRAM share (extra cycles later); done when both have. */
-static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses, uint64_t extra)
+/*
+ * DRAM's latency under load (tests/hw/inflight_latency.cu lines mode,
+ * inflight_lines.csv): with every SM streaming, a copy's latency rises with
+ * the bytes a cycle they ask of DRAM, long before its peak (+150 cycles at a
+ * fifth of it, +450 at half, +1,000 at 70%), and not at all with one SM
+ * alone.  Every SM runs this SM's kernel, so DRAM's utilization u is this
+ * SM's recent DRAM bytes a cycle over its share (dram_bytes_per_cycle), and a
+ * read waits dram_load_latency x u / (1 - u) beyond dram_latency, a single
+ * server's queueing time.  Recent: a decaying average over DRAM_LOAD_WINDOW
+ * cycles (a prior; of 3,000, 10,000 and 30,000 it gives the replica of that
+ * loop the least error, 4.6% against 7.3 and 9.7); u stops at DRAM_LOAD_CAP,
+ * beyond which the waits grow without bound and hold the kernel's rate
+ * below the share themselves.  Returns the added latency.
+ */
+#define DRAM_LOAD_WINDOW 10000.0
+#define DRAM_LOAD_CAP 0.95
+
+static uint64_t dram_load(struct sim *s, uint64_t now, uint64_t bytes)
+{
+	struct gmem *g = &s->mem;
+	if (now > g->dram_rate_at) {
+		g->dram_rate *= exp(-(double)(now - g->dram_rate_at) / DRAM_LOAD_WINDOW);
+		g->dram_rate_at = now;
+	}
+	g->dram_rate += (double)bytes / DRAM_LOAD_WINDOW;
+	double u = g->dram_rate / s->m->dram_bytes_per_cycle;
+	u = u < DRAM_LOAD_CAP ? u : DRAM_LOAD_CAP;
+	return (uint64_t)(s->m->dram_load_latency * u / (1.0 - u));
+}
+
+/* Hits go through the L2 queue, misses to DRAM at its latency under load; done when both have. */
+static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses)
 {
 	uint64_t done = now;
 	if (hits) {
@@ -145,8 +230,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 		done = t > done ? t : done;
 	}
 	if (misses) {
-		uint64_t t = queue(&s->mem.dram_free, now, (uint64_t)s->m->dram_latency + extra, 32ull * misses,
-				   s->m->dram_bytes_per_cycle);
+		uint64_t t = now + (uint64_t)s->m->dram_latency + dram_load(s, now, 32ull * misses);
 		done = t > done ? t : done;
 		s->rep->dram_bytes += 32ull * misses;
 		if (s->trace)
@@ -157,8 +241,11 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 
 uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
 {
-	uint32_t hits = l2_hits(s, sectors, nsectors);
-	return read_split(s, now, hits, nsectors - hits, 0);
+	struct l2_view v = l2_look(s, sectors, nsectors);
+	uint64_t done = read_split(s, now, v.hits, nsectors - v.hits);
+	if (v.hits < nsectors)
+		l2_fetched(s, sectors, nsectors, done);
+	return done > v.ready ? done : v.ready;
 }
 
 /* Forgets the DRAM lines through L1 that have landed by now. */
@@ -216,17 +303,16 @@ static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t no
 	if (spread)
 		*spread = (struct gmem_spread){0, 0};
 	if (!misses)
-		return read_split(s, now, hits, 0, 0);
+		return read_split(s, now, hits, 0);
 	l1_misses_land(s, now);
 	uint64_t others = s->mem.l1_dram_lines - w->l1_dram_lines;
 	/*
 	 * Lines from DRAM land spread around their median, the wider the more are in flight
 	 * (inflight_spread.csv): a warp waiting for its own line sees the median, a barrier over
-	 * the block's lines the slowest.  After the DRAM share's queue, which serves lines in
-	 * order: one late line holds up none of the others (a copy's fill queue likewise takes it
-	 * in issue order: spread).
+	 * the block's lines the slowest.  One late line holds up none of the others (a copy's
+	 * fill queue takes it in issue order: spread).
 	 */
-	uint64_t done = read_split(s, now, hits, misses, others * (uint64_t)s->m->l1_dram_line_latency);
+	uint64_t done = read_split(s, now, hits, misses);
 	double u = (double)draw(key ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
 	int64_t jitter = (int64_t)(((double)s->m->dram_spread + s->m->dram_spread_per_line * (double)others) * u);
 	int64_t landed = (int64_t)done + jitter, soonest = (int64_t)now + s->m->l2_latency; /* never before an L2 hit */
@@ -242,8 +328,11 @@ uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, con
 			  struct gmem_spread *spread)
 {
 	gmem_through_l1(s, sectors, nsectors);
-	uint32_t hits = l2_hits(s, sectors, nsectors);
-	return read_through_l1(s, w, now, hits, nsectors - hits, sectors[0], spread);
+	struct l2_view v = l2_look(s, sectors, nsectors);
+	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, sectors[0], spread);
+	if (v.hits < nsectors)
+		l2_fetched(s, sectors, nsectors, done);
+	return done > v.ready ? done : v.ready;
 }
 
 /*
@@ -262,6 +351,8 @@ uint64_t gmem_read_local(struct sim *s, const struct warp *w, uint64_t now, uint
 
 void gmem_free(struct sim *s)
 {
+	free(s->mem.fetched);
+	s->mem.fetched = NULL;
 	free(s->mem.l1_misses);
 	s->mem.l1_misses = NULL;
 	s->mem.nl1_misses = s->mem.l1_misses_cap = 0;
@@ -272,7 +363,8 @@ void gmem_free(struct sim *s)
  * kernel whose global data fits (l2_keep_mb) none is written back while it
  * runs; of a larger one the share beyond what the L2 keeps, 1 - l2_keep_mb /
  * its data, as least-recently-used lines leave in the order they came.  That
- * share drains through the same DRAM share as reads; nobody waits for it.
+ * share loads DRAM as reads do (dram_load) and drains at the SM's DRAM share
+ * (the kernel ends when it has: stats); nobody waits for it.
  */
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 {
@@ -281,6 +373,7 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 	s->mem.written_back_fp -= bytes * FP;
 	if (!bytes)
 		return;
+	(void)dram_load(s, now, bytes);
 	(void)queue(&s->mem.dram_free, now, 0, bytes, s->m->dram_bytes_per_cycle);
 	s->rep->dram_bytes += bytes;
 	if (s->trace)
@@ -318,14 +411,14 @@ static uint64_t idle_split(const struct sim *s, uint32_t hits, uint32_t misses)
 
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 {
-	uint32_t hits = l2_hits(s, sectors, nsectors);
+	uint32_t hits = l2_look(s, sectors, nsectors).hits;
 	return idle_split(s, hits, nsectors - hits);
 }
 
 uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors)
 {
 	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
+	for (uint32_t i = 0; i < nsectors; i++) /* a bulk copy reads its tile once: no fetched sectors to find */
 		hits += l2_hit(s, first_sector + i);
 	return idle_split(s, hits, nsectors - hits);
 }
@@ -340,5 +433,5 @@ uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint
 	uint32_t hits = 0;
 	for (uint32_t i = 0; i < nsectors; i++)
 		hits += l2_hit(s, first_sector + i);
-	return read_split(s, now, hits, nsectors - hits, 0);
+	return read_split(s, now, hits, nsectors - hits);
 }

@@ -54,10 +54,14 @@ void stats_finish(struct sim *s)
 	for (uint32_t i = 0; i < s->nwarps; i++)
 		if (s->warps[i].done && s->warps[i].done_at > end)
 			end = s->warps[i].done_at;
-	if (s->warps_left)
+	if (s->warps_left) {
 		end = s->now + 1;
-	else if ((s->mem.dram_free + 1023) / 1024 > end)
-		end = (s->mem.dram_free + 1023) / 1024; /* the kernel ends when its stores have drained too */
+	} else { /* the kernel ends when its copies have landed and its stores have drained too */
+		if (s->mem.copies_land > end)
+			end = s->mem.copies_land;
+		if ((s->mem.dram_free + 1023) / 1024 > end)
+			end = (s->mem.dram_free + 1023) / 1024;
+	}
 	r->cycles = end;
 	uint64_t longest_chain = 0;
 	for (uint32_t i = 0; i < s->nwarps; i++) {

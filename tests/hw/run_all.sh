@@ -15,7 +15,7 @@ mkdir -p "$outdir"
 outdir="$(cd "$outdir" && pwd)"
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
-benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention iclass callforms chain special_latency trywait_window warp_order diverge fence copy_burst yield_window l2_capacity local_latency)
+benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention iclass callforms chain special_latency trywait_window warp_order diverge fence copy_burst yield_window l2_capacity local_latency inflight_latency)
 NVCC="${NVCC:-nvcc}"
 NVCCFLAGS=(-O3 -std=c++17 -arch=sm_90)
 
@@ -69,6 +69,16 @@ else
   echo "build of copy_burst_chained FAILED:"; cat "$build/chained.buildlog"
   echo "build_copy_burst_chained: FAILED" >>"$meta"; status=1
 fi
+
+# inflight_latency's other modes (inflight_spread.csv: calibrate's dram_spread*; inflight_lines.csv:
+# dram_load_latency; inflight_occupancy.csv: evidence only)
+for mode in spread occupancy lines; do
+  [ -x "$build/inflight_latency" ] || break
+  "$build/inflight_latency" "$outdir" "$mode" 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+  echo "run_inflight_latency_$mode: rc=$rc" >>"$meta"
+  [ "$rc" -eq 0 ] || status=1
+done
 
 # L1 and the carveout (l1_local.csv, carveout.csv: calibrate's l1_* and smem_carveout_* fields) need ncu's
 # counters, not clock64: run_l1_local.sh runs the binary under ncu, l1_local.py joins the two tables
