@@ -145,8 +145,8 @@ static uint64_t lane_addrs(struct sim *s, struct warp *w, const struct memref *r
 		bool outside = false;
 		for (uint32_t m = mask; m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
-			int64_t idx = ubase + off[lane];
-			outside |= idx < 0 || (uint64_t)idx >= b->elems;
+			int64_t idx;
+			outside |= __builtin_add_overflow(ubase, off[lane], &idx) || idx < 0 || (uint64_t)idx >= b->elems;
 			addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
 		}
 		if (!outside)
@@ -154,13 +154,18 @@ static uint64_t lane_addrs(struct sim *s, struct warp *w, const struct memref *r
 	}
 	for (uint32_t m = mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
-		int64_t idx = (uni_base ? ubase : base[lane]) + (uni_off ? uoff : off[lane]);
-		if (idx < 0 || (uint64_t)idx >= b->elems) {
+		int64_t idx;
+		bool overflow = __builtin_add_overflow(uni_base ? ubase : base[lane], uni_off ? uoff : off[lane], &idx);
+		if (overflow || idx < 0 || (uint64_t)idx >= b->elems) {
 			char vars[512];
 			simt_describe_lane(s, w, lane, vars, sizeof vars);
-			sim_fail(s, DIAG_INPUT, w, "thread %u %s %s[%lld], outside its %llu elements (%s)",
-				 w->in_block * 32 + (unsigned)lane, verb, b->name, (long long)idx,
-				 (unsigned long long)b->elems, vars[0] ? vars : "no variables");
+			if (overflow)
+				sim_fail(s, DIAG_INPUT, w, "thread %u %s %s at an index beyond 64 bits (%s)",
+					 w->in_block * 32 + (unsigned)lane, verb, b->name, vars[0] ? vars : "no variables");
+			else
+				sim_fail(s, DIAG_INPUT, w, "thread %u %s %s[%lld], outside its %llu elements (%s)",
+					 w->in_block * 32 + (unsigned)lane, verb, b->name, (long long)idx,
+					 (unsigned long long)b->elems, vars[0] ? vars : "no variables");
 			idx = 0;
 		}
 		addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
