@@ -28,6 +28,7 @@
 //
 // Usage: validation OUTDIR [BUDGET_S] -> OUTDIR/validation.csv, OUTDIR/validation_primitives.csv
 //                                      (no configuration starts after BUDGET_S seconds; 330)
+//        validation OUTDIR holdout -> OUTDIR/holdout.csv (holdout_set: launches the set above leaves out)
 //        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K[:D:PER_GROUP] ...]
 //                                   -> one launch per profiled configuration (the list given, or
 //                                      kNcu; D and PER_GROUP for primitive_copies and
@@ -536,6 +537,33 @@ std::vector<PipeConfig> validation_set(int sms) {
   return cs;
 }
 
+// A holdout set (session 14): launches the validation set leaves out, measured after the model it
+// checks was built, to say how the model does on rows nobody looked at while building it: long
+// inputs at 2 and 4 blocks per SM, 64-thread blocks at 2 and 4, 512 at 2, 1024 with 3 and 8 stages.
+std::vector<PipeConfig> holdout_set(int sms) {
+  std::vector<PipeConfig> cs;
+  auto add = [&](const char* name, int stages, int bs, int bps, int k, int batch_sz, bool l2_too) {
+    const double footprint = 8.0 * batch_sz * sms * bps * bs;
+    cs.push_back({find_variant(name, stages), bs, bps, k, batch_sz, true, l2_too && footprint <= kL2MaxFootprint});
+  };
+  const std::pair<const char*, int> designs[] = {{"with_single_stage", 1}, {"with_staging_unified", 2},
+                                                 {"with_staging_unified", 4}, {"with_staging_unified", 8},
+                                                 {"with_staging_scope_thread", 2},
+                                                 {"with_specialized_staging_unified", 2}};
+  for (int bps : {2, 4})
+    for (int bs : {128, 256})
+      for (auto [name, stages] : designs)
+        for (int k : {0, 128}) add(name, stages, bs, bps, k, 776, false);
+  for (int bps : {2, 4})
+    for (auto [name, stages] : designs)
+      for (int k : {0, 32}) add(name, stages, 64, bps, k, 64, true);
+  for (auto [name, stages] : designs)
+    for (int k : {0, 32}) add(name, stages, 512, 2, k, 64, true);
+  for (int stages : {3, 8})
+    for (int k : {0, 128}) add("with_staging_unified", stages, 1024, 1, k, 64, true);
+  return cs;
+}
+
 struct NcuConfig {
   const char* kernel;
   int stages, bs, bps, k, d, per_group;  // d, per_group: primitive_copies only
@@ -627,6 +655,19 @@ int main(int argc, char** argv) {
   x.sms = sm_count();
   CK(cudaMalloc(&x.drec, size_t(kRec) * x.sms * 8 * sizeof(long long)));
   if (ncu) return run_ncu(x, dir, argc - 3, argv + 3);
+  if (argc > 2 && !strcmp(argv[2], "holdout")) {
+    char* dirarg[2] = {argv[0], const_cast<char*>(dir.c_str())};
+    FILE* f = open_csv(2, dirarg, "holdout.csv",
+                       "kernel,stages,block_size,blocks_per_sm,k,batch_sz,grid_blocks,source,reps,cycles_per_batch_median,"
+                       "cycles_per_batch_min,cycles_per_batch_max,block_cycles_median,mismatches,resident_check,"
+                       "cycles_per_batch_sm_span_median,cycles_per_batch_sm_span_max");
+    printf("sm_clock_MHz_before %.1f\n", sm_clock_mhz());
+    for (const PipeConfig& c : holdout_set(x.sms)) run_pipe(x, f, c);
+    fclose(f);
+    printf("sm_clock_MHz_after %.1f\nholdout: %d rows, %zu mismatches, %d rows failed the residency check\n",
+           sm_clock_mhz(), x.rows, x.failures, x.resident_failures);
+    return 0;
+  }
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
