@@ -932,6 +932,32 @@ Test(kernel_loader, jdoc_locate_paths)
 	cr_assert_null(doc.root);
 }
 
+/* A locator resumed from each path before gives what a scan from the start gives, in any order. */
+Test(kernel_loader, jdoc_locate_near_agrees_with_locate)
+{
+	const char *text = "  {\"a\": {\"b\": 1},\n"
+			   "   \"s\": \"x}]{[,\\\"\", \"b\": [10,\n"
+			   "     {\"c\": [], \"d\": {\"e\": true}},\n"
+			   "     30, [[1, 2], [3,\n 4]], {\"b\": [5, 6]}]}\n";
+	const char *paths[] = {"$", "$.b[1].d.e", "$.b[1].d", "$.b[1].c", "$.b[1].c[0]", "$.b[2]", "$.b[3][1][1]",
+			       "$.b[3][1][0]", "$.b[3][0][1]", "$.b[3][1]", "$.b[4].b[1]", "$.b[4].b[0]", "$.b[4]",
+			       "$.b[7]", "$.b[1].d.zz", "$.b[1].d.e", "$.a.b", "$.a", "$.nope", "$.b[0]", "$.b[4].b[1]",
+			       "$.b[-1]", "$.b[x]", "$.b[2", "$.s", "$.s.x", "$..b", "$.b[1]x", "$.a.b", "x", "$.b"};
+	struct jdoc doc;
+	struct diag d = {0};
+	cr_assert_eq(jdoc_parse("mem.json", text, &doc, &d), 0, "%s", d.msg);
+	struct jdoc_locator loc = {0};
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+			int l, c, nl, nc;
+			jdoc_locate(&doc, paths[i], &l, &c);
+			jdoc_locate_near(&loc, &doc, paths[i], &nl, &nc);
+			cr_assert(l == nl && c == nc, "%s: near %d:%d, from the start %d:%d", paths[i], nl, nc, l, c);
+		}
+	locate_at(&doc, "$.b[3][1][1]", 5, 2);
+	jdoc_free(&doc);
+}
+
 Test(kernel_loader, jdoc_error_format)
 {
 	struct jdoc doc;
