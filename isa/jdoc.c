@@ -425,18 +425,39 @@ int jdoc_check_keys(const struct jdoc *doc, const cJSON *obj, struct jpath *at, 
 {
 	if (!cJSON_IsObject(obj))
 		return jdoc_error(doc, at, d, "expected an object");
+	/*
+	 * Every key before this one was allowed (the first that is not ends the
+	 * check), so a key repeats an earlier one exactly when it is allowed and
+	 * its allowed name was seen: a mark per name instead of comparing with
+	 * every earlier key (a machine file's 110 fields cost 12,000 strcmps).
+	 */
+	size_t nallowed = 0;
+	while (allowed[nallowed])
+		nallowed++;
+	bool seen_marks[256];
+	bool *seen = nallowed <= sizeof seen_marks / sizeof *seen_marks ? seen_marks : NULL;
+	if (seen)
+		memset(seen, 0, nallowed * sizeof *seen);
 	for (const cJSON *it = obj->child; it; it = it->next) {
-		bool known = false;
-		for (size_t i = 0; allowed[i]; i++)
-			if (strcmp(it->string, allowed[i]) == 0)
-				known = true;
-		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
-			if (strcmp(prev->string, it->string) == 0) {
-				size_t old = jpath_key(at, it->string);
-				int rc = jdoc_error(doc, at, d, "duplicate field \"%s\"", it->string);
-				jpath_pop(at, old);
-				return rc;
-			}
+		size_t name = 0;
+		while (name < nallowed && strcmp(it->string, allowed[name]) != 0)
+			name++;
+		bool known = name < nallowed;
+		bool repeated = false;
+		if (seen) {
+			repeated = known && seen[name];
+			if (known)
+				seen[name] = true;
+		} else {
+			for (const cJSON *prev = obj->child; prev != it && !repeated; prev = prev->next)
+				repeated = strcmp(prev->string, it->string) == 0;
+		}
+		if (repeated) {
+			size_t old = jpath_key(at, it->string);
+			int rc = jdoc_error(doc, at, d, "duplicate field \"%s\"", it->string);
+			jpath_pop(at, old);
+			return rc;
+		}
 		if (!known) {
 			size_t old = jpath_key(at, it->string);
 			const char *hint = suggest_name(it->string, allowed);
