@@ -614,6 +614,13 @@ uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);
 uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors);
+/*
+ * A copy's read of nsectors (0: none, done now): through L1 (gmem_read_cached)
+ * or not (gmem_read), and in *unloaded what it takes on an idle SM as the L2
+ * holds its sectors before it (gmem_unloaded); the L2 is looked at once for both.
+ */
+uint64_t gmem_read_copy(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			bool cached, struct gmem_spread *spread, uint64_t *unloaded);
 /* A bulk (TMA) read of nsectors consecutive sectors. */
 uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors);
 
