@@ -88,6 +88,10 @@ int issue_setup(struct sim *s)
 	s->pred_extra = (uint64_t)m->branch_predicate_latency > s->cls_lat[IC_ALU]
 				? (uint64_t)m->branch_predicate_latency - s->cls_lat[IC_ALU]
 				: 0;
+	for (int i = 0; i < LF_COUNT; i++) {
+		s->forms[i] = lform_table[i];
+		s->forms[i].plain = lform_plain(&lform_table[i]);
+	}
 	return 0;
 }
 
@@ -107,12 +111,12 @@ static const struct lform *form_at(const struct sim *s, const struct warp *w, co
 		if (e->op_step == 0)
 			return &s->k->lowered[e->pc];
 		if (e->again)
-			return &lform_table[e->aux];
+			return &s->forms[e->aux];
 		if ((int64_t)e->op_step <= w->op_count)
 			return NULL;
-		return &lform_table[LF_COMPUTE_STORE];
+		return &s->forms[LF_COMPUTE_STORE];
 	case OP_FMA: return NULL;
-	case OP_SHFL: return &lform_table[LF_SHFL_STEP];
+	case OP_SHFL: return &s->forms[LF_SHFL_STEP];
 	default: return &s->k->lowered[e->pc];
 	}
 }

@@ -356,6 +356,7 @@ struct sim {
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
+	struct lform forms[LF_COUNT]; /* lform_table with each form's plain bits (issue_setup): the forms issue takes */
 	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
