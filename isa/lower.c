@@ -1071,7 +1071,8 @@ static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t ma
 	}
 	k->lowered[pc] = (struct lform){.name = op_table[k->code[pc].op].name, .source = "lowered", .code = code,
 					.n = (uint8_t)q->n, .anchor = mark[0], .loop_begin = mark[1], .loop_end = mark[2]};
-	k->lowered[pc].plain = lform_plain(&k->lowered[pc]);
+	/* an mma's instructions issue through issue_one, which runs its rounds */
+	k->lowered[pc].plain = k->code[pc].op == OP_MMA ? 0 : lform_plain(&k->lowered[pc]);
 	return 0;
 }
 

@@ -112,7 +112,7 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
-	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again & (c->in->op != OP_MMA);
+	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's form has none (lower_kernel) */
 	plan_waits(w, c->e, at, why);
 	w->next = *c;
 	w->next_known = true;
