@@ -89,8 +89,7 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
 		why = STALL_MEMORY;
 	}
 	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
-	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
-		       (c->in->op == OP_SHFL && e->li == 0);
+	bool chained = c->f->chained >> e->li & 1; /* issue_setup */
 	if (chained && w->chain_ready[0] > at) {
 		at = w->chain_ready[0];
 		why = c->in->op == OP_SHFL ? STALL_SMEM : STALL_ALU;
