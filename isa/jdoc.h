@@ -42,6 +42,31 @@ int jdoc_error(const struct jdoc *doc, const struct jpath *at, struct diag *d, c
 /* 1-based line and column of the value at a path (0,0 when not found). */
 void jdoc_locate(const struct jdoc *doc, const char *path, int *line, int *col);
 
+/*
+ * What jdoc_locate gives, from where the locator's last path led: a loader
+ * locates every statement in document order, each path sharing most of its
+ * components with the one before, and scanning the text from its start for
+ * each made the GEMM kernel's load cost 2.6 M host instructions (a sweep pays
+ * it every run).  A zeroed locator is empty; one that is given another
+ * document forgets the last.
+ */
+#define JDOC_LOCATOR_DEPTH 32
+struct jdoc_step {
+	bool is_key;
+	size_t key_at, key_len; /* the key's characters in path */
+	long index;
+	size_t at; /* in the text: where the component's value starts */
+};
+struct jdoc_locator {
+	const struct jdoc *doc;
+	char path[512]; /* the last path located */
+	int depth;      /* how many of its components were found (at most JDOC_LOCATOR_DEPTH kept) */
+	struct jdoc_step steps[JDOC_LOCATOR_DEPTH];
+	size_t counted; /* a text offset whose line and column are below */
+	int line, col;
+};
+void jdoc_locate_near(struct jdoc_locator *loc, const struct jdoc *doc, const char *path, int *line, int *col);
+
 void jpath_root(struct jpath *p);
 /* Push a ".key" or "[i]" component; returns the length to pop back to. */
 size_t jpath_key(struct jpath *p, const char *key);

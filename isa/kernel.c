@@ -31,6 +31,7 @@ struct compiler {
 	struct diag_list *all; /* a check: every error goes here and compiling goes on (NULL: stop at the first) */
 	int errors;            /* how many went to all */
 	bool launch_read;      /* an expression compiled since it was cleared named a launch size */
+	struct jdoc_locator loc; /* where the last statement's path was, for the next one's */
 };
 
 /*
@@ -349,7 +350,7 @@ static int emit(struct compiler *c, struct insn in)
 		k->paths[k->npaths] = strdup(c->at.s);
 		if (!k->paths[k->npaths])
 			return diag_set(c->d, DIAG_LIMIT, "out of memory");
-		jdoc_locate(c->doc, c->at.s, &k->path_line[k->npaths], &k->path_col[k->npaths]);
+		jdoc_locate_near(&c->loc, c->doc, c->at.s, &k->path_line[k->npaths], &k->path_col[k->npaths]);
 		k->npaths++;
 	}
 	in.where = (uint32_t)(k->npaths - 1);

@@ -1071,7 +1071,21 @@ static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t ma
 	}
 	k->lowered[pc] = (struct lform){.name = op_table[k->code[pc].op].name, .source = "lowered", .code = code,
 					.n = (uint8_t)q->n, .anchor = mark[0], .loop_begin = mark[1], .loop_end = mark[2]};
+	/* an mma's instructions issue through issue_one, which runs its rounds */
+	k->lowered[pc].plain = k->code[pc].op == OP_MMA ? 0 : lform_plain(&k->lowered[pc]);
 	return 0;
+}
+
+uint64_t lform_plain(const struct lform *f)
+{
+	uint64_t plain = 0;
+	for (int i = 0; i + 1 < f->n && i < 64; i++) {
+		const struct linst *li = &f->code[i];
+		if (!(li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR | LI_TAKEN)) && li->cls != IC_LDGSTS &&
+		    i != f->anchor)
+			plain |= 1ull << i;
+	}
+	return plain;
 }
 
 int lower_kernel(struct kernel *k)

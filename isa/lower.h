@@ -100,6 +100,8 @@ struct lform {
 	int8_t anchor;
 	int8_t loop_begin, loop_end;
 	uint32_t per_stage; /* bit i: code[i] advances a stage index, which a pipeline of one stage does not have */
+	uint64_t plain;     /* bit i: code[i] issues as most do, as far as the form says (lform_plain); 0 in lform_table */
+	uint64_t chained;   /* bit i: code[i] waits for what a chain hands on (sim/engine/issue.c issue_setup); 0 here */
 };
 
 /*
@@ -165,5 +167,14 @@ void lower_free(struct kernel *k);
 
 /* The SASS tables, indexed by enum lform_id (isa/lower_forms.c). */
 extern const struct lform lform_table[LF_COUNT];
+
+/*
+ * The instructions of f that the tick may issue inline (sim/engine/chain.h,
+ * issue_plain) as far as they themselves decide it: not the form's anchor or
+ * its last, no latency of their own (local, LDC, arrive, membar), no taken
+ * branch, no LDGSTS operand read.  Found once per form rather than at each
+ * plan of one of its instructions; the op and the group add what they decide.
+ */
+uint64_t lform_plain(const struct lform *f);
 
 #endif

@@ -192,6 +192,26 @@ Test(issue, every_form_is_well_formed)
 	}
 }
 
+/* lform_plain marks exactly the instructions that are neither a form's anchor nor its last, nor wait on their own. */
+Test(issue, plain_instructions_of_every_form)
+{
+	int plain = 0, not_plain = 0;
+	for (int i = 0; i < LF_COUNT; i++) {
+		const struct lform *f = &lform_table[i];
+		uint64_t bits = lform_plain(f);
+		for (int j = 0; j < f->n; j++) {
+			const struct linst *li = &f->code[j];
+			bool want = !(li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR | LI_TAKEN)) &&
+				    li->cls != IC_LDGSTS && j + 1 < f->n && j != f->anchor;
+			cr_assert_eq((bits >> j) & 1, want, "%s[%d]", f->name, j);
+			plain += want;
+			not_plain += !want;
+		}
+		cr_assert_eq(f->n < 64 ? bits >> f->n : 0, 0, "%s: nothing past its end", f->name);
+	}
+	cr_assert(plain > 0 && not_plain > 0);
+}
+
 /*
  * A bulk store, its commit and its wait issue their own SASS (traces/h100/forms.sass forms_bulk_store):
  * UBLKCP.G.S after its uniform address arithmetic, UTMACMDFLUSH, DEPBAR.LE SB0 — not the bulk load's form.

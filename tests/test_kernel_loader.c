@@ -932,6 +932,76 @@ Test(kernel_loader, jdoc_locate_paths)
 	cr_assert_null(doc.root);
 }
 
+/* A locator resumed from each path before gives what a scan from the start gives, in any order. */
+Test(kernel_loader, jdoc_locate_near_agrees_with_locate)
+{
+	const char *text = "  {\"a\": {\"b\": 1},\n"
+			   "   \"s\": \"x}]{[,\\\"\", \"b\": [10,\n"
+			   "     {\"c\": [], \"d\": {\"e\": true}},\n"
+			   "     30, [[1, 2], [3,\n 4]], {\"b\": [5, 6]}]}\n";
+	const char *paths[] = {"$", "$.b[1].d.e", "$.b[1].d", "$.b[1].c", "$.b[1].c[0]", "$.b[2]", "$.b[3][1][1]",
+			       "$.b[3][1][0]", "$.b[3][0][1]", "$.b[3][1]", "$.b[4].b[1]", "$.b[4].b[0]", "$.b[4]",
+			       "$.b[7]", "$.b[1].d.zz", "$.b[1].d.e", "$.a.b", "$.a", "$.nope", "$.b[0]", "$.b[4].b[1]",
+			       "$.b[-1]", "$.b[x]", "$.b[2", "$.s", "$.s.x", "$..b", "$.b[1]x", "$.a.b", "x", "$.b"};
+	struct jdoc doc;
+	struct diag d = {0};
+	cr_assert_eq(jdoc_parse("mem.json", text, &doc, &d), 0, "%s", d.msg);
+	struct jdoc_locator loc = {0};
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+			int l, c, nl, nc;
+			jdoc_locate(&doc, paths[i], &l, &c);
+			jdoc_locate_near(&loc, &doc, paths[i], &nl, &nc);
+			cr_assert(l == nl && c == nc, "%s: near %d:%d, from the start %d:%d", paths[i], nl, nc, l, c);
+		}
+	locate_at(&doc, "$.b[3][1][1]", 5, 2);
+	jdoc_free(&doc);
+}
+
+/* want: how the message starts (NULL: no error). */
+static void keys_give(const char *text, const char *const *allowed, const char *want)
+{
+	struct jdoc doc;
+	struct diag d = {0};
+	cr_assert_eq(jdoc_parse("k.json", text, &doc, &d), 0, "%s", d.msg);
+	struct jpath at;
+	jpath_root(&at);
+	int rc = jdoc_check_keys(&doc, doc.root, &at, allowed, &d);
+	if (want)
+		cr_expect(rc == DIAG_INPUT && strncmp(d.msg, want, strlen(want)) == 0, "%s: got \"%s\"", text, rc ? d.msg : "ok");
+	else
+		cr_expect_eq(rc, 0, "%s: %s", text, d.msg);
+	cr_assert_str_eq(at.s, "$");
+	jdoc_free(&doc);
+}
+
+/* The first key that repeats an earlier one or is not allowed is the error, with few allowed names or many. */
+Test(kernel_loader, jdoc_check_keys_first_repeat_or_unknown)
+{
+	static char many_names[300][8];
+	const char *many[302];
+	for (int i = 0; i < 300; i++) {
+		snprintf(many_names[i], sizeof many_names[i], "n%d", i);
+		many[i] = many_names[i];
+	}
+	many[300] = "a";
+	many[301] = NULL;
+	const char *few[] = {"a", "b", "c", NULL};
+	const char *const *lists[] = {few, many};
+	for (int l = 0; l < 2; l++) {
+		const char *const *allowed = lists[l];
+		keys_give("{\"a\": 1, \"b\": 2}", allowed, l ? "k.json:1:15: at $.b: unknown field \"b\"; did you mean \"a\"?" : NULL);
+		keys_give("{\"a\": 1, \"a\": 2}", allowed, "k.json:1:7: at $.a: duplicate field \"a\"");
+		keys_give("{\"a\": 1, \"zz\": 2, \"zz\": 3}", allowed,
+			  l ? "k.json:1:16: at $.zz: unknown field \"zz\"; expected one of: n0, n1, n2, "
+			    : "k.json:1:16: at $.zz: unknown field \"zz\"; expected one of: a, b, c");
+		keys_give("{}", allowed, NULL);
+	}
+	keys_give("{\"b\": 1, \"c\": 2, \"b\": 3, \"q\": 4}", few, "k.json:1:7: at $.b: duplicate field \"b\"");
+	keys_give("{\"c\": 1, \"a\": 2, \"b\": 3}", few, NULL);
+	keys_give("{\"n299\": 1, \"n0\": 2, \"n299\": 3}", many, "k.json:1:10: at $.n299: duplicate field \"n299\"");
+}
+
 Test(kernel_loader, jdoc_error_format)
 {
 	struct jdoc doc;

@@ -89,8 +89,7 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
 		why = STALL_MEMORY;
 	}
 	/* what a chain hands on: compute's store writes the chain's value, a shuffle step adds the last one's sum */
-	bool chained = (c->in->op == OP_COMPUTE && e->op_step > 0 && e->li == c->f->anchor) ||
-		       (c->in->op == OP_SHFL && e->li == 0);
+	bool chained = c->f->chained >> e->li & 1; /* issue_setup */
 	if (chained && w->chain_ready[0] > at) {
 		at = w->chain_ready[0];
 		why = c->in->op == OP_SHFL ? STALL_SMEM : STALL_ALU;
@@ -112,9 +111,7 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
-	const struct linst *li = &c->f->code[c->e->li];
-	w->next_plain = !(li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR | LI_TAKEN)) & (li->cls != IC_LDGSTS) &
-			(c->e->li + 1 < c->f->n) & (c->e->li != c->f->anchor) & !c->e->again & (c->in->op != OP_MMA);
+	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's form has none (lower_kernel) */
 	plan_waits(w, c->e, at, why);
 	w->next = *c;
 	w->next_known = true;

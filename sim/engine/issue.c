@@ -88,6 +88,24 @@ int issue_setup(struct sim *s)
 	s->pred_extra = (uint64_t)m->branch_predicate_latency > s->cls_lat[IC_ALU]
 				? (uint64_t)m->branch_predicate_latency - s->cls_lat[IC_ALU]
 				: 0;
+	for (int i = 0; i < LF_COUNT; i++) {
+		s->forms[i] = lform_table[i];
+		s->forms[i].plain = lform_plain(&lform_table[i]);
+	}
+	/*
+	 * What a chain hands on (next_inst): compute's store, and its loop's
+	 * instructions around the chain (which form_at gives only once the chain
+	 * has begun, op_step > 0), wait for the chain's value at their anchor; a
+	 * shuffle step's first instruction adds the last step's sum.  No other
+	 * form's instruction does, the kernel's lowered ones included.
+	 */
+	const enum lform_id after_chain[] = {LF_COMPUTE_STORE, LF_COMPUTE_ENTER, LF_COMPUTE_SKIP, LF_COMPUTE_EXIT,
+					     LF_CHAIN_TRIP};
+	for (size_t i = 0; i < sizeof after_chain / sizeof *after_chain; i++) {
+		struct lform *f = &s->forms[after_chain[i]];
+		f->chained = f->anchor >= 0 ? 1ull << f->anchor : 0;
+	}
+	s->forms[LF_SHFL_STEP].chained = 1;
 	return 0;
 }
 
@@ -107,12 +125,12 @@ static const struct lform *form_at(const struct sim *s, const struct warp *w, co
 		if (e->op_step == 0)
 			return &s->k->lowered[e->pc];
 		if (e->again)
-			return &lform_table[e->aux];
+			return &s->forms[e->aux];
 		if ((int64_t)e->op_step <= w->op_count)
 			return NULL;
-		return &lform_table[LF_COMPUTE_STORE];
+		return &s->forms[LF_COMPUTE_STORE];
 	case OP_FMA: return NULL;
-	case OP_SHFL: return &lform_table[LF_SHFL_STEP];
+	case OP_SHFL: return &s->forms[LF_SHFL_STEP];
 	default: return &s->k->lowered[e->pc];
 	}
 }

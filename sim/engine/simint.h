@@ -356,6 +356,7 @@ struct sim {
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
+	struct lform forms[LF_COUNT]; /* lform_table with each form's plain bits (issue_setup): the forms issue takes */
 	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
@@ -614,6 +615,13 @@ uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);
 uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors);
+/*
+ * A copy's read of nsectors (0: none, done now): through L1 (gmem_read_cached)
+ * or not (gmem_read), and in *unloaded what it takes on an idle SM as the L2
+ * holds its sectors before it (gmem_unloaded); the L2 is looked at once for both.
+ */
+uint64_t gmem_read_copy(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			bool cached, struct gmem_spread *spread, uint64_t *unloaded);
 /* A bulk (TMA) read of nsectors consecutive sectors. */
 uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors);
 

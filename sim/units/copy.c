@@ -499,11 +499,10 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uint32_t nsec = !reads ? 0
 				: run ? gmem_sectors_span(gaddr[0], gaddr[31] + (uint64_t)c, sectors)
 				      : gmem_sectors(gaddr, reads, (uint32_t)c, sectors);
-		uint64_t unloaded = gmem_unloaded(s, sectors, nsec); /* before the read fetches */
+		uint64_t unloaded; /* before the read fetches */
 		/* a 4- or 8-byte cp.async is LDGSTS.E, through L1; a 16-byte one LDGSTS.E.BYPASS.128 */
 		struct gmem_spread spread = {0, 0};
-		uint64_t arrive = (!nsec ? now : c < 16 ? gmem_read_cached(s, w, now, sectors, nsec, &spread)
-						      : gmem_read(s, now, sectors, nsec)) +
+		uint64_t arrive = gmem_read_copy(s, w, now, sectors, nsec, c < 16, &spread, &unloaded) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
 		/* the fill queue serves copies in issue order: at their median arrival, each landing its own spread later */
 		arrive = (uint64_t)((int64_t)arrive - spread.landed);

@@ -151,7 +151,11 @@ static bool l2_holds(const struct sim *s, uint64_t sector, uint64_t *ready)
 	return false;
 }
 
-/* A read's sectors: how many the L2 holds, and the latest arrival among those still on their way. */
+/*
+ * A read's sectors: how many the L2 holds, and the latest arrival among those
+ * still on their way.  Where no sector hits a warmed L2 (l2_hit_fraction 0),
+ * only the fetched table is looked at.
+ */
 struct l2_view {
 	uint32_t hits;
 	uint64_t ready;
@@ -160,11 +164,18 @@ struct l2_view {
 static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 {
 	struct l2_view v = {0, 0};
+	bool warm = !(s->m->l2_hit_fraction <= 0);
+	const struct fetched *table = s->mem.fetched;
 	for (uint32_t i = 0; i < nsectors; i++) {
-		uint64_t ready;
-		if (l2_holds(s, sectors[i], &ready)) {
+		uint64_t sector = sectors[i];
+		if (warm && l2_hit(s, sector)) {
 			v.hits++;
-			v.ready = ready > v.ready ? ready : v.ready;
+			continue;
+		}
+		const struct fetched *f = table ? fetched_entry(s, sector) : NULL;
+		if (f && f->sector == sector + 1) {
+			v.hits++;
+			v.ready = f->ready > v.ready ? f->ready : v.ready;
 		}
 	}
 	return v;
@@ -239,13 +250,18 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 	return done;
 }
 
-uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+/* gmem_read of sectors the L2 held as v says. */
+static uint64_t read_seen(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors, struct l2_view v)
 {
-	struct l2_view v = l2_look(s, sectors, nsectors);
 	uint64_t done = read_split(s, now, v.hits, nsectors - v.hits);
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, done);
 	return done > v.ready ? done : v.ready;
+}
+
+uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors)
+{
+	return read_seen(s, now, sectors, nsectors, l2_look(s, sectors, nsectors));
 }
 
 /* Forgets the DRAM lines through L1 that have landed by now. */
@@ -324,15 +340,21 @@ static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t no
 	return done;
 }
 
-uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
-			  struct gmem_spread *spread)
+/* gmem_read_cached of sectors the L2 held as v says (gmem_through_l1 does not change it). */
+static uint64_t read_cached_seen(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors,
+				 uint32_t nsectors, struct gmem_spread *spread, struct l2_view v)
 {
 	gmem_through_l1(s, sectors, nsectors);
-	struct l2_view v = l2_look(s, sectors, nsectors);
 	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, sectors[0], spread);
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, done);
 	return done > v.ready ? done : v.ready;
+}
+
+uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			  struct gmem_spread *spread)
+{
+	return read_cached_seen(s, w, now, sectors, nsectors, spread, l2_look(s, sectors, nsectors));
 }
 
 /*
@@ -413,6 +435,16 @@ uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t ns
 {
 	uint32_t hits = l2_look(s, sectors, nsectors).hits;
 	return idle_split(s, hits, nsectors - hits);
+}
+
+uint64_t gmem_read_copy(struct sim *s, const struct warp *w, uint64_t now, const uint64_t *sectors, uint32_t nsectors,
+			bool cached, struct gmem_spread *spread, uint64_t *unloaded)
+{
+	struct l2_view v = l2_look(s, sectors, nsectors);
+	*unloaded = idle_split(s, v.hits, nsectors - v.hits);
+	if (!nsectors)
+		return now;
+	return cached ? read_cached_seen(s, w, now, sectors, nsectors, spread, v) : read_seen(s, now, sectors, nsectors, v);
 }
 
 uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors)
