@@ -227,6 +227,18 @@ static bool next_component(const char *path, const char **p, struct component *c
 	return true;
 }
 
+/* Moves sc past the value it stands at and the comma after it; false when no comma follows. */
+static bool past_value(struct scan *sc)
+{
+	if (!skip_value(sc, 0))
+		return false;
+	skip_ws(sc);
+	if (sc->s[sc->i] != ',')
+		return false;
+	sc->i++;
+	return true;
+}
+
 /*
  * Moves sc, standing at element `from` of an array (0: at its '['), to
  * element want; false when the array has no such element.
@@ -237,12 +249,8 @@ static bool to_element(struct scan *sc, long from, long want)
 		skip_ws(sc);
 		if (k == want)
 			return sc->s[sc->i] != ']';
-		if (!skip_value(sc, 0))
+		if (!past_value(sc))
 			return false;
-		skip_ws(sc);
-		if (sc->s[sc->i] != ',')
-			return false;
-		sc->i++;
 	}
 }
 
@@ -266,12 +274,8 @@ static bool descend(struct scan *sc, const struct component *c)
 			skip_ws(sc);
 			if (strcmp(key, c->key) == 0)
 				return true;
-			if (!skip_value(sc, 0))
+			if (!past_value(sc))
 				return false;
-			skip_ws(sc);
-			if (sc->s[sc->i] != ',')
-				return false;
-			sc->i++;
 		}
 	}
 	if (sc->s[sc->i] != '[')
