@@ -313,8 +313,9 @@ static void op_end(struct sim *s, struct warp *w, const struct insn *in, const s
 
 /*
  * An LDL of a local array: an L1 hit comes back after local_load_latency, a
- * miss as a global read does (gmem_read_local).  Its element is what the op's operand holds now, read in the
- * group's first lane (the examples index their arrays by a warp-uniform stage).
+ * miss as a global read does (gmem_read_local).  Its element is what the op's
+ * operand holds now, read in the group's first lane (the examples index their
+ * arrays by a warp-uniform stage).
  */
 static uint64_t local_load(struct sim *s, struct warp *w, const struct simt_entry *e, const struct linst *li)
 {

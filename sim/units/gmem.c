@@ -159,11 +159,12 @@ static bool l2_holds(const struct sim *s, uint64_t sector, uint64_t *ready)
 struct l2_view {
 	uint32_t hits;
 	uint64_t ready;
+	uint64_t missed; /* bit i: sectors[i] is neither (for the first 64: a request's most, gmem_sectors) */
 };
 
 static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 {
-	struct l2_view v = {0, 0};
+	struct l2_view v = {0, 0, 0};
 	bool warm = !(s->m->l2_hit_fraction <= 0);
 	const struct fetched *table = s->mem.fetched;
 	for (uint32_t i = 0; i < nsectors; i++) {
@@ -176,17 +177,23 @@ static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint
 		if (f && f->sector == sector + 1) {
 			v.hits++;
 			v.ready = f->ready > v.ready ? f->ready : v.ready;
+		} else if (i < 64) {
+			v.missed |= 1ull << i;
 		}
 	}
 	return v;
 }
 
-/* Remembers the sectors of a read the L2 did not hold as fetched, arriving at ready (not when memory runs out). */
-static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors, uint64_t ready)
+/* Remembers the sectors of a read the L2 did not hold (v) as fetched, arriving at ready (not when memory runs out). */
+static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors, struct l2_view v, uint64_t ready)
 {
 	if (!s->mem.fetched && !(s->mem.fetched = calloc(FETCHED_SLOTS, sizeof *s->mem.fetched)))
 		return;
-	for (uint32_t i = 0; i < nsectors; i++) {
+	for (uint64_t m = v.missed; m; m &= m - 1) {
+		uint64_t sector = sectors[__builtin_ctzll(m)];
+		*fetched_entry(s, sector) = (struct fetched){sector + 1, ready};
+	}
+	for (uint32_t i = 64; i < nsectors; i++) { /* beyond the mask: looked at again */
 		uint64_t was;
 		if (!l2_holds(s, sectors[i], &was))
 			*fetched_entry(s, sectors[i]) = (struct fetched){sectors[i] + 1, ready};
@@ -255,7 +262,7 @@ static uint64_t read_seen(struct sim *s, uint64_t now, const uint64_t *sectors, 
 {
 	uint64_t done = read_split(s, now, v.hits, nsectors - v.hits);
 	if (v.hits < nsectors)
-		l2_fetched(s, sectors, nsectors, done);
+		l2_fetched(s, sectors, nsectors, v, done);
 	return done > v.ready ? done : v.ready;
 }
 
@@ -347,7 +354,7 @@ static uint64_t read_cached_seen(struct sim *s, const struct warp *w, uint64_t n
 	gmem_through_l1(s, sectors, nsectors);
 	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, sectors[0], spread);
 	if (v.hits < nsectors)
-		l2_fetched(s, sectors, nsectors, done);
+		l2_fetched(s, sectors, nsectors, v, done);
 	return done > v.ready ? done : v.ready;
 }
 
