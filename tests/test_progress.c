@@ -334,17 +334,20 @@ Test(progress, test_wait_answers_at_once_and_try_wait_after_its_time_limit)
 	cr_assert(strstr(d.msg, "which no arrive returned"), "%s", d.msg);
 }
 
-/* A try_wait that finds the phase complete before its limit wakes with it (both threads here arrive). */
+/*
+ * A converged warp's try_wait that finds the phase incomplete suspends and wakes with it when it
+ * completes before the limit: both threads arrive, then both wait, the arrivals' count still on its way.
+ */
 Test(progress, try_wait_wakes_when_the_phase_completes)
 {
 	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
 			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 2}]},"
 			   "{\"op\": \"syncthreads\"},"
 			   "{\"op\": \"if\", \"cond\": \"tid == 1\", \"then\": [{\"op\": \"fma\", \"n\": 200}]},"
+			   "{\"op\": \"syncwarp\"},"
 			   "{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"},"
-			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": ["
-			   " {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"token\": \"t\", \"var\": \"ok\"},"
-			   " {\"op\": \"if\", \"cond\": \"!ok\", \"then\": [{\"op\": \"fma\", \"n\": 100}]}]}]}";
+			   "{\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"token\": \"t\", \"var\": \"ok\"},"
+			   "{\"op\": \"if\", \"cond\": \"!ok\", \"then\": [{\"op\": \"fma\", \"n\": 100}]}]}";
 	struct machine m;
 	machine_defaults(&m);
 	for (int k = 0; k < 3; k++) {
@@ -352,6 +355,104 @@ Test(progress, try_wait_wakes_when_the_phase_completes)
 		cr_assert_eq(r.compute_issues, 200, "model %d: only thread 1's FMAs: thread 0's try_wait saw the phase", k);
 		cr_assert_lt(r.cycles, (uint64_t)m.mbarrier_try_wait_limit);
 	}
+}
+
+/*
+ * In a diverged warp a try_wait does not suspend until the phase completes: a poll takes
+ * diverged_poll_cycles and answers as the phase was when it began (traces/h100/trywait_paths.csv,
+ * yield rows: lanes 0-15 poll while lanes 16-31 wait at the join; the phase completing during a poll is
+ * seen only by the next, diverged_poll_cycles apart).  Thread 0 polls alone while thread 1, after 200
+ * FMAs, makes the arrival that completes the phase: the first poll answers false, and thread 0 counts
+ * its polls.  The same wait by a converged warp suspends and wakes with the phase: one poll.
+ */
+Test(progress, a_diverged_warp_polls_and_each_poll_answers_as_the_phase_began)
+{
+	/* lane 0 polls; lanes 1-31 wait at the __syncwarp (live, so the warp stays diverged); warp 1 arrives late */
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 1}]},"
+			   "{\"op\": \"syncthreads\"},"
+			   "{\"op\": \"let\", \"var\": \"polls\", \"value\": 0},"
+			   "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": 400},"
+			   "  {\"op\": \"if\", \"cond\": \"tid == 32\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"}]}],"
+			   " \"else\": [{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": ["
+			   "  {\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+			   "  {\"op\": \"while\", \"cond\": \"!ok\", \"body\": ["
+			   "   {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"parity\": 0, \"var\": \"ok\"},"
+			   "   {\"op\": \"set\", \"var\": \"polls\", \"value\": \"polls + 1\"}]}]},"
+			   "  {\"op\": \"syncwarp\"}]},"
+			   "{\"op\": \"if\", \"cond\": \"polls > 1\", \"then\": [{\"op\": \"fma\", \"n\": 1}]}]}";
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(run_kernel_text(text, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	cr_assert_eq(r.compute_issues, 400 + 1, "lane 0 polled more than once");
+	uint64_t polled = r.cycles;
+	/* polls three times as long: lane 0 sees the same arrival later, as no poll is woken early by it (at most
+	 * two of the longer polls later: the one in flight when the phase completed, and the next) */
+	m.diverged_poll_cycles *= 3;
+	cr_assert_eq(run_kernel_text(text, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_gt(r.cycles, polled + (uint64_t)m.diverged_poll_cycles / 3, "%llu against %llu cycles",
+		     (unsigned long long)r.cycles, (unsigned long long)polled);
+	cr_assert_lt(r.cycles, polled + 2 * (uint64_t)m.diverged_poll_cycles, "%llu against %llu cycles",
+		     (unsigned long long)r.cycles, (unsigned long long)polled);
+	/* the whole warp 0 waiting, converged, suspends until the phase completes: one poll */
+	const char *together = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			       "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 1}]},"
+			       "{\"op\": \"syncthreads\"},"
+			       "{\"op\": \"let\", \"var\": \"polls\", \"value\": 0},"
+			       "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": 400},"
+			       "  {\"op\": \"if\", \"cond\": \"tid == 32\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"}]}],"
+			       " \"else\": [{\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+			       "  {\"op\": \"while\", \"cond\": \"!ok\", \"body\": ["
+			       "   {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"parity\": 0, \"var\": \"ok\"},"
+			       "   {\"op\": \"set\", \"var\": \"polls\", \"value\": \"polls + 1\"}]}]},"
+			       "{\"op\": \"if\", \"cond\": \"polls > 1\", \"then\": [{\"op\": \"fma\", \"n\": 1}]}]}";
+	cr_assert_eq(run_kernel_text(together, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.compute_issues, 400, "warp 0's try_wait was woken by the phase: %llu FMAs",
+		     (unsigned long long)r.compute_issues);
+}
+
+/*
+ * libcu++'s waits (cuda::barrier::wait, the pipeline's consumer_wait and producer_acquire) try once and
+ * then loop on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0): a diverged path blocked in
+ * one sees the phase at the first of its polls, diverged_poll_cycles apart from its failed try, to begin
+ * after the phase completed (traces/h100/trywait_paths.csv, bare rows); a converged warp is woken by it.
+ */
+Test(progress, a_diverged_path_in_a_library_wait_sees_the_phase_on_its_polls)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"waiters + 1\"}]},"
+			   "{\"op\": \"syncthreads\"},"
+			   "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": 400},"
+			   "  {\"op\": \"if\", \"cond\": \"tid == 32\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"}]}],"
+			   " \"else\": [{\"op\": \"if\", \"cond\": \"tid < waiters\", \"then\": ["
+			   "  {\"op\": \"barrier_arrive_and_wait\", \"barrier\": \"bar\"}]},"
+			   "  {\"op\": \"syncwarp\"}]}]}";
+	char one[4096], all[4096];
+	snprintf(one, sizeof one, "%s", text);
+	snprintf(all, sizeof all, "%s", text);
+	for (char *p; (p = strstr(one, "waiters"));)
+		memcpy(p, "1      ", 7);
+	for (char *p; (p = strstr(all, "waiters"));)
+		memcpy(p, "32     ", 7);
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(run_kernel_text(one, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	uint64_t apart = r.cycles;
+	cr_assert_eq(run_kernel_text(all, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	uint64_t together = r.cycles;
+	cr_assert_gt(apart, together, "lane 0 alone sees the phase on its next poll: %llu, the warp is woken: %llu",
+		     (unsigned long long)apart, (unsigned long long)together);
+	/* the poll that sees it begins within a poll of the completion and answers a poll later */
+	cr_assert_geq(apart + (uint64_t)m.mbarrier_wake_latency, together + (uint64_t)m.diverged_poll_cycles, "%llu against %llu",
+		      (unsigned long long)apart, (unsigned long long)together);
+	cr_assert_leq(apart, together + 2 * (uint64_t)m.diverged_poll_cycles, "%llu against %llu",
+		      (unsigned long long)apart, (unsigned long long)together);
+	m.diverged_poll_cycles *= 3;
+	cr_assert_eq(run_kernel_text(one, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_gt(r.cycles, apart, "%llu against %llu", (unsigned long long)r.cycles, (unsigned long long)apart);
+	cr_assert_eq(run_kernel_text(all, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.cycles, together, "a converged warp does not poll");
 }
 
 /* __nanosleep: the path sleeps (PTX: between 0 and 2 x ns, here the next power of two of ns) while the warp's others issue. */

@@ -511,6 +511,39 @@ static void derive_progress(struct calib *c)
 	double limit = cell(c, "forward_progress.csv", "cycles_median", &r, "primitive=try_wait_parity", "ns=0", NULL);
 	c->m.mbarrier_try_wait_limit = iround(limit);
 	cite(c, "mbarrier_try_wait_limit", "forward_progress.csv row %d: mbarrier.try_wait.parity returns false after %.0f cycles (a suspend-time hint does not lengthen it)", r, limit);
+	/*
+	 * trywait_paths.csv (trywait_window.cu paths mode), the "bare" "solo_arrive" rows: lanes 0-15 of one
+	 * warp wait as libcu++'s waits do (one try, then a loop of YIELD and TRYWAIT) for a phase another
+	 * warp completes gap_x cycles on, while lanes 16-31 wait at the __syncwarp.  Each poll takes the
+	 * same time whatever the phase does meanwhile, so the wait's length grows by one poll per try: the
+	 * least-squares slope of a_done_after_try over a_tries, over the rows of three tries or more (the
+	 * second try also waits for the other path to reach the __syncwarp).
+	 */
+	struct csv *v = NULL;
+	if (c->d->code || csv_load(c, "trywait_paths.csv", &v))
+		return;
+	int first_try = col_of(c, v, "first_try"), variant = col_of(c, v, "variant");
+	if (first_try < 0 || variant < 0)
+		return;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int n = 0, first_row = 0, last_row = 0;
+	for (int i = 0; i < v->nrows; i++) {
+		char **cells = &v->cells[(size_t)i * CSV_MAX_COLS];
+		double tries = row_num(c, v, i, "a_tries_median"), done = row_num(c, v, i, "a_done_after_try_median");
+		if (strcmp(cells[first_try], "bare") || strcmp(cells[variant], "solo_arrive") || !(tries >= 3))
+			continue;
+		sx += tries, sy += done, sxx += tries * tries, sxy += tries * done;
+		first_row = first_row ? first_row : i + 1;
+		last_row = i + 1;
+		n++;
+	}
+	if (n < 2 || n * sxx - sx * sx <= 0) {
+		diag_set(c->d, DIAG_INPUT, "%s/trywait_paths.csv: expected two or more bare solo_arrive rows of three tries or more", c->dir);
+		return;
+	}
+	double period = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+	c->m.diverged_poll_cycles = iround(period);
+	cite(c, "diverged_poll_cycles", "trywait_paths.csv rows %d-%d (%d rows, bare solo_arrive, three tries or more): a diverged path's libcu++-shaped wait lengthens by %.1f cycles a try (least-squares slope of a_done_after_try_median over a_tries_median)", first_row, last_row, n, period);
 }
 
 /*

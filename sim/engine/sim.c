@@ -195,6 +195,8 @@ static void report_deadlock(struct sim *s)
 		struct warp *w = &s->warps[i];
 		for (int g = 0; !w->done && g < w->depth && r->nblocked < SIM_MAX_BLOCKED; g++) {
 			const struct simt_entry *e = &w->stack[g];
+			/* spinning: between polls, or inside a diverged warp's poll (a timed hold) */
+			bool spin = e->poll >= 0 && (!e->blocked || e->blocked == WAIT_SLEEP);
 			if (!e->mask || (!e->blocked && e->poll < 0))
 				continue;
 			struct blocked_warp *bw = &r->blocked[r->nblocked++];
@@ -206,8 +208,7 @@ static void report_deadlock(struct sim *s)
 			bw->threads = (uint32_t)__builtin_popcount(e->mask);
 			snprintf(bw->op, sizeof bw->op, "%s", op_table[in->op].name);
 			snprintf(bw->where, sizeof bw->where, "%s", s->k->paths[in->where]);
-			if ((e->blocked == WAIT_MBAR && e->blocked_obj >= 0) || (!e->blocked && e->poll >= 0)) {
-				bool spin = !e->blocked;
+			if ((e->blocked == WAIT_MBAR && e->blocked_obj >= 0) || spin) {
 				const struct mbar *b = &s->mbars[spin ? e->poll : e->blocked_obj];
 				snprintf(bw->on, sizeof bw->on, "%s%s", b->what, spin ? " (spinning on a failed try_wait/test_wait)" : "");
 				bw->phase = b->phase;

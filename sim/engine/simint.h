@@ -493,6 +493,7 @@ void simt_release(struct sim *s, struct warp *w, int entry, uint64_t at);
 void simt_assign_values(struct sim *s, struct warp *w, uint16_t slot, uint32_t mask, const int64_t v[32]);
 /* convergence_barrier: the lanes a convergence barrier's entry holds at its point (the deadlock report's count). */
 uint32_t simt_arrived(const struct warp *w, int entry);
+bool simt_polls_apart(const struct sim *s, const struct warp *w, const struct simt_entry *e);
 /*
  * simt_stack: the lanes on paths the stack holds back below a blocked top,
  * which independent thread scheduling would run (0: none); for the

@@ -396,6 +396,19 @@ static uint32_t out_lanes(const struct warp *w, int p)
 
 uint32_t simt_arrived(const struct warp *w, int entry) { return w->stack[entry].mask & ~out_lanes(w, entry); }
 
+/*
+ * Whether a try_wait of entry e polls as in a diverged warp: with
+ * independent thread scheduling, while some of the warp's live lanes are
+ * not in e.  The H100 suspends a converged warp's try_wait until the phase
+ * completes, but a diverged path's retry loop (YIELD, TRYWAIT) takes
+ * diverged_poll_cycles a poll, reports the phase as it was when the poll
+ * began, and is not woken by the completion (traces/h100/trywait_paths.csv).
+ */
+bool simt_polls_apart(const struct sim *s, const struct warp *w, const struct simt_entry *e)
+{
+	return !stack_mode(s) && e->mask != w->live;
+}
+
 /* What a warp none of whose groups can issue is charged to: its newest blocked path's cause. */
 static enum stall blocked_cause(const struct warp *w)
 {

@@ -349,12 +349,24 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
  * completes or its time limit passes (mbarrier_try_wait_limit: the H100
  * ignores the suspend-time hint, traces/h100/forward_progress.csv), and then
  * says which.  A group whose lanes wait for different phases and get
- * different answers is answered at once, lane by lane.  Failed polls of
- * one barrier in a row, nothing but a spin loop between them, count
- * towards a spin (sim_check_spin).
+ * different answers is answered at once, lane by lane.  In a diverged
+ * warp a try_wait (its loop's YIELD, TRYWAIT) does not suspend until the
+ * phase completes: it answers as the phase was when it began, after
+ * diverged_poll_cycles, whatever happens meanwhile (simt_polls_apart).
+ * Failed polls of one barrier in a row, nothing but a spin loop between
+ * them, count towards a spin (sim_check_spin).
  */
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
+	struct simt_entry *e = simt_cur(w);
+	if (e->op_step == 2) { /* a diverged poll's time is up: it answered when it began */
+		if (e->poll >= 0) {
+			simt_yield(s, w);
+			if (e->polls >= SPIN_POLLS)
+				sim_check_spin(s, now);
+		}
+		return true;
+	}
 	uint32_t elem;
 	int64_t id = cbar_resolve(s, w, in, &elem);
 	if (id < 0)
@@ -365,7 +377,6 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
 		return true;
 	uint32_t mask = simt_mask(w), done = 0;
-	struct simt_entry *e = simt_cur(w);
 	int64_t v[32], ok[32];
 	simt_eval_lanes(s, w, &in->e[0], mask, v);
 	for (uint32_t m = mask; m; m &= m - 1) {
@@ -404,7 +415,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	/* a parity wait sees one phase in every lane it passes, each lane's own record: one walk for them all */
 	if (in->parity && done)
 		saw_phase(s, w, bar, elem, b->phase - 1, done);
-	if (try_wait && !done && e->op_step == 0) {
+	bool apart = try_wait && e->op_step == 0 && simt_polls_apart(s, w, e);
+	if (try_wait && !done && e->op_step == 0 && !apart) {
 		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
 		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
 		simt_detach(s, w, now);
@@ -419,6 +431,15 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
 		e->poll = (int32_t)bar;
 		simt_detach(s, w, now); /* the spin loop's YIELD: the others go on past the join */
+	}
+	if (apart) {
+		/* the answer is given; the poll holds the group until its time is up, the warp's other paths issue */
+		e->op_step = 2;
+		sched_block(s, w, STALL_BARRIER, WAIT_SLEEP, now);
+		sched_timer(s, w, now + (uint64_t)s->m->diverged_poll_cycles);
+		return false;
+	}
+	if (!done) {
 		simt_yield(s, w); /* the warp's other paths first: one of them may be what it waits for */
 		if (e->polls >= SPIN_POLLS)
 			sim_check_spin(s, now);

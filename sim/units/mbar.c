@@ -34,6 +34,21 @@ void mbar_init(struct mbar *b, int64_t expected)
 	b->inflight_warp = -1;
 }
 
+/*
+ * When a diverged path blocked in libcu++'s wait (a try_wait that failed,
+ * then its retry loop of YIELD and TRYWAIT) sees the phase that completed at
+ * `now`: its polls run back to back from the failed try's answer, each
+ * diverged_poll_cycles long and reporting the phase as it was when it began,
+ * so the first poll to begin at or after the completion returns it.
+ */
+static uint64_t diverged_poll_return(const struct sim *s, uint64_t wait_start, uint64_t now)
+{
+	uint64_t poll = (uint64_t)s->m->diverged_poll_cycles;
+	uint64_t first = wait_start + s->cls_lat[IC_SYNCS];
+	uint64_t polls_before = now <= first ? 0 : (now - first + poll - 1) / poll;
+	return first + poll * (polls_before + 1);
+}
+
 static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 {
 	if (b->filled.seq != NEVER)
@@ -61,6 +76,10 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 		uint64_t at = now + (uint64_t)s->m->mbarrier_wake_latency;
 		if (e->wait_start != NEVER && e->wait_start + s->cls_lat[IC_SYNCS] > at)
 			at = e->wait_start + s->cls_lat[IC_SYNCS];
+		/* a diverged path's library wait is a retry loop of polls (a try_wait op polls on its own: cbar_poll) */
+		if (e->wait_start != NEVER && simt_polls_apart(s, &s->warps[WAITER_WARP(id)], e) &&
+		    s->k->code[e->pc].op != OP_BARRIER_TRY_WAIT)
+			at = diverged_poll_return(s, e->wait_start, now);
 		sched_wake_waiter(s, id, at);
 		id = next;
 	}

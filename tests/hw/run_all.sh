@@ -80,6 +80,16 @@ for mode in spread occupancy lines; do
   [ "$rc" -eq 0 ] || status=1
 done
 
+# trywait_window's other modes (trywait_partial.csv: evidence only; trywait_paths.csv: calibrate's
+# diverged_poll_cycles)
+for mode in partial paths; do
+  [ -x "$build/trywait_window" ] || break
+  "$build/trywait_window" "$outdir" "$mode" 2>&1 | tee -a "$log"
+  rc=${PIPESTATUS[0]}
+  echo "run_trywait_window_$mode: rc=$rc" >>"$meta"
+  [ "$rc" -eq 0 ] || status=1
+done
+
 # L1 and the carveout (l1_local.csv, carveout.csv: calibrate's l1_* and smem_carveout_* fields) need ncu's
 # counters, not clock64: run_l1_local.sh runs the binary under ncu, l1_local.py joins the two tables
 if "$NVCC" "${NVCCFLAGS[@]}" -o "$build/l1_local" "$here/l1_local.cu" >"$build/l1_local.buildlog" 2>&1; then

@@ -14,9 +14,20 @@
 // stamps the first.  The partitioned pipeline's consumers wait on a phase its producers' copies
 // complete one thread at a time (traces/h100/validation_pcsamp: its retries are rare on the H100).
 //
+// A third table asks what wakes a diverged warp whose every path waits: warp 0's lanes 0-15 (path
+// A) wait on barrier X, lanes 16-31 (path B) on barrier Y, each in its own try_wait loop; warp 1
+// completes X at gap_x (an arrive, or its 32 threads' 4-byte copies from DRAM through their
+// arrive-on), warp 2 completes Y at gap_y.  If a path's completion did not end the other path's
+// suspended try_wait, the first path would go on only at the second's completion or the ~7,900-cycle
+// limit.  This is the partitioned pipeline's state once its paths fall out of step: the consumers
+// wait on the copies' barrier, the producers on the consumers' release.
+//
 // Usage: trywait_window OUTDIR -> OUTDIR/trywait_window.csv
 //        trywait_window OUTDIR partial -> OUTDIR/trywait_partial.csv
+//        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
+#include <array>
 #include <string>
+#include <vector>
 #include "common.cuh"
 
 namespace {
@@ -119,6 +130,100 @@ __global__ void partial_kernel(int gap1, int gap2, bool copy, const int* src, lo
   }
 }
 
+// One diverged warp, a try_wait loop per path on a barrier of its own (see the header).  stamps per
+// rep: per path (A then B) its first try, first false return, success, tries; then X's and Y's
+// completing arrive.
+// P only makes the two paths' loops differ, so that the compiler keeps them apart (a branch of the
+// warp each) instead of one loop on a selected address.  Bare: the first try sits before the loop, as
+// in libcu++'s barrier and pipeline waits (pipelines.sass: a TRYWAIT, and only if it fails the loop of
+// YIELD and TRYWAIT), so ptxas puts no YIELD before it; otherwise every try follows a YIELD.
+__device__ __forceinline__ unsigned try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok;
+}
+
+template <int P, bool Bare>
+__device__ __forceinline__ void wait_path(unsigned bar, unsigned parity, long long* s) {
+  const long long start = clock64();
+  unsigned ok = 0;
+  long long first_false = 0, tries = 0;
+  if (Bare) {
+    ok = try_wait(bar, parity);
+    tries += P + 1;
+    if (!ok) first_false = clock64();
+  }
+  while (!ok) {
+    ok = try_wait(bar, parity);
+    tries += P + 1;
+    if (!ok && !first_false) first_false = clock64();
+  }
+  const long long done = clock64();
+  s[0] = start, s[1] = first_false, s[2] = done, s[3] = tries / (P + 1);
+}
+
+template <bool Bare>
+__global__ void paths_kernel(int gap_x, int gap_y, bool copy, bool b_waits, const int* src, long long* stamps) {
+  // One wait per launch and block: in a loop, the block barrier between reps lets a warp whose path
+  // finished run into the next rep while its other path still waits (seen on the H100), so the
+  // reps' stamps would mix.  Each block on its own SM is one sample.
+  __shared__ alignas(8) unsigned long long bar[2];
+  __shared__ int landing[32];
+  __shared__ long long path_stamps[2][4];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  long long* s = stamps + blockIdx.x * 16;
+  if (lane == 0) s[10 + warp] = t0;
+  if (warp == 0) {
+    long long ta;
+    do { ta = clock64(); } while (ta < t0 + kLead);
+    long long mine[4];
+    const int path = lane < 16 ? 0 : 1;
+    if (path == 0) {
+      wait_path<0, Bare>(smem_addr(&bar[0]), 0u, mine);
+    } else if (b_waits) {
+      wait_path<1, Bare>(smem_addr(&bar[1]), 0u, mine);
+    } else {  // B goes straight to the join, where it waits for A
+      mine[0] = mine[2] = clock64();
+      mine[1] = 0, mine[3] = 0;
+    }
+    const long long joined = clock64();
+    if (lane == 0 || lane == 16) {
+      for (int i = 0; i < 4; ++i) path_stamps[path][i] = mine[i];
+      s[13 + path] = joined;
+    }
+    __syncwarp();
+    if (lane == 0)
+      for (int i = 0; i < 8; ++i) s[i] = path_stamps[i / 4][i % 4];
+  }
+  if (warp == 1) {
+    long long tb;
+    do { tb = clock64(); } while (tb < t0 + kLead + gap_x);
+    if (copy) {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(&landing[lane])),
+                   "l"(src + (size_t(blockIdx.x) * 32 + lane) * 64) : "memory");
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(&bar[0])) : "memory");
+    } else {
+      asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
+    }
+    if (lane == 0) s[8] = tb;
+  }
+  if (warp == 2) {
+    long long tc;
+    do { tc = clock64(); } while (tc < t0 + kLead + gap_y);
+    if (b_waits)
+      asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
+    if (lane == 0) s[9] = tc;
+  }
+}
+
 }  // namespace
 
 int partial(int argc, char** argv) {
@@ -157,8 +262,73 @@ int partial(int argc, char** argv) {
   return 0;
 }
 
+// Each path's success after its own barrier's completing arrive, and after the other's; which path
+// tried first; how many tries each took.
+int paths(int argc, char** argv) {
+  FILE* f = open_csv(argc, argv, "trywait_paths.csv",
+                     "first_try,variant,gap_x,gap_y,a_first_try_minus_b_median,a_done_after_x_median,b_done_after_y_median,"
+                     "a_done_after_try_median,b_done_after_try_median,a_tries_median,b_tries_median,"
+                     "a_first_false_after_try_median,b_first_false_after_try_median,b_joined_after_a_done_median,reps");
+  long long* d;
+  int* src;
+  const int sms = sm_count();
+  CK(cudaMalloc(&d, size_t(sms) * 16 * sizeof(long long)));
+  CK(cudaMalloc(&src, size_t(sms) * 32 * 64 * sizeof(int)));
+  CK(cudaMemset(src, 1, size_t(sms) * 32 * 64 * sizeof(int)));
+  L2Flusher flusher;
+  std::vector<long long> h(size_t(sms) * 16);
+  const std::vector<std::array<int, 2>> gaps = {{500, 3000}, {3000, 500}, {500, 12000}, {12000, 500}, {1500, 1500}, {200, 800},
+                         {800, 200},  {3000, 3000}, {6000, 12000}, {12000, 6000}, {12000, 20000}, {20000, 12000}};
+  paths_kernel<false><<<sms, 96>>>(500, 500, false, true, src, d);  // warms the code
+  paths_kernel<true><<<sms, 96>>>(500, 500, false, true, src, d);
+  CK_LAUNCH();
+  // solo: only A waits; B goes to the join (the partitioned pipeline in step: the consumers wait, the
+  // producers are at the join).  gap_y is then unused.
+  const std::vector<std::array<int, 2>> solo_gaps = {{50, 0}, {100, 0}, {150, 0}, {200, 0}, {250, 0}, {300, 0}, {500, 0}, {1000, 0}, {3000, 0}, {9000, 0}};
+  for (int bare : {0, 1})
+  for (int b_waits : {1, 0})
+  for (int copy : {0, 1})
+    for (const auto& g : b_waits ? gaps : solo_gaps) {
+      flusher.flush();
+      if (bare)
+        paths_kernel<true><<<sms, 96>>>(g[0], g[1], copy, b_waits, src, d);
+      else
+        paths_kernel<false><<<sms, 96>>>(g[0], g[1], copy, b_waits, src, d);
+      CK_LAUNCH();
+      CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      std::vector<long long> order, ax, by, at, bt, atr, btr, aff, bff, bj;
+      for (int r = 0; r < sms; ++r) {
+        const long long* s = &h[r * 16];
+        if (r < 4)  // a few reps whole, relative to A's first try: the medians hide which path gave way
+          printf("# %s %s %d/%d r%d: A try 0 false %lld done %lld tries %lld | B try %lld false %lld done %lld tries %lld | X %lld Y %lld | t0 %lld %lld %lld | joined %lld %lld\n",
+                 bare ? "bare" : "yield", b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1], r, s[1] ? s[1] - s[0] : -1, s[2] - s[0], s[3], s[4] - s[0],
+                 s[5] ? s[5] - s[0] : -1, s[6] - s[0], s[7], s[8] - s[0], s[9] - s[0], s[10] - s[0], s[11] - s[0],
+                 s[12] - s[0], s[13] - s[0], s[14] - s[0]);
+        order.push_back(s[0] - s[4]);
+        ax.push_back(s[2] - s[8]);
+        by.push_back(s[6] - s[9]);
+        at.push_back(s[2] - s[0]);
+        bt.push_back(s[6] - s[4]);
+        atr.push_back(s[3]);
+        btr.push_back(s[7]);
+        aff.push_back(s[1] ? s[1] - s[0] : -1);
+        bff.push_back(s[5] ? s[5] - s[4] : -1);
+        bj.push_back(s[14] - s[2]);
+      }
+      ROW(f, "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d\n", bare ? "bare" : "yield",
+          b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1],
+          median(order), median(ax), median(by), median(at), median(bt), median(atr), median(btr), median(aff),
+          median(bff), median(bj), sms);
+    }
+  fclose(f);
+  CK(cudaFree(d));
+  CK(cudaFree(src));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
+  if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
                      "gap_target,arrive_after_try_median,wake_after_try_median,wake_after_arrive_median,wake_after_try_min,wake_after_try_max,reps");
   long long* d;
