@@ -25,6 +25,7 @@
 // Usage: trywait_window OUTDIR -> OUTDIR/trywait_window.csv
 //        trywait_window OUTDIR partial -> OUTDIR/trywait_partial.csv
 //        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
+//        trywait_window OUTDIR rejoin -> OUTDIR/trywait_rejoin.csv
 #include <array>
 #include <string>
 #include <vector>
@@ -224,6 +225,58 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, bool b_waits, cons
   }
 }
 
+// Do a diverged warp's paths come back into step?  The partitioned pipeline's shape, one warp: each
+// trip runs a P region (lanes 0-15) and then a C region (lanes 16-31), each behind its own join.  P
+// waits (libcu++'s shape) on barrier X in trip p_trip, which warp 1 completes at gap_x; C waits on Y in
+// trip c_trip, which warp 2 completes at gap_y.  A path whose wait polls lets the other past the joins
+// (trywait_paths.csv), so the paths fall out of step; whether the one behind catches up and runs with
+// the other again shows in the trips after both waits: each path stamps every trip (shared memory).
+constexpr int kTrips = 8;
+
+__global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long long* stamps) {
+  __shared__ alignas(8) unsigned long long bar[2];
+  __shared__ long long trip_stamps[2][kTrips];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  long long* s = stamps + blockIdx.x * (2 * kTrips + 2);
+  if (warp == 0) {
+    long long mine[4];
+    for (int i = 0; i < kTrips; ++i) {
+      if (lane < 16) {
+        if (i == p_trip) wait_path<0, true>(smem_addr(&bar[0]), 0u, mine);
+        const long long t = clock64();
+        if (lane == 0) trip_stamps[0][i] = t;
+      }
+      if (lane >= 16) {
+        if (i == c_trip) wait_path<1, true>(smem_addr(&bar[1]), 0u, mine);
+        const long long t = clock64();
+        if (lane == 16) trip_stamps[1][i] = t;
+      }
+    }
+    __syncwarp();
+    if (lane == 0)
+      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+  }
+  if (warp == 1) {
+    long long tb;
+    do { tb = clock64(); } while (tb < t0 + gap_x);
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
+    if (lane == 0) s[2 * kTrips] = tb - t0;
+  }
+  if (warp == 2) {
+    long long tc;
+    do { tc = clock64(); } while (tc < t0 + gap_y);
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
+    if (lane == 0) s[2 * kTrips + 1] = tc - t0;
+  }
+}
+
 }  // namespace
 
 int partial(int argc, char** argv) {
@@ -326,9 +379,56 @@ int paths(int argc, char** argv) {
   return 0;
 }
 
+// Per case and trip, the median over blocks of each path's stamp (cycles from the block's start).
+int rejoin(int argc, char** argv) {
+  FILE* f = open_csv(argc, argv, "trywait_rejoin.csv",
+                     "case,p_trip,c_trip,gap_x,gap_y,trip,p_stamp_median,c_stamp_median,x_median,y_median,blocks");
+  const int sms = sm_count();
+  const int per = 2 * kTrips + 2;
+  long long* d;
+  CK(cudaMalloc(&d, size_t(sms) * per * sizeof(long long)));
+  std::vector<long long> h(size_t(sms) * per);
+  struct Case { const char* name; int p_trip, c_trip, gap_x, gap_y; };
+  const Case cases[] = {
+      {"none", -1, -1, 0, 0},                   // no wait: in step throughout
+      {"p_only", 2, -1, 2000, 0},               // P polls in trip 2; C runs on to the end
+      {"c_only", -1, 2, 0, 2000},               // C polls in trip 2
+      {"p_then_c", 2, 4, 1000, 4000},           // P behind, then C polls in trip 4 while P catches up
+      {"c_then_p", 4, 2, 4000, 1000},           // C behind, then P polls in trip 4 while C catches up
+      {"p_then_c_late", 2, 5, 1000, 6000},
+      {"c_then_p_late", 5, 2, 6000, 1000},
+  };
+  rejoin_kernel<<<sms, 96>>>(-1, -1, 0, 0, d);  // warms the code
+  CK_LAUNCH();
+  for (const Case& c : cases) {
+    rejoin_kernel<<<sms, 96>>>(c.p_trip, c.c_trip, c.gap_x, c.gap_y, d);
+    CK_LAUNCH();
+    CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < 2; ++b) {
+      printf("# %s block %d: P", c.name, b);
+      for (int i = 0; i < kTrips; ++i) printf(" %lld", h[size_t(b) * per + i]);
+      printf(" | C");
+      for (int i = 0; i < kTrips; ++i) printf(" %lld", h[size_t(b) * per + kTrips + i]);
+      printf(" | X %lld Y %lld\n", h[size_t(b) * per + 2 * kTrips], h[size_t(b) * per + 2 * kTrips + 1]);
+    }
+    std::vector<long long> x, y;
+    for (int b = 0; b < sms; ++b) x.push_back(h[size_t(b) * per + 2 * kTrips]), y.push_back(h[size_t(b) * per + 2 * kTrips + 1]);
+    for (int i = 0; i < kTrips; ++i) {
+      std::vector<long long> ps, cs;
+      for (int b = 0; b < sms; ++b) ps.push_back(h[size_t(b) * per + i]), cs.push_back(h[size_t(b) * per + kTrips + i]);
+      ROW(f, "%s,%d,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.1f,%d\n", c.name, c.p_trip, c.c_trip, c.gap_x, c.gap_y, i, median(ps),
+          median(cs), median(x), median(y), sms);
+    }
+  }
+  fclose(f);
+  CK(cudaFree(d));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
+  if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
                      "gap_target,arrive_after_try_median,wake_after_try_median,wake_after_arrive_median,wake_after_try_min,wake_after_try_max,reps");
   long long* d;
