@@ -162,43 +162,6 @@ Test(mbar, a_try_wait_just_before_completion_answers_at_its_own_latency_at_the_e
 	cr_assert_eq(warp_ready(&s.warps[2]), 200 + 43, "completed a cycle after the try: its own latency");
 }
 
-/*
- * A diverged path (its warp has live lanes outside it) blocked in a library wait polls: its first
- * try answered at wait_start + the SYNCS latency, then one poll each diverged_poll_cycles, each
- * answering as the phase was when it began (traces/h100/trywait_paths.csv).  A phase completing at
- * cycle c is seen by the first poll to begin at or after c, a poll later.  Converged, it is woken.
- */
-Test(mbar, a_diverged_waiter_sees_the_phase_on_its_polls)
-{
-	struct insn wait = {.op = OP_BARRIER_WAIT};
-	k.code = &wait;
-	k.ncode = 1;
-	m.mbarrier_wake_latency = 31;
-	m.diverged_poll_cycles = 172;
-	s.cls_lat[IC_SYNCS] = 43;
-	uint32_t b = mbar_new(&s, 0, "bar");
-	mbar_init(&s.mbars[b], 1);
-	s.warps[1].live = 3; /* lane 1 elsewhere (at a join): lane 0's path is apart */
-	s.warps[1].stack[0].wait_start = 100;
-	s.now = 100;
-	mbar_wait_on(&s, &s.warps[1], b);
-	s.warps[2].stack[0].wait_start = 100; /* converged */
-	mbar_wait_on(&s, &s.warps[2], b);
-	mbar_arrive(&s, b, 1, false, 500);
-	/* polls begin at 143, 315, 487, 659: the one at 659 sees the phase and answers at 831 */
-	cr_assert_eq(warp_ready(&s.warps[1]), 831, "%llu", (unsigned long long)warp_ready(&s.warps[1]));
-	cr_assert_eq(warp_ready(&s.warps[2]), 500 + 31);
-	/* completed before the first try answered: the first poll sees it */
-	s.warps[3].live = 3;
-	s.warps[3].stack[0].wait_start = 1000;
-	s.now = 1000;
-	mbar_wait_on(&s, &s.warps[3], b);
-	mbar_arrive(&s, b, 1, false, 1010);
-	cr_assert_eq(warp_ready(&s.warps[3]), 1000 + 43 + 172);
-	k.code = NULL;
-	k.ncode = 0;
-}
-
 Test(mbar, arrivals_past_expected_are_a_program_error)
 {
 	uint32_t b = mbar_new(&s, 0, "pipeline.consumed[1]");

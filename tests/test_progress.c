@@ -414,9 +414,10 @@ Test(progress, a_diverged_warp_polls_and_each_poll_answers_as_the_phase_began)
 
 /*
  * libcu++'s waits (cuda::barrier::wait, the pipeline's consumer_wait and producer_acquire) try once and
- * then loop on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0): a diverged path blocked in
- * one sees the phase at the first of its polls, diverged_poll_cycles apart from its failed try, to begin
- * after the phase completed (traces/h100/trywait_paths.csv, bare rows); a converged warp is woken by it.
+ * then loop on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0): a diverged path in one
+ * polls, each poll diverged_poll_cycles long and answering as the phase was when it began, so it sees
+ * the phase one to two polls after it completes (traces/h100/trywait_paths.csv, bare rows); a
+ * converged warp is woken by it.
  */
 Test(progress, a_diverged_path_in_a_library_wait_sees_the_phase_on_its_polls)
 {
@@ -453,6 +454,45 @@ Test(progress, a_diverged_path_in_a_library_wait_sees_the_phase_on_its_polls)
 	cr_assert_gt(r.cycles, apart, "%llu against %llu", (unsigned long long)r.cycles, (unsigned long long)apart);
 	cr_assert_eq(run_kernel_text(all, 64, 1, &m, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.cycles, together, "a converged warp does not poll");
+}
+
+/*
+ * A diverged path's polls begin only when the warp is its own: lanes 0-15 wait (libcu++'s shape) on a
+ * phase warp 1 completes early, while lanes 16-31 run a chain of FMAs first; the waiters see the phase
+ * a poll after the FMA path parks at the __syncwarp, not while it runs (trywait_paths.csv,
+ * bare busy_arrive 300/750: the phase complete 75 cycles after the first try, seen 244 cycles after
+ * the other path reached the join).  Without the FMAs they see it well before.
+ */
+Test(progress, a_diverged_path_polls_only_when_the_warp_is_its_own)
+{
+	const char *form = "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 17}]},"
+			   "{\"op\": \"syncthreads\"},"
+			   "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": ["
+			   "  {\"op\": \"if\", \"cond\": \"tid == 32\", \"then\": [{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"u\"}]}],"
+			   " \"else\": [{\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": ["
+			   "    {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"t\"},"
+			   "    {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"t\"}],"
+			   "   \"else\": [%s]},"
+			   "  {\"op\": \"syncwarp\"}]}]}";
+	char quiet[4096], busy[4096];
+	snprintf(quiet, sizeof quiet, form, "{\"op\": \"let\", \"var\": \"v\", \"value\": 1}");
+	snprintf(busy, sizeof busy, form, "{\"op\": \"fma\", \"n\": 750}");
+	struct machine m;
+	machine_defaults(&m);
+	cr_assert_eq(run_kernel_text(quiet, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	uint64_t alone = r.cycles;
+	cr_assert_eq(run_kernel_text(busy, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	/* 750 FMAs: some 3,000 cycles; the waiters' poll begins after them */
+	cr_assert_gt(r.cycles, alone + 2500, "%llu against %llu", (unsigned long long)r.cycles, (unsigned long long)alone);
+	uint64_t busy_cycles = r.cycles;
+	/* and takes a poll: three times as long a poll, two more of the old polls at the end */
+	uint64_t poll = (uint64_t)m.diverged_poll_cycles;
+	m.diverged_poll_cycles *= 3;
+	cr_assert_eq(run_kernel_text(busy, 64, 1, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert_geq(r.cycles, busy_cycles + 2 * poll, "%llu against %llu", (unsigned long long)r.cycles,
+		      (unsigned long long)busy_cycles);
 }
 
 /* __nanosleep: the path sleeps (PTX: between 0 and 2 x ns, here the next power of two of ns) while the warp's others issue. */

@@ -73,6 +73,7 @@ struct simt_entry {
 	uint8_t blocked;      /* enum wait_kind */
 	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
 	bool resumed;         /* woken at its anchor: a try_wait held in the SYNCS unit returns, it does not issue again */
+	uint8_t polling;      /* a diverged path in a library wait's retry loop: enum wait_poll */
 	uint16_t trip_fmas;   /* compute: FMAs issued in the chain loop's current trip (of chain_unroll x chains) */
 	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
 	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */
@@ -640,6 +641,9 @@ void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t by
 void mbar_note_copy(struct sim *s, uint32_t bar, uint64_t issue, uint64_t land);
 void mbar_finish_stats(struct sim *s);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
+/* A library wait's (cuda::barrier, pipeline) state of its retry loop in a diverged warp (mbar_await). */
+enum wait_poll { POLL_NONE, POLL_ON, POLL_SAW };
+bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now);
 /* Takes a waiter off the barrier's list (a try_wait whose time limit came first). */
 void mbar_unwait(struct sim *s, uint32_t bar, uint32_t waiter);
 /* An EV_MBAR_ARRIVE event: the arrivals it carries, unless the barrier was initialised again since. */

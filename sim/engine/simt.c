@@ -402,7 +402,9 @@ uint32_t simt_arrived(const struct warp *w, int entry) { return w->stack[entry].
  * not in e.  The H100 suspends a converged warp's try_wait until the phase
  * completes, but a diverged path's retry loop (YIELD, TRYWAIT) takes
  * diverged_poll_cycles a poll, reports the phase as it was when the poll
- * began, and is not woken by the completion (traces/h100/trywait_paths.csv).
+ * began, is not woken by the completion, and polls again only when the
+ * warp's other paths let it issue (traces/h100/trywait_paths.csv;
+ * mbar_await).
  */
 bool simt_polls_apart(const struct sim *s, const struct warp *w, const struct simt_entry *e)
 {
@@ -672,6 +674,7 @@ void simt_advance(struct sim *s, struct warp *w)
 	e->op_step = 0;
 	e->li = 0;
 	e->wait_start = NEVER;
+	e->polling = POLL_NONE;
 	settle(s, w);
 }
 

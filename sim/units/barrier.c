@@ -177,18 +177,14 @@ static void saw_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem
 static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem, uint32_t token, uint64_t now)
 {
 	struct mbar *b = &s->mbars[bar];
-	if (b->phase > token) {
-		mark_seen(s, w, elem, token + 1);
-		struct simt_entry *e = simt_cur(w);
-		if (e->wait_start != NEVER && b->filled.seq == token && now - e->wait_start > b->filled.exposed)
-			b->filled.exposed = now - e->wait_start;
-		saw_phase(s, w, bar, elem, token, simt_mask(w));
-		return true;
-	}
-	sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
-	simt_detach(s, w, now); /* libcu++'s wait: a try_wait loop */
-	mbar_wait_on(s, w, bar);
-	return false;
+	if (!mbar_await(s, w, b->phase > token, bar, STALL_BARRIER, now)) /* libcu++'s wait: a try_wait loop */
+		return false;
+	mark_seen(s, w, elem, token + 1);
+	struct simt_entry *e = simt_cur(w);
+	if (e->wait_start != NEVER && b->filled.seq == token && now - e->wait_start > b->filled.exposed)
+		b->filled.exposed = now - e->wait_start;
+	saw_phase(s, w, bar, elem, token, simt_mask(w));
+	return true;
 }
 
 bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)

@@ -34,21 +34,6 @@ void mbar_init(struct mbar *b, int64_t expected)
 	b->inflight_warp = -1;
 }
 
-/*
- * When a diverged path blocked in libcu++'s wait (a try_wait that failed,
- * then its retry loop of YIELD and TRYWAIT) sees the phase that completed at
- * `now`: its polls run back to back from the failed try's answer, each
- * diverged_poll_cycles long and reporting the phase as it was when it began,
- * so the first poll to begin at or after the completion returns it.
- */
-static uint64_t diverged_poll_return(const struct sim *s, uint64_t wait_start, uint64_t now)
-{
-	uint64_t poll = (uint64_t)s->m->diverged_poll_cycles;
-	uint64_t first = wait_start + s->cls_lat[IC_SYNCS];
-	uint64_t polls_before = now <= first ? 0 : (now - first + poll - 1) / poll;
-	return first + poll * (polls_before + 1);
-}
-
 static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 {
 	if (b->filled.seq != NEVER)
@@ -76,10 +61,6 @@ static void complete_phase(struct sim *s, struct mbar *b, uint64_t now)
 		uint64_t at = now + (uint64_t)s->m->mbarrier_wake_latency;
 		if (e->wait_start != NEVER && e->wait_start + s->cls_lat[IC_SYNCS] > at)
 			at = e->wait_start + s->cls_lat[IC_SYNCS];
-		/* a diverged path's library wait is a retry loop of polls (a try_wait op polls on its own: cbar_poll) */
-		if (e->wait_start != NEVER && simt_polls_apart(s, &s->warps[WAITER_WARP(id)], e) &&
-		    s->k->code[e->pc].op != OP_BARRIER_TRY_WAIT)
-			at = diverged_poll_return(s, e->wait_start, now);
 		sched_wake_waiter(s, id, at);
 		id = next;
 	}
@@ -205,6 +186,50 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count,
 	b->busy_until = at + (uint64_t)s->m->mbarrier_arrive_interval;
 	if (evq_push(&s->q, at, EV_MBAR_ARRIVE, bar, arrival_arg(b, count, drop)))
 		sim_fail(s, DIAG_LIMIT, NULL, "out of memory for events");
+}
+
+/*
+ * A library wait (cuda::barrier's wait, the pipeline's consumer_wait and
+ * producer_acquire) on a phase of barrier bar, complete or not as the op
+ * finds it now: whether the wait is over.  libcu++ tries once and then
+ * loops on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0).
+ * A converged warp's TRYWAIT suspends it until the phase completes (woken
+ * mbarrier_wake_latency after).  In a diverged warp it does not: each poll
+ * of the loop holds the path diverged_poll_cycles and answers as the phase
+ * was when it began, and between polls the path yields, so the next begins
+ * only when the warp's other paths let it issue
+ * (traces/h100/trywait_paths.csv).  The op runs again at each poll's start.
+ */
+bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now)
+{
+	struct simt_entry *e = simt_cur(w);
+	if (e->polling == POLL_SAW) {
+		e->polling = POLL_NONE;
+		return true;
+	}
+	if (complete && e->polling == POLL_NONE)
+		return true; /* the first try, or a converged warp woken */
+	if (e->polling == POLL_NONE && !simt_polls_apart(s, w, e)) {
+		sched_block(s, w, cause, WAIT_MBAR, now);
+		simt_detach(s, w, now);
+		mbar_wait_on(s, w, bar);
+		return false;
+	}
+	uint64_t until = now + (uint64_t)s->m->diverged_poll_cycles;
+	if (e->polling == POLL_NONE)
+		until = now + (uint64_t)s->cls_lat[IC_SYNCS]; /* the first try failed: it answers, then the loop polls */
+	e->polling = complete ? POLL_SAW : POLL_ON;
+	if (!complete) {
+		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+		e->poll = (int32_t)bar;
+		simt_detach(s, w, now);
+	}
+	simt_yield(s, w); /* between polls the warp's other paths issue first */
+	sched_block(s, w, cause, WAIT_SLEEP, now);
+	sched_timer(s, w, until);
+	if (e->polls >= SPIN_POLLS)
+		sim_check_spin(s, now);
+	return false;
 }
 
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar)

@@ -330,19 +330,19 @@ bool pipe_make(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	return sync_threads(s, w, now, STALL_SYNCTHREADS);
 }
 
-/* Whether the stage of head h is free (its consumers released it a lap ago); else the warp waits for it. */
-static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t h, uint64_t now)
+/* The consumed barrier the stage of head h waits on, or -1 when the stage is free (its consumers released it a lap ago). */
+static int64_t stage_taken(const struct sim *s, const struct pipe_block *pb, uint32_t h)
 {
 	uint32_t S = pb->decl->stages;
 	uint32_t lap = (h - pb->base) / S;
 	uint32_t bar = pb->consumed + h % S;
-	if (lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1)) {
-		sched_block(s, w, STALL_PRODUCER_ACQUIRE, WAIT_MBAR, now);
-		simt_detach(s, w, now); /* libcu++'s wait_parity: a try_wait loop */
-		mbar_wait_on(s, w, bar);
-		return false;
-	}
-	return true;
+	return lap > 0 && !mbar_phase_done(&s->mbars[bar], lap - 1) ? (int64_t)bar : -1;
+}
+
+/* The acquire waits for the stage's barrier (libcu++'s wait_parity: a try_wait loop) unless `taken` is -1. */
+static bool acquire_stage(struct sim *s, struct warp *w, const struct pipe_block *pb, int64_t taken, uint64_t now)
+{
+	return mbar_await(s, w, taken < 0, taken < 0 ? pb->consumed : (uint32_t)taken, STALL_PRODUCER_ACQUIRE, now);
 }
 
 bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
@@ -362,9 +362,10 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		for (int l = 0; l < 32; l++)
 			usual &= head[l] == h && !((role[l] & ROLE_CONSUMER) && h - tail[l] >= S);
 		if (usual)
-			return acquire_stage(s, w, pb, h, now);
+			return acquire_stage(s, w, pb, stage_taken(s, pb, h), now);
 	}
 	uint32_t checked = 0;
+	int64_t taken = -1;
 	bool any = false; /* head value `checked` already found free: lanes mostly share it (a divide less each) */
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(m));
@@ -380,10 +381,10 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 			continue;
 		any = true;
 		checked = h;
-		if (!acquire_stage(s, w, pb, h, now))
-			return false;
+		if ((taken = stage_taken(s, pb, h)) >= 0)
+			break;
 	}
-	return true;
+	return acquire_stage(s, w, pb, taken, now);
 }
 
 /* Arrivals of one warp-instruction, grouped by barrier and cycle (usually one group). */
@@ -586,18 +587,18 @@ static uint32_t thread_pending(const struct pipe_block *pb, uint32_t t)
 	return (uint8_t)(pb->head[t] - pb->tail[t]);
 }
 
-/* Whether the stage of tail t has been produced (its lap's phase completed); else the warp waits for it. */
-static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block *pb, uint32_t t, uint64_t now)
+/* The produced barrier the stage of tail t waits on, or -1 when it has landed (its lap's phase completed). */
+static int64_t stage_pending(const struct sim *s, const struct pipe_block *pb, uint32_t t)
 {
 	uint32_t S = pb->decl->stages;
 	uint32_t bar = pb->produced + t % S;
-	if (!mbar_phase_done(&s->mbars[bar], (t - pb->base) / S)) {
-		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
-		simt_detach(s, w, now); /* libcu++'s wait_parity: a try_wait loop */
-		mbar_wait_on(s, w, bar);
-		return false;
-	}
-	return true;
+	return mbar_phase_done(&s->mbars[bar], (t - pb->base) / S) ? -1 : (int64_t)bar;
+}
+
+/* The consumer waits for the stage's barrier (libcu++'s wait_parity: a try_wait loop) unless `pending` is -1. */
+static bool stage_landed(struct sim *s, struct warp *w, const struct pipe_block *pb, int64_t pending, uint64_t now)
+{
+	return mbar_await(s, w, pending < 0, pending < 0 ? pb->produced : (uint32_t)pending, STALL_CONSUMER_WAIT, now);
 }
 
 bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
@@ -628,7 +629,7 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		for (int l = 0; l < 32; l++)
 			same &= tail[l] == t;
 		if (same) {
-			if (!stage_landed(s, w, pb, t, now))
+			if (!stage_landed(s, w, pb, stage_pending(s, pb, t), now))
 				return false;
 			record_exposure(s, w, pb, t, now);
 			for (int l = 0; l < 32; l++) {
@@ -639,6 +640,7 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		}
 	}
 	uint32_t checked = 0;
+	int64_t pending = -1;
 	bool any = false; /* tail value `checked` already found complete: lanes mostly share it */
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
 		uint32_t t = pb->tail[tid_of(w, __builtin_ctz(mm))];
@@ -646,9 +648,11 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			continue;
 		any = true;
 		checked = t;
-		if (!stage_landed(s, w, pb, t, now))
-			return false;
+		if ((pending = stage_pending(s, pb, t)) >= 0)
+			break;
 	}
+	if (!stage_landed(s, w, pb, pending, now))
+		return false;
 	record_exposure(s, w, pb, pb->tail[tid_of(w, __builtin_ctz(m))], now);
 	for (uint32_t mm = m; mm; mm &= mm - 1) {
 		uint32_t t = tid_of(w, __builtin_ctz(mm));
@@ -697,7 +701,12 @@ bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_
 			missing = bar;
 	}
 	uint64_t start = e->wait_start == NEVER ? now : e->wait_start;
-	if (done != mask && now < start + limit) {
+	bool over = done == mask || now >= start + limit;
+	if (e->polling || simt_polls_apart(s, w, e)) {
+		/* a diverged warp's try_wait loop polls (mbar_await) until the phase completes or the time is up */
+		if (!mbar_await(s, w, over, missing < 0 ? pb->produced : (uint32_t)missing, STALL_CONSUMER_WAIT, now))
+			return false;
+	} else if (!over) {
 		sched_block(s, w, STALL_CONSUMER_WAIT, WAIT_MBAR, now);
 		simt_detach(s, w, now); /* a try_wait loop with back-off */
 		mbar_wait_on(s, w, (uint32_t)missing);

@@ -165,7 +165,8 @@ __device__ __forceinline__ void wait_path(unsigned bar, unsigned parity, long lo
 }
 
 template <bool Bare>
-__global__ void paths_kernel(int gap_x, int gap_y, bool copy, bool b_waits, const int* src, long long* stamps) {
+__global__ void paths_kernel(int gap_x, int gap_y, bool copy, int b_mode, const int* src, long long* stamps) {
+  const bool b_waits = b_mode == 1;
   // One wait per launch and block: in a loop, the block barrier between reps lets a warp whose path
   // finished run into the next rep while its other path still waits (seen on the H100), so the
   // reps' stamps would mix.  Each block on its own SM is one sample.
@@ -191,6 +192,13 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, bool b_waits, cons
       wait_path<0, Bare>(smem_addr(&bar[0]), 0u, mine);
     } else if (b_waits) {
       wait_path<1, Bare>(smem_addr(&bar[1]), 0u, mine);
+    } else if (b_mode == 2) {  // B runs a chain of gap_y dependent FMAs first, then goes to the join
+      mine[0] = clock64();
+      float x = float(lane);
+      for (int i = 0; i < gap_y; ++i) x = fmaf(x, 1.0001f, 0.5f);
+      mine[1] = __float_as_int(x) == 0x7fffffff;  // keeps the chain
+      mine[2] = clock64();
+      mine[3] = 0;
     } else {  // B goes straight to the join, where it waits for A
       mine[0] = mine[2] = clock64();
       mine[1] = 0, mine[3] = 0;
@@ -221,6 +229,8 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, bool b_waits, cons
     do { tc = clock64(); } while (tc < t0 + kLead + gap_y);
     if (b_waits)
       asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
+    else
+      tc = t0;  // warp 2 has nothing to do
     if (lane == 0) s[9] = tc;
   }
 }
@@ -332,21 +342,26 @@ int paths(int argc, char** argv) {
   std::vector<long long> h(size_t(sms) * 16);
   const std::vector<std::array<int, 2>> gaps = {{500, 3000}, {3000, 500}, {500, 12000}, {12000, 500}, {1500, 1500}, {200, 800},
                          {800, 200},  {3000, 3000}, {6000, 12000}, {12000, 6000}, {12000, 20000}, {20000, 12000}};
-  paths_kernel<false><<<sms, 96>>>(500, 500, false, true, src, d);  // warms the code
-  paths_kernel<true><<<sms, 96>>>(500, 500, false, true, src, d);
+  paths_kernel<false><<<sms, 96>>>(500, 500, false, 1, src, d);  // warms the code
+  paths_kernel<true><<<sms, 96>>>(500, 500, false, 1, src, d);
   CK_LAUNCH();
   // solo: only A waits; B goes to the join (the partitioned pipeline in step: the consumers wait, the
   // producers are at the join).  gap_y is then unused.
   const std::vector<std::array<int, 2>> solo_gaps = {{50, 0}, {100, 0}, {150, 0}, {200, 0}, {250, 0}, {300, 0}, {500, 0}, {1000, 0}, {3000, 0}, {9000, 0}};
+  // busy: B runs gap_y dependent FMAs (~4 cycles each) before the join while A polls: whether A's polls go on
+  // while the warp's other path runs
+  const std::vector<std::array<int, 2>> busy_gaps = {{300, 250}, {300, 750}, {1000, 750}, {300, 0}};
   for (int bare : {0, 1})
-  for (int b_waits : {1, 0})
+  for (int b_mode : {1, 0, 2})
   for (int copy : {0, 1})
-    for (const auto& g : b_waits ? gaps : solo_gaps) {
+    for (const auto& g : b_mode == 1 ? gaps : b_mode == 0 ? solo_gaps : busy_gaps) {
+      if (b_mode == 2 && copy) break;
+      const bool b_waits = b_mode == 1;
       flusher.flush();
       if (bare)
-        paths_kernel<true><<<sms, 96>>>(g[0], g[1], copy, b_waits, src, d);
+        paths_kernel<true><<<sms, 96>>>(g[0], g[1], copy, b_mode, src, d);
       else
-        paths_kernel<false><<<sms, 96>>>(g[0], g[1], copy, b_waits, src, d);
+        paths_kernel<false><<<sms, 96>>>(g[0], g[1], copy, b_mode, src, d);
       CK_LAUNCH();
       CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
       std::vector<long long> order, ax, by, at, bt, atr, btr, aff, bff, bj;
@@ -354,7 +369,7 @@ int paths(int argc, char** argv) {
         const long long* s = &h[r * 16];
         if (r < 4)  // a few reps whole, relative to A's first try: the medians hide which path gave way
           printf("# %s %s %d/%d r%d: A try 0 false %lld done %lld tries %lld | B try %lld false %lld done %lld tries %lld | X %lld Y %lld | t0 %lld %lld %lld | joined %lld %lld\n",
-                 bare ? "bare" : "yield", b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1], r, s[1] ? s[1] - s[0] : -1, s[2] - s[0], s[3], s[4] - s[0],
+                 bare ? "bare" : "yield", b_mode == 2 ? "busy_arrive" : b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1], r, s[1] ? s[1] - s[0] : -1, s[2] - s[0], s[3], s[4] - s[0],
                  s[5] ? s[5] - s[0] : -1, s[6] - s[0], s[7], s[8] - s[0], s[9] - s[0], s[10] - s[0], s[11] - s[0],
                  s[12] - s[0], s[13] - s[0], s[14] - s[0]);
         order.push_back(s[0] - s[4]);
@@ -369,7 +384,7 @@ int paths(int argc, char** argv) {
         bj.push_back(s[14] - s[2]);
       }
       ROW(f, "%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d\n", bare ? "bare" : "yield",
-          b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1],
+          b_mode == 2 ? "busy_arrive" : b_waits ? (copy ? "copy" : "arrive") : (copy ? "solo_copy" : "solo_arrive"), g[0], g[1],
           median(order), median(ax), median(by), median(at), median(bt), median(atr), median(btr), median(aff),
           median(bff), median(bj), sms);
     }
