@@ -495,6 +495,12 @@ void simt_assign_values(struct sim *s, struct warp *w, uint16_t slot, uint32_t m
 /* convergence_barrier: the lanes a convergence barrier's entry holds at its point (the deadlock report's count). */
 uint32_t simt_arrived(const struct warp *w, int entry);
 bool simt_polls_apart(const struct sim *s, const struct warp *w, const struct simt_entry *e);
+/* A poll of barrier bar found its phase incomplete: failed polls of one barrier in a row make a spin (SPIN_POLLS). */
+static inline void simt_failed_poll(struct simt_entry *e, int32_t bar)
+{
+	e->polls = e->poll == bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
+	e->poll = bar;
+}
 /*
  * simt_stack: the lanes on paths the stack holds back below a blocked top,
  * which independent thread scheduling would run (0: none); for the

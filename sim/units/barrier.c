@@ -424,8 +424,7 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	if (done) {
 		e->poll = -1;
 	} else {
-		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
-		e->poll = (int32_t)bar;
+		simt_failed_poll(e, (int32_t)bar);
 		simt_detach(s, w, now); /* the spin loop's YIELD: the others go on past the join */
 	}
 	if (apart) {

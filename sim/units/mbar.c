@@ -220,8 +220,7 @@ bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum
 		until = now + (uint64_t)s->cls_lat[IC_SYNCS]; /* the first try failed: it answers, then the loop polls */
 	e->polling = complete ? POLL_SAW : POLL_ON;
 	if (!complete) {
-		e->polls = e->poll == (int32_t)bar ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
-		e->poll = (int32_t)bar;
+		simt_failed_poll(e, (int32_t)bar);
 		simt_detach(s, w, now);
 	}
 	simt_yield(s, w); /* between polls the warp's other paths issue first */

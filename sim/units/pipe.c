@@ -719,8 +719,7 @@ bool pipe_wait_for(struct sim *s, struct warp *w, const struct insn *in, uint64_
 		e->poll = -1;
 	} else {
 		/* timed out: a loop of nothing but such tries is a spin, and one that can never end a deadlock */
-		e->polls = e->poll == (int32_t)missing ? (uint16_t)(e->polls + (e->polls < UINT16_MAX)) : 1;
-		e->poll = (int32_t)missing;
+		simt_failed_poll(e, (int32_t)missing);
 		simt_detach(s, w, now); /* the caller's retry loop YIELDs: the others go on past the join */
 		if (e->polls >= SPIN_POLLS)
 			sim_check_spin(s, now);
