@@ -70,23 +70,16 @@ else
   echo "build_copy_burst_chained: FAILED" >>"$meta"; status=1
 fi
 
-# inflight_latency's other modes (inflight_spread.csv: calibrate's dram_spread*; inflight_lines.csv:
-# dram_load_latency; inflight_occupancy.csv: evidence only)
-for mode in spread occupancy lines; do
-  [ -x "$build/inflight_latency" ] || break
-  "$build/inflight_latency" "$outdir" "$mode" 2>&1 | tee -a "$log"
+# The benchmarks' other modes: inflight_latency's (inflight_spread.csv: calibrate's dram_spread*;
+# inflight_lines.csv: dram_load_latency; inflight_occupancy.csv: evidence only) and trywait_window's
+# (trywait_paths.csv: calibrate's diverged_poll_cycles; trywait_partial.csv, trywait_rejoin.csv: evidence)
+for run in inflight_latency:spread inflight_latency:occupancy inflight_latency:lines \
+           trywait_window:partial trywait_window:paths trywait_window:rejoin; do
+  b=${run%%:*} mode=${run#*:}
+  [ -x "$build/$b" ] || continue
+  "$build/$b" "$outdir" "$mode" 2>&1 | tee -a "$log"
   rc=${PIPESTATUS[0]}
-  echo "run_inflight_latency_$mode: rc=$rc" >>"$meta"
-  [ "$rc" -eq 0 ] || status=1
-done
-
-# trywait_window's other modes (trywait_partial.csv: evidence only; trywait_paths.csv: calibrate's
-# diverged_poll_cycles)
-for mode in partial paths; do
-  [ -x "$build/trywait_window" ] || break
-  "$build/trywait_window" "$outdir" "$mode" 2>&1 | tee -a "$log"
-  rc=${PIPESTATUS[0]}
-  echo "run_trywait_window_$mode: rc=$rc" >>"$meta"
+  echo "run_${b}_$mode: rc=$rc" >>"$meta"
   [ "$rc" -eq 0 ] || status=1
 done
 
