@@ -143,6 +143,8 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 
 /* The warp goes on in the same op (issue.c): its next instruction, planned now instead of at the next pick. */
 void issue_plan_here(const struct sim *s, struct warp *w);
+/* The same for compute once its chain has begun, whose instruction in at group e is (issue.c). */
+void issue_plan_compute(const struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e);
 /* An op is over (issue.c): under independent scheduling the warp's next group in turn issues. */
 void issue_next_group(struct sim *s, struct warp *w);
 
@@ -205,7 +207,7 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	if (!e->again && (int64_t)e->op_step <= w->op_count)
 		plan_fma(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
 	else
-		issue_plan_here(s, w);
+		issue_plan_compute(s, w, in, e);
 }
 
 #endif

@@ -399,12 +399,30 @@ void issue_plan_here(const struct sim *s, struct warp *w)
 }
 
 /*
+ * compute's next instruction once its chain has begun (op_step > 0): the
+ * form of its loop's instructions while e->again, else the chain's next
+ * FMA, else its store; form_at's case for it without the cursor's look-up
+ * and the switch on the op (issue_plan_here cost 50 host instructions a
+ * call at every trip of every chain).
+ */
+void issue_plan_compute(const struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
+{
+	if (!e->again && (int64_t)e->op_step <= w->op_count) {
+		plan_fma(w, in, e);
+		return;
+	}
+	struct cursor c = {in, &s->forms[e->again ? e->aux : LF_COMPUTE_STORE], e};
+	if (e->li < c.f->n)
+		plan_form(s, w, &c);
+}
+
+/*
  * One instruction of compute's compiled loop around its chain (e->again)
  * issued at now, its result ready at result: a trip's counter, compare or
  * branch between two FMAs, or the loop's entry, exit or skip, in a row.
  */
-static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *e, const struct lform *f,
-			      uint64_t now, uint64_t result)
+static void compute_loop_step(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e,
+			      const struct lform *f, uint64_t now, uint64_t result)
 {
 	w->res[e->li] = result;
 	if (e->aux == LF_CHAIN_TRIP) {
@@ -428,7 +446,7 @@ static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *
 			e->li = 0;
 		}
 	}
-	issue_plan_here(s, w);
+	issue_plan_compute(s, w, in, e);
 }
 
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
@@ -458,7 +476,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
 
 	if (in->op == OP_COMPUTE && e->again) {
-		compute_loop_step(s, w, e, f, now, now + lat);
+		compute_loop_step(s, w, in, e, f, now, now + lat);
 		return;
 	}
 
@@ -531,7 +549,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->op_step = 1;
 			e->li = 0;
 			compute_insert(e, w->op_count > 0 ? LF_COMPUTE_ENTER : LF_COMPUTE_SKIP);
-			issue_plan_here(s, w);
+			issue_plan_compute(s, w, in, e);
 			return;
 		}
 		op_end(s, w, in, f);
