@@ -861,6 +861,18 @@ void simt_release(struct sim *s, struct warp *w, int entry, uint64_t at)
 /* Once every live lane of the warp waits at a __syncwarp, all go on (next cycle) and groups at one point merge. */
 static void release_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 {
+	/*
+	 * Independent: a lane is in one group only, so one group with lanes
+	 * that does not wait here means not every live lane does.  The walk
+	 * goes from the newest slot down, where the groups yet to arrive
+	 * usually are: with 32 groups arriving one by one the walk over every
+	 * entry at every arrival was 1.9% of overwait D=32.  In the other
+	 * models a convergence barrier holds its paths' lanes too.
+	 */
+	if (independent(s))
+		for (int i = w->depth - 1; i >= 0; i--)
+			if (w->stack[i].mask && w->stack[i].blocked != WAIT_SYNCWARP)
+				return;
 	uint32_t at = 0;
 	for (int i = 0; i < w->depth; i++)
 		if (w->stack[i].mask && w->stack[i].blocked == WAIT_SYNCWARP)
