@@ -153,6 +153,21 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 						&gaddr[lane], &saddr[lane]);
 			got = mask;
 		}
+	} else if (block && !per_lane && mask == 0xffffffffu && !s->checks && (c == 4 || c == 8 || c == 16) &&
+		   off0 + 31 * step < bytes) {
+		/*
+		 * A full warp's group copy at uniform indices (the usual block copy)
+		 * with a chunk in every lane: lane l's lies l chunks after lane 0's
+		 * in both memories, so lanes 0 and 31 say the rest (*run), as the
+		 * loop below and the sector and bank counts' run cases would find;
+		 * the loop over 32 lanes, gmem_sectors and the bank cost's memo were
+		 * 1 000 host instructions a copy of with_staging_unified.
+		 */
+		last = off0 + 31 * step;
+		chunk_at(&g, dsti[0], srci[0], (uint64_t)off0, &gaddr[0], &saddr[0]);
+		chunk_at(&g, dsti[0], srci[0], (uint64_t)last, &gaddr[31], &saddr[31]);
+		*run = true;
+		got = mask;
 	} else {
 		rise_fill(rise, dsti, srci);
 		for (uint32_t m = mask; m; m &= m - 1) {
