@@ -103,9 +103,10 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
  * Plans the cursor's instruction of a form (c->f): what issue_when_planned
  * checks at the pick, and whether it is plain (issue_plain).  Inline where
  * an issue goes on in the same form, the most common slot after a chain's
- * FMA.
+ * FMA.  plan_form_in_place leaves w->next and next_known to the caller:
+ * issue_plain's cursor is w->next already (its group moved on within it).
  */
-static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
+static ISSUE_INLINE void plan_form_in_place(const struct sim *s, struct warp *w, const struct cursor *c)
 {
 	uint64_t at;
 	enum stall why;
@@ -113,6 +114,10 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
 	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's form has none (lower_kernel) */
 	plan_waits(w, c->e, at, why);
+}
+static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
+{
+	plan_form_in_place(s, w, c);
 	w->next = *c;
 	w->next_known = true;
 }
@@ -130,7 +135,12 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 	struct simt_entry *e = c.e;
 	const struct linst *li = &c.f->code[e->li];
 	enum iclass cls = (enum iclass)w->next_cls;
-	w->next_known = false;
+	/*
+	 * Nothing here reads next_known or moves the group out of the form:
+	 * the plan of its next instruction keeps w->next as it is, and
+	 * next_known stays true (7 host instructions of the 80 a plain slot
+	 * took, stores of what they held already).
+	 */
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
@@ -138,7 +148,7 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
 	w->res[e->li] = start + s->cls_lat[cls];
 	e->li++;
-	plan_form(s, w, &c);
+	plan_form_in_place(s, w, &c);
 }
 
 /* The warp goes on in the same op (issue.c): its next instruction, planned now instead of at the next pick. */
