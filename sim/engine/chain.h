@@ -30,6 +30,17 @@ static ISSUE_INLINE void plan_fma(struct warp *w, const struct insn *in, struct 
 }
 
 /*
+ * The chain's next FMA, planned after one of it issued: w->next, next_cls,
+ * next_free and next_known still hold what plan_fma gave the one before
+ * (the same op, group and class), so only when it may issue is new; the
+ * stores of the rest were 7 host instructions an FMA.
+ */
+static ISSUE_INLINE void plan_fma_again(struct warp *w, const struct insn *in, struct simt_entry *e)
+{
+	plan_waits(w, e, w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0], STALL_ALU);
+}
+
+/*
  * compute's loop as compiled around the chain: the tests of k before it
  * (or, for k = 0, the branch over it) and the ends of its regions after it
  * issue in a row before the next FMA or the store.
@@ -162,7 +173,7 @@ void issue_next_group(struct sim *s, struct warp *w);
 static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp *w, struct simt_entry *e,
 				   const struct insn *in, uint64_t now)
 {
-	w->next_known = false;
+	/* the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain */
 	issue_occupy(s, w, IC_FMA, false, now);
 	uint64_t lat = s->cls_lat[IC_FMA];
 	if (tr)
@@ -175,10 +186,11 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	e->op_step++;
 	if (in->op == OP_FMA) {
 		if ((int64_t)e->op_step >= w->op_count) {
+			w->next_known = false;
 			simt_advance(s, w);
 			issue_next_group(s, w);
 		} else {
-			plan_fma(w, in, e);
+			plan_fma_again(w, in, e);
 		}
 		return;
 	}
@@ -214,10 +226,12 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	} else if ((int64_t)e->op_step > w->op_count) {
 		compute_insert(e, LF_COMPUTE_EXIT);
 	}
-	if (!e->again && (int64_t)e->op_step <= w->op_count)
-		plan_fma(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
-	else
+	if (!e->again && (int64_t)e->op_step <= w->op_count) {
+		plan_fma_again(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
+	} else {
+		w->next_known = false;
 		issue_plan_compute(s, w, in, e);
+	}
 }
 
 #endif
