@@ -768,7 +768,10 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		} else {
 			if (bad >= 0)
 				simt_fault(s, w, bad, f);
-			for (uint32_t m = top->mask; m; m &= m - 1) {
+			/* a full warp (the lanes of a per-lane loop test) without the mask walk and a branch per lane */
+			for (int lane = 0; top->mask == 0xffffffffu && lane < 32; lane++)
+				taken |= (uint32_t)(cond[lane] == 0) << lane;
+			for (uint32_t m = top->mask == 0xffffffffu ? 0 : top->mask; m; m &= m - 1) {
 				int lane = __builtin_ctz(m);
 				if (cond[lane] == 0)
 					taken |= 1u << lane;
