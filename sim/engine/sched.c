@@ -340,15 +340,23 @@ static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, uint
  */
 static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
 {
+	/*
+	 * The limits as this run's bounds: no event is popped until it
+	 * returns, so popped + sm_ticks > max_events is sm_ticks > tick_cap,
+	 * and an event or the cycle limit stops it at the same next tick.
+	 */
+	const uint64_t popped = s->q.popped, max_events = s->limits.max_events;
+	const uint64_t tick_cap = popped > max_events ? 0 : max_events - popped;
+	const uint64_t cycle_cap = s->limits.max_cycles == NEVER ? NEVER : s->limits.max_cycles + 1;
 	for (uint64_t now = s->sm_next;; now = s->sm_next) {
 		s->now = now;
 		s->q.now = now; /* nothing may be scheduled before the tick */
 		s->sm_ticks++;
 		tick_sm(s, tr, gto, now);
-		/* What the event loop would test before its next tick, in its order. */
+		/* What the event loop would test before its next tick: an event by then, the limits. */
 		uint64_t ev_cycle = evq_empty(&s->q) ? NEVER : s->q.heap[0].cycle;
-		if (s->error || ev_cycle <= s->sm_next || s->sm_next > s->limits.max_cycles ||
-		    s->q.popped + s->sm_ticks > s->limits.max_events)
+		uint64_t stop = ev_cycle < cycle_cap ? ev_cycle : cycle_cap;
+		if (s->error || s->sm_next >= stop || s->sm_ticks > tick_cap)
 			return;
 	}
 }
