@@ -238,17 +238,23 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	for (;;) {
 		i = pick(p, gto, now);
 		w = p->warps[i];
-		enum stall cause = (enum stall)w->cause;
+		/*
+		 * cause is apart from what issue_check writes through a pointer, which
+		 * would keep it in memory on the inline path too.
+		 */
+		enum stall cause;
 		uint64_t at;
 		if (w->next_known) {
 			at = issue_when_planned_on(s, w, p->pipe_free, now, &cause); /* reads the plan, changes nothing */
 		} else {
 			/* finding the next instruction may run ops that issue none: the warp is the one issuing */
+			enum stall checked = (enum stall)w->cause;
 			s->issuing = w;
-			at = issue_check(s, w, now, &cause);
+			at = issue_check(s, w, now, &checked);
 			s->issuing = NULL;
 			if (s->error)
 				return NEVER;
+			cause = checked;
 		}
 		if (at == now)
 			break;
@@ -286,9 +292,14 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {
 		/* when its next instruction can issue, known now: one pick instead of a deferral later */
-		enum stall cause = STALL_NOT_SELECTED;
-		uint64_t at = w->next_known ? issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause)
-					    : issue_check(s, w, now + 1, &cause);
+		enum stall cause, checked = STALL_NOT_SELECTED; /* apart, as in the pick above */
+		uint64_t at;
+		if (w->next_known) {
+			at = issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause);
+		} else {
+			at = issue_check(s, w, now + 1, &checked);
+			cause = checked;
+		}
 		if (at > now + 1) {
 			*ready = at;
 			if (at != NEVER)
