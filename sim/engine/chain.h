@@ -142,15 +142,16 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
  */
 static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 {
-	struct cursor c = w->next;
-	struct simt_entry *e = c.e;
-	const struct linst *li = &c.f->code[e->li];
+	const struct cursor *c = &w->next;
+	struct simt_entry *e = c->e;
+	const struct linst *li = &c->f->code[e->li];
 	enum iclass cls = (enum iclass)w->next_cls;
 	/*
 	 * Nothing here reads next_known or moves the group out of the form:
 	 * the plan of its next instruction keeps w->next as it is, and
 	 * next_known stays true (7 host instructions of the 80 a plain slot
-	 * took, stores of what they held already).
+	 * took, stores of what they held already).  The cursor is read where
+	 * it is, not copied: in the tick a copy went to the stack and back.
 	 */
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
@@ -159,7 +160,7 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
 	w->res[e->li] = start + s->cls_lat[cls];
 	e->li++;
-	plan_form_in_place(s, w, &c);
+	plan_form_in_place(s, w, c);
 }
 
 /* The warp goes on in the same op (issue.c): its next instruction, planned now instead of at the next pick. */
