@@ -292,11 +292,12 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {
 		/* when its next instruction can issue, known now: one pick instead of a deferral later */
-		enum stall cause, checked = STALL_NOT_SELECTED; /* apart, as in the pick above */
+		enum stall cause;
 		uint64_t at;
 		if (w->next_known) {
 			at = issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause);
 		} else {
+			enum stall checked = STALL_NOT_SELECTED; /* apart, as in the pick above */
 			at = issue_check(s, w, now + 1, &checked);
 			cause = checked;
 		}
