@@ -368,8 +368,9 @@ static void fetch_later(struct simt_entry *g, uint32_t branching, int32_t target
  * split, such as a lone lane, keeps them all), goes on from the newest
  * slot down (a split's other group is put in the lowest free slot, most
  * often a new one on top) and stops once every lane is found: with 32
- * groups the walk over the 33 entries was 2.4% of overwait D=32.  The other models keep a lane in a convergence
- * barrier or a stack entry too, and walk them all.
+ * groups the walk over the 33 entries was 2.4% of overwait D=32.  The
+ * other models keep a lane in a convergence barrier or a stack entry too,
+ * and walk them all.
  */
 static void fetch_target(const struct sim *s, struct warp *w, int32_t target, uint32_t branching, uint64_t at)
 {

@@ -565,7 +565,10 @@ static inline uint32_t *simt_agree(const struct sim *s, const struct warp *w)
 {
 	return &s->agree[(size_t)w->id * SIMT_AGREE_SLOTS];
 }
-/* A slot's lanes of mask were just written one value; a split group's reads find them agreeing without a compare per lane. */
+/*
+ * A slot's lanes of mask were just written one value; a split group's
+ * reads find them agreeing without a compare per lane.
+ */
 static inline void simt_agreeing(const struct sim *s, const struct warp *w, unsigned slot, uint32_t mask)
 {
 	if (slot < SIMT_AGREE_SLOTS)

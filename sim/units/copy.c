@@ -201,8 +201,11 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 	return chunks_of(block ? r + __builtin_ctz(mask) : 0, group, c, bytes);
 }
 
-/* Lane's zero-filled tail bytes: zf's where the copy has a zfill (copy_issue evaluates it into zf only then), else 0. */
-static inline int64_t zfill_at(const struct insn *in, const int64_t zf[32], int lane) { return in->zfill ? zf[lane] : 0; }
+/* Lane's zero-filled tail bytes: zf's where the copy has a zfill (copy_issue evaluates them only then), else 0. */
+static inline int64_t zfill_at(const struct insn *in, const int64_t zf[32], int lane)
+{
+	return in->zfill ? zf[lane] : 0;
+}
 
 bool copy_bulk(const struct insn *in) { return in->op == OP_MEMCPY_ASYNC && in->bar >= 0 && in->align >= 16; }
 
