@@ -30,6 +30,17 @@ static ISSUE_INLINE void plan_fma(struct warp *w, const struct insn *in, struct 
 }
 
 /*
+ * The chain's next FMA, planned after one of it issued: w->next, next_cls,
+ * next_free and next_known still hold what plan_fma gave the one before
+ * (the same op, group and class), so only when it may issue is new; the
+ * stores of the rest were 7 host instructions an FMA.
+ */
+static ISSUE_INLINE void plan_fma_again(struct warp *w, const struct insn *in, struct simt_entry *e)
+{
+	plan_waits(w, e, w->chain_ready[in->chains > 1 ? e->op_step % in->chains : 0], STALL_ALU);
+}
+
+/*
  * compute's loop as compiled around the chain: the tests of k before it
  * (or, for k = 0, the branch over it) and the ends of its regions after it
  * issue in a row before the next FMA or the store.
@@ -67,10 +78,19 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
 	 * guards a result whose stall counts were left out with the set-up.
 	 */
 	uint64_t pred_extra = li->cls == IC_BRA ? s->pred_extra : 0;
-	for (uint64_t d = li->deps; d; d &= d - 1) {
+	if (!pred_extra) {
+		/* most instructions: the loop without the branch's case keeps its values in registers in the tick */
+		for (uint64_t d = li->deps; d; d &= d - 1) {
+			int j = __builtin_ctzll(d);
+			uint64_t ready = w->res[j];
+			last = ready > at ? j : last;
+			at = ready > at ? ready : at;
+		}
+	}
+	for (uint64_t d = pred_extra ? li->deps : 0; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
-		if (pred_extra && c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
+		if (c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
 			ready += pred_extra;
 		last = ready > at ? j : last;
 		at = ready > at ? ready : at;
@@ -103,9 +123,10 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
  * Plans the cursor's instruction of a form (c->f): what issue_when_planned
  * checks at the pick, and whether it is plain (issue_plain).  Inline where
  * an issue goes on in the same form, the most common slot after a chain's
- * FMA.
+ * FMA.  plan_form_in_place leaves w->next and next_known to the caller:
+ * issue_plain's cursor is w->next already (its group moved on within it).
  */
-static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
+static ISSUE_INLINE void plan_form_in_place(const struct sim *s, struct warp *w, const struct cursor *c)
 {
 	uint64_t at;
 	enum stall why;
@@ -113,6 +134,10 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
 	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's form has none (lower_kernel) */
 	plan_waits(w, c->e, at, why);
+}
+static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
+{
+	plan_form_in_place(s, w, c);
 	w->next = *c;
 	w->next_known = true;
 }
@@ -126,11 +151,17 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
  */
 static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 {
-	struct cursor c = w->next;
-	struct simt_entry *e = c.e;
-	const struct linst *li = &c.f->code[e->li];
+	const struct cursor *c = &w->next;
+	struct simt_entry *e = c->e;
+	const struct linst *li = &c->f->code[e->li];
 	enum iclass cls = (enum iclass)w->next_cls;
-	w->next_known = false;
+	/*
+	 * Nothing here reads next_known or moves the group out of the form:
+	 * the plan of its next instruction keeps w->next as it is, and
+	 * next_known stays true (7 host instructions of the 80 a plain slot
+	 * took, stores of what they held already).  The cursor is read where
+	 * it is, not copied: in the tick a copy went to the stack and back.
+	 */
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
@@ -138,11 +169,13 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
 	w->res[e->li] = start + s->cls_lat[cls];
 	e->li++;
-	plan_form(s, w, &c);
+	plan_form_in_place(s, w, c);
 }
 
 /* The warp goes on in the same op (issue.c): its next instruction, planned now instead of at the next pick. */
 void issue_plan_here(const struct sim *s, struct warp *w);
+/* The same for compute once its chain has begun, whose instruction in at group e is (issue.c). */
+void issue_plan_compute(const struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e);
 /* An op is over (issue.c): under independent scheduling the warp's next group in turn issues. */
 void issue_next_group(struct sim *s, struct warp *w);
 
@@ -150,7 +183,7 @@ void issue_next_group(struct sim *s, struct warp *w);
 static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp *w, struct simt_entry *e,
 				   const struct insn *in, uint64_t now)
 {
-	w->next_known = false;
+	/* the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain */
 	issue_occupy(s, w, IC_FMA, false, now);
 	uint64_t lat = s->cls_lat[IC_FMA];
 	if (tr)
@@ -163,10 +196,11 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	e->op_step++;
 	if (in->op == OP_FMA) {
 		if ((int64_t)e->op_step >= w->op_count) {
+			w->next_known = false;
 			simt_advance(s, w);
 			issue_next_group(s, w);
 		} else {
-			plan_fma(w, in, e);
+			plan_fma_again(w, in, e);
 		}
 		return;
 	}
@@ -202,10 +236,12 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	} else if ((int64_t)e->op_step > w->op_count) {
 		compute_insert(e, LF_COMPUTE_EXIT);
 	}
-	if (!e->again && (int64_t)e->op_step <= w->op_count)
-		plan_fma(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
-	else
-		issue_plan_here(s, w);
+	if (!e->again && (int64_t)e->op_step <= w->op_count) {
+		plan_fma_again(w, in, e); /* the chain's next FMA: form_at's case, without asking it */
+	} else {
+		w->next_known = false;
+		issue_plan_compute(s, w, in, e);
+	}
 }
 
 #endif

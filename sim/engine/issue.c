@@ -350,6 +350,45 @@ static uint64_t taken_redirect(const struct sim *s, uint64_t now, uint8_t stall)
 	return now + stall + 1 + (uint64_t)s->m->branch_redirect;
 }
 
+/* A group holding lanes of the branch that is at its target fetches from there until at (fetch_target). */
+static void fetch_later(struct simt_entry *g, uint32_t branching, int32_t target, uint64_t at)
+{
+	/* later, not sooner: a join the branch lands on has set its own reconvergence */
+	if ((g->mask & branching) && g->pc == target && g->redirect < at)
+		g->redirect = at;
+}
+
+/*
+ * The lanes that took a branch (a loop's exit, an if's skip: branching
+ * held them before it) fetch its target before they issue again
+ * (iclass.csv: BRA), until at; a loop's back-edge goes to code just run
+ * and costs only its slot.  Every group holding such lanes at the target
+ * waits.  Under independent scheduling a lane is in one group only, so
+ * the walk starts at the branching group (where a group that did not
+ * split, such as a lone lane, keeps them all), goes on from the newest
+ * slot down (a split's other group is put in the lowest free slot, most
+ * often a new one on top) and stops once every lane is found: with 32
+ * groups the walk over the 33 entries was 2.4% of overwait D=32.  The
+ * other models keep a lane in a convergence barrier or a stack entry too,
+ * and walk them all.
+ */
+static void fetch_target(const struct sim *s, struct warp *w, int32_t target, uint32_t branching, uint64_t at)
+{
+	if (s->m->reconverge != RECONVERGE_INDEPENDENT || w->cur < 0 || w->cur >= w->depth) {
+		for (int i = 0; i < w->depth; i++)
+			fetch_later(&w->stack[i], branching, target, at);
+		return;
+	}
+	fetch_later(&w->stack[w->cur], branching, target, at);
+	uint32_t left = branching & ~w->stack[w->cur].mask;
+	for (int i = w->depth - 1; left && i >= 0; i--) {
+		if (i == w->cur)
+			continue;
+		fetch_later(&w->stack[i], branching, target, at);
+		left &= ~w->stack[i].mask;
+	}
+}
+
 /* The warp goes on in the same op: its next instruction, planned now instead of at the next pick. */
 void issue_plan_here(const struct sim *s, struct warp *w)
 {
@@ -362,12 +401,30 @@ void issue_plan_here(const struct sim *s, struct warp *w)
 }
 
 /*
+ * compute's next instruction once its chain has begun (op_step > 0): the
+ * form of its loop's instructions while e->again, else the chain's next
+ * FMA, else its store; form_at's case for it without the cursor's look-up
+ * and the switch on the op (issue_plan_here cost 50 host instructions a
+ * call at every trip of every chain).
+ */
+void issue_plan_compute(const struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
+{
+	if (!e->again && (int64_t)e->op_step <= w->op_count) {
+		plan_fma(w, in, e);
+		return;
+	}
+	struct cursor c = {in, &s->forms[e->again ? e->aux : LF_COMPUTE_STORE], e};
+	if (e->li < c.f->n)
+		plan_form(s, w, &c);
+}
+
+/*
  * One instruction of compute's compiled loop around its chain (e->again)
  * issued at now, its result ready at result: a trip's counter, compare or
  * branch between two FMAs, or the loop's entry, exit or skip, in a row.
  */
-static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *e, const struct lform *f,
-			      uint64_t now, uint64_t result)
+static void compute_loop_step(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e,
+			      const struct lform *f, uint64_t now, uint64_t result)
 {
 	w->res[e->li] = result;
 	if (e->aux == LF_CHAIN_TRIP) {
@@ -391,7 +448,7 @@ static void compute_loop_step(struct sim *s, struct warp *w, struct simt_entry *
 			e->li = 0;
 		}
 	}
-	issue_plan_here(s, w);
+	issue_plan_compute(s, w, in, e);
 }
 
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
@@ -421,7 +478,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
 
 	if (in->op == OP_COMPUTE && e->again) {
-		compute_loop_step(s, w, e, f, now, now + lat);
+		compute_loop_step(s, w, in, e, f, now, now + lat);
 		return;
 	}
 
@@ -451,16 +508,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->loop_pred = now - 1 + (uint64_t)s->m->branch_predicate_latency;
 		enum anchor_status st = exec_anchor(s, w, in, start);
 		if (fetches)
-			/*
-			 * The lanes that took the branch (a loop's exit, an if's skip) fetch
-			 * its target before they issue again (iclass.csv: BRA); a loop's
-			 * back-edge goes to code just run and costs only its slot.
-			 */
-			for (int i = 0; i < w->depth; i++)
-				if ((w->stack[i].mask & branching) && w->stack[i].pc == in->target &&
-				    w->stack[i].redirect < start + (uint64_t)s->m->branch_redirect)
-					/* later, not sooner: a join the branch lands on has set its own reconvergence */
-					w->stack[i].redirect = start + (uint64_t)s->m->branch_redirect;
+			fetch_target(s, w, in->target, branching, start + (uint64_t)s->m->branch_redirect);
 		if (st == ANCHOR_MOVED)
 			issue_next_group(s, w);
 		if (s->error || w->done || st == ANCHOR_BLOCKED || st == ANCHOR_MOVED)
@@ -503,7 +551,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			e->op_step = 1;
 			e->li = 0;
 			compute_insert(e, w->op_count > 0 ? LF_COMPUTE_ENTER : LF_COMPUTE_SKIP);
-			issue_plan_here(s, w);
+			issue_plan_compute(s, w, in, e);
 			return;
 		}
 		op_end(s, w, in, f);

@@ -354,6 +354,14 @@ struct sim {
 	 * results depend on it), so per-lane evaluation does not trust them.
 	 */
 	uint64_t token_slots;
+	/*
+	 * SIMT_AGREE_SLOTS per warp (simt_agree): per slot below 63, lanes known
+	 * to hold one value in it.  Set where a value was written to them all at
+	 * once (simt_agreeing), cleared by every other write of its lanes
+	 * (simt_disagree).  Apart from struct warp, whose size the memory
+	 * limit's estimate and its message count.
+	 */
+	uint32_t *agree;
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
@@ -558,6 +566,27 @@ void simt_exit_lanes(struct sim *s, struct warp *w, uint32_t lanes, uint64_t now
 static inline int64_t *simt_reg(const struct warp *w, unsigned slot, int lane)
 {
 	return &w->regs[(size_t)slot * 32 + (size_t)lane];
+}
+#define SIMT_AGREE_SLOTS 63
+/* The warp's lanes known to agree, per slot below 63 (s->agree). */
+static inline uint32_t *simt_agree(const struct sim *s, const struct warp *w)
+{
+	return &s->agree[(size_t)w->id * SIMT_AGREE_SLOTS];
+}
+/*
+ * A slot's lanes of mask were just written one value; a split group's
+ * reads find them agreeing without a compare per lane.
+ */
+static inline void simt_agreeing(const struct sim *s, const struct warp *w, unsigned slot, uint32_t mask)
+{
+	if (slot < SIMT_AGREE_SLOTS)
+		simt_agree(s, w)[slot] = mask;
+}
+/* A slot's lanes are about to be written one by one: nothing is known of their agreement. */
+static inline void simt_disagree(const struct sim *s, const struct warp *w, unsigned slot)
+{
+	if (slot < SIMT_AGREE_SLOTS)
+		simt_agree(s, w)[slot] = 0;
 }
 /* Writes the stale ones among slots into their 32 lanes, before lanes are read or written one by one. */
 static inline void simt_materialize(struct warp *w, uint64_t slots)

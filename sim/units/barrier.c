@@ -245,6 +245,7 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			mbar_expect_tx(s, bar, tx, now);
 		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
+		simt_disagree(s, w, in->slot);
 		for (uint32_t m = mask; m; m &= m - 1)
 			*simt_reg(w, in->slot, __builtin_ctz(m)) = mbar_landing_phase(b, (uint32_t)(w - s->warps));
 		flow_release(s, w, now);

@@ -18,6 +18,8 @@
  * Alignment below 4 bytes: no async copy at all — the threads load and
  * store, waiting for memory (the report warns about it).
  */
+#include <string.h>
+
 #include "smem.h"
 #include "simint.h"
 
@@ -153,6 +155,21 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 						&gaddr[lane], &saddr[lane]);
 			got = mask;
 		}
+	} else if (block && !per_lane && mask == 0xffffffffu && !s->checks && (c == 4 || c == 8 || c == 16) &&
+		   off0 + 31 * step < bytes) {
+		/*
+		 * A full warp's group copy at uniform indices (the usual block copy)
+		 * with a chunk in every lane: lane l's lies l chunks after lane 0's
+		 * in both memories, so lanes 0 and 31 say the rest (*run), as the
+		 * loop below and the sector and bank counts' run cases would find;
+		 * the loop over 32 lanes, gmem_sectors and the bank cost's memo were
+		 * 1 000 host instructions a copy of with_staging_unified.
+		 */
+		last = off0 + 31 * step;
+		chunk_at(&g, dsti[0], srci[0], (uint64_t)off0, &gaddr[0], &saddr[0]);
+		chunk_at(&g, dsti[0], srci[0], (uint64_t)last, &gaddr[31], &saddr[31]);
+		*run = true;
+		got = mask;
 	} else {
 		rise_fill(rise, dsti, srci);
 		for (uint32_t m = mask; m; m &= m - 1) {
@@ -182,6 +199,12 @@ static int64_t uniform_chunks(struct sim *s, const struct warp *w, const struct 
 	*lanes = got;
 	/* chunks_of falls with the rank: the first lane of mask has the most */
 	return chunks_of(block ? r + __builtin_ctz(mask) : 0, group, c, bytes);
+}
+
+/* Lane's zero-filled tail bytes: zf's where the copy has a zfill (copy_issue evaluates them only then), else 0. */
+static inline int64_t zfill_at(const struct insn *in, const int64_t zf[32], int lane)
+{
+	return in->zfill ? zf[lane] : 0;
 }
 
 bool copy_bulk(const struct insn *in) { return in->op == OP_MEMCPY_ASYNC && in->bar >= 0 && in->align >= 16; }
@@ -430,9 +453,15 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			}
 		}
 	}
-	int64_t zf[32] = {0}; /* per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill) */
-	if (in->zfill)
+	/*
+	 * Per lane: zero-filled tail bytes (__pipeline_memcpy_async's zfill), read as zfill_at; zeroed
+	 * only for a copy with a zfill (a copy's 256-byte memset was 37 host instructions).
+	 */
+	int64_t zf[32];
+	if (in->zfill) {
+		memset(zf, 0, sizeof zf);
 		simt_eval_lanes(s, w, &in->e[1], mask, zf);
+	}
 	bool run = false; /* gaddr and saddr: lanes 0 and 31 of a run of chunks (uniform_chunks) */
 	if (uni_bytes && !in->zfill)
 		rounds = uniform_chunks(s, w, in, round, ubytes, uni_dst ? &udst : dsti, uni_dst ? 0 : 1,
@@ -460,14 +489,15 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		int64_t di = uni_dst ? udst : dsti[lane], si = uni_src ? usrc : srci[lane];
 		uint64_t dbyte = (uint64_t)di * dst->elem_bytes + (uint64_t)off;
 		uint64_t sbyte = (uint64_t)si * src->elem_bytes + (uint64_t)off;
-		if (zf[lane] < 0 || zf[lane] > c) {
+		int64_t zfill = zfill_at(in, zf, lane);
+		if (zfill < 0 || zfill > c) {
 			sim_fail(s, DIAG_INPUT, w,
 				 "program error: thread %u: __pipeline_memcpy_async of %lld bytes with zfill %lld: PTX "
 				 "cp.async's src-size (bytes - zfill) must lie in 0..%lld",
-				 w->in_block * 32 + (unsigned)lane, (long long)c, (long long)zf[lane], (long long)c);
+				 w->in_block * 32 + (unsigned)lane, (long long)c, (long long)zfill, (long long)c);
 			return true;
 		}
-		uint64_t sread = (uint64_t)(c - zf[lane]); /* bytes read from the source: only they must be valid */
+		uint64_t sread = (uint64_t)(c - zfill); /* bytes read from the source: only they must be valid */
 		if (di < 0 || (sread && si < 0) || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes ||
 		    (sread && sbyte + sread > src->elems * src->elem_bytes)) {
 			bool dst_bad = di < 0 || dbyte + (uint64_t)c > dst->elems * dst->elem_bytes;
@@ -538,7 +568,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 			completion(s, w, in, lane, bar_elem, &kind, &obj, &seq);
 			if (kind == FLOW_BAR)
 				seq = s->mbars[bar].phase;
-			uint32_t sread = (uint32_t)(c - zf[lane]);
+			uint32_t sread = (uint32_t)(c - zfill_at(in, zf, lane));
 			if (sread)
 				flow_copy(s, w, lane, saddr[lane], sread, in->src.buf, sidx[lane], land, kind, obj, seq);
 			if (sread < (uint32_t)c) /* the zero-filled tail: written by the copy, from no global element */
