@@ -361,9 +361,9 @@ Test(progress, try_wait_wakes_when_the_phase_completes)
  * In a diverged warp a try_wait does not suspend until the phase completes: a poll takes
  * diverged_poll_cycles and answers as the phase was when it began (traces/h100/trywait_paths.csv,
  * yield rows: lanes 0-15 poll while lanes 16-31 wait at the join; the phase completing during a poll is
- * seen only by the next, diverged_poll_cycles apart).  Thread 0 polls alone while thread 1, after 200
- * FMAs, makes the arrival that completes the phase: the first poll answers false, and thread 0 counts
- * its polls.  The same wait by a converged warp suspends and wakes with the phase: one poll.
+ * seen only by the next, diverged_poll_cycles apart).  Lane 0 of warp 0 polls alone while warp 1, after
+ * 400 FMAs, makes the arrival that completes the phase: the first polls answer false, and lane 0 counts
+ * them.  The same wait by the whole of warp 0, converged, suspends and wakes with the phase: one poll.
  */
 Test(progress, a_diverged_warp_polls_and_each_poll_answers_as_the_phase_began)
 {
