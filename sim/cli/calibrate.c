@@ -134,6 +134,38 @@ static double row_num(struct calib *c, const struct csv *v, int r, const char *c
 	return end == cellv || *end ? NAN : x;
 }
 
+/* A least-squares line through points added one by one. */
+struct line_fit {
+	double sx, sy, sxx, sxy;
+	int n;
+};
+
+static void fit_add(struct line_fit *f, double x, double y)
+{
+	f->sx += x, f->sy += y, f->sxx += x * x, f->sxy += x * y;
+	f->n++;
+}
+
+/* The line's slope and intercept; false when fewer than two distinct x leave it undetermined. */
+static bool fit_line(const struct line_fit *f, double *slope, double *intercept)
+{
+	double den = f->n * f->sxx - f->sx * f->sx;
+	if (f->n < 2 || den <= 0)
+		return false;
+	*slope = (f->n * f->sxy - f->sx * f->sy) / den;
+	*intercept = (f->sy - *slope * f->sx) / f->n;
+	return true;
+}
+
+/* File `name` loaded into *v and the index of its column `col`; -1 (with the error set) when either is missing. */
+static int csv_column(struct calib *c, const char *name, const char *col, struct csv **v)
+{
+	*v = NULL;
+	if (c->d->code || csv_load(c, name, v))
+		return -1;
+	return col_of(c, *v, col);
+}
+
 /*
  * The value of column `col` in the one row of file `name` whose cells match
  * every "column=value" of the NULL-terminated key list; NAN (and an error)
@@ -519,31 +551,29 @@ static void derive_progress(struct calib *c)
 	 * least-squares slope of a_done_after_try over a_tries, over the rows of three tries or more (the
 	 * second try also waits for the other path to reach the __syncwarp).
 	 */
-	struct csv *v = NULL;
-	if (c->d->code || csv_load(c, "trywait_paths.csv", &v))
+	struct csv *v;
+	int first_try = csv_column(c, "trywait_paths.csv", "first_try", &v);
+	int variant = first_try < 0 ? -1 : col_of(c, v, "variant");
+	if (variant < 0)
 		return;
-	int first_try = col_of(c, v, "first_try"), variant = col_of(c, v, "variant");
-	if (first_try < 0 || variant < 0)
-		return;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0;
-	int n = 0, first_row = 0, last_row = 0;
+	struct line_fit fit = {0};
+	int first_row = 0, last_row = 0;
 	for (int i = 0; i < v->nrows; i++) {
 		char **cells = &v->cells[(size_t)i * CSV_MAX_COLS];
 		double tries = row_num(c, v, i, "a_tries_median"), done = row_num(c, v, i, "a_done_after_try_median");
 		if (strcmp(cells[first_try], "bare") || strcmp(cells[variant], "solo_arrive") || !(tries >= 3))
 			continue;
-		sx += tries, sy += done, sxx += tries * tries, sxy += tries * done;
+		fit_add(&fit, tries, done);
 		first_row = first_row ? first_row : i + 1;
 		last_row = i + 1;
-		n++;
 	}
-	if (n < 2 || n * sxx - sx * sx <= 0) {
+	double period, at_none;
+	if (!fit_line(&fit, &period, &at_none)) {
 		diag_set(c->d, DIAG_INPUT, "%s/trywait_paths.csv: expected two or more bare solo_arrive rows of three tries or more", c->dir);
 		return;
 	}
-	double period = (n * sxy - sx * sy) / (n * sxx - sx * sx);
 	c->m.diverged_poll_cycles = iround(period);
-	cite(c, "diverged_poll_cycles", "trywait_paths.csv rows %d-%d (%d rows, bare solo_arrive, three tries or more): a diverged path's libcu++-shaped wait lengthens by %.1f cycles a try (least-squares slope of a_done_after_try_median over a_tries_median)", first_row, last_row, n, period);
+	cite(c, "diverged_poll_cycles", "trywait_paths.csv rows %d-%d (%d rows, bare solo_arrive, three tries or more): a diverged path's libcu++-shaped wait lengthens by %.1f cycles a try (least-squares slope of a_done_after_try_median over a_tries_median)", first_row, last_row, fit.n, period);
 }
 
 /*
@@ -684,10 +714,8 @@ static double local_reuse_misses(const struct machine *m, int stages, int warps,
  */
 static void derive_dram_load(struct calib *c)
 {
-	struct csv *v = NULL;
-	if (c->d->code || csv_load(c, "inflight_lines.csv", &v))
-		return;
-	int pattern = col_of(c, v, "pattern");
+	struct csv *v;
+	int pattern = csv_column(c, "inflight_lines.csv", "pattern", &v);
 	if (pattern < 0)
 		return;
 	double sum = 0;
@@ -807,10 +835,8 @@ static void derive_l1(struct calib *c)
  */
 static void derive_l2_capacity(struct calib *c)
 {
-	struct csv *v = NULL;
-	if (c->d->code || csv_load(c, "l2_capacity.csv", &v))
-		return;
-	int mode = col_of(c, v, "mode");
+	struct csv *v;
+	int mode = csv_column(c, "l2_capacity.csv", "mode", &v);
 	if (mode < 0)
 		return;
 	double mb[64], lost[64], batches[64], warm[64];
@@ -868,26 +894,22 @@ static void derive_dram_spread(struct calib *c)
 	struct csv *v = NULL;
 	if (c->d->code || csv_load(c, "inflight_spread.csv", &v))
 		return;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0;
-	int n = 0;
+	struct line_fit fit = {0};
 	for (int r = 0; r < v->nrows; r++) {
 		double warps = row_num(c, v, r, "warps"), bps = row_num(c, v, r, "blocks_per_sm");
 		double over = row_num(c, v, r, "batch_max_over_median_mean");
 		if (c->d->code)
 			return;
-		double x = warps * bps - 1, y = over * (warps + 1) / (warps - 1);
-		sx += x, sy += y, sxx += x * x, sxy += x * y;
-		n++;
+		fit_add(&fit, warps * bps - 1, over * (warps + 1) / (warps - 1));
 	}
-	double den = n * sxx - sx * sx;
-	if (n < 2 || den == 0) {
+	double slope, at_none;
+	if (!fit_line(&fit, &slope, &at_none)) {
 		diag_set(c->d, DIAG_INPUT, "%s/inflight_spread.csv: expected rows at two or more occupancies", c->dir);
 		return;
 	}
-	double slope = (n * sxy - sx * sy) / den;
-	c->m.dram_spread = iround((sy - slope * sx) / n);
+	c->m.dram_spread = iround(at_none);
 	c->m.dram_spread_per_line = round(slope * 10.0) / 10.0;
-	cite(c, "dram_spread", "inflight_spread.csv, %d rows: the least-squares line of a batch's slowest copy over its median (x 9/7, a uniform spread's maximum of eight) against the other lines in flight, at none", n);
+	cite(c, "dram_spread", "inflight_spread.csv, %d rows: the least-squares line of a batch's slowest copy over its median (x 9/7, a uniform spread's maximum of eight) against the other lines in flight, at none", fit.n);
 	cite(c, "dram_spread_per_line", "inflight_spread.csv: the same line's slope, cycles per other line in flight");
 }
 

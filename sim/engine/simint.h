@@ -73,7 +73,7 @@ struct simt_entry {
 	uint8_t blocked;      /* enum wait_kind */
 	uint8_t cause;        /* enum stall: what its current block is charged to (sched_block) */
 	bool resumed;         /* woken at its anchor: a try_wait held in the SYNCS unit returns, it does not issue again */
-	uint8_t polling;      /* a diverged path in a library wait's retry loop: enum wait_poll */
+	uint8_t polling;      /* a diverged path in a library wait's retry loop: enum wait_poll (mbar_await ends it with the wait) */
 	uint16_t trip_fmas;   /* compute: FMAs issued in the chain loop's current trip (of chain_unroll x chains) */
 	uint16_t polls;       /* failed polls of that barrier in a row (saturating): SPIN_POLLS of them make a spin */
 	int32_t reconv;       /* simt_stack: pc where it rejoins the entry below, -1: none; convergence_barrier: a barrier's branch */

@@ -685,7 +685,6 @@ void simt_advance(struct sim *s, struct warp *w)
 	e->op_step = 0;
 	e->li = 0;
 	e->wait_start = NEVER;
-	e->polling = POLL_NONE;
 	settle(s, w);
 }
 
