@@ -99,6 +99,15 @@ struct insn {
 	struct {
 		uint8_t tm, tn, rep;
 		bool n8, b_col, bf16;
+		/*
+		 * wmma: the first lane_n instructions of its sequence compute each lane's
+		 * fragment row offsets from SR_LANEID (isa/lower.c).  Within a #pragma
+		 * unroll loop (lane_slot its variable, lane_first its first value) only
+		 * the first trip computes them; lane_slot -1: every execution does.
+		 */
+		uint8_t lane_n;
+		int16_t lane_slot;
+		int64_t lane_first;
 	} mma;
 };
 

@@ -23,6 +23,7 @@
 #define SEQ_MAX LOWER_SEQ_MAX
 #define TREE_MAX 64  /* nodes of one expression's tree */
 #define AVAIL_MAX 64 /* values one block (or one preheader) remembers */
+#define WMMA_LANE_N 9 /* S2R SR_LANEID and the lane's fragment offsets (OP_MMA) */
 
 /* A sequence being built. */
 struct seq {
@@ -82,6 +83,7 @@ struct lower_ctx {
 	int pc;                  /* the op being lowered */
 	struct expr locals[LI_LOCAL_SITES]; /* the local-array loads' operands (kernel local_reads) */
 	int nlocals;
+	int mma_lane_n; /* the wmma op just lowered: its lane offsets' instructions, a prefix of its sequence (0: none) */
 };
 
 /* An operand: the instruction that produced it in sink pc, or none (-1: a register ready before the op, or an immediate). */
@@ -926,23 +928,59 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 * m16n8k16), each repeat unrolled.  The last LDSM is the anchor: the op's shared
 		 * reads happen there and its result is when the last fragment is back, which
 		 * every HMMA waits for.  The HMMAs are the form's loop, issued rep times.
+		 * Each LDSM's address is an IMAD.U32 of the lane's row offset and the tile's.
 		 */
 		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2, ldsm = in->mma.tm + nb;
 		int start = q->n;
+		int lane_a = -1, lane_b = -1;
+		c->mma_lane_n = 0;
+		if (!in->mma.n8 && start + WMMA_LANE_N + 2 * ldsm + in->mma.tm * n8 <= SEQ_MAX) {
+			/*
+			 * wmma::load_matrix_sync reads %laneid: ptxas re-reads SR_LANEID and
+			 * recomputes each lane's row and column in the fragment every time
+			 * the loop around the loads comes round (gemm.sass gemm_ws_bulk<3>
+			 * 0x04e0-0x05d0, the consumer's k-tile loop; the second k-step of the
+			 * unrolled loop reuses them): S2R, then the row ((lane >> 3 & 1) * 8
+			 * + (lane & 7)) and column ((lane >> 4) * 8), then row * lda + column
+			 * for A and row * ldb + column for B.
+			 */
+			int sr = emit(q, IC_S2R, 0, false);
+			int hi = emit(q, IC_ALU, dep_bit(sr), false);  /* SHF lane >> 3 */
+			int lo = emit(q, IC_ALU, dep_bit(sr), false);  /* LOP3 lane & 7 */
+			int hi8 = emit(q, IC_IMAD, dep_bit(hi), false); /* IMAD.SHL (lane >> 3) * 8 */
+			int row = emit(q, IC_ALU, dep_bit(hi8) | dep_bit(lo), false); /* LOP3 (.. & 8) | (lane & 7) */
+			int col = emit(q, IC_ALU, dep_bit(sr), false);  /* SHF lane >> 4 */
+			int col8 = emit(q, IC_IMAD, dep_bit(col), false); /* IMAD.SHL (lane >> 4) * 8 */
+			lane_a = emit(q, IC_IMAD, dep_bit(row) | dep_bit(col8), false);
+			lane_b = emit(q, IC_IMAD, dep_bit(row) | dep_bit(col8), false);
+			c->mma_lane_n = q->n - start;
+		}
+		int after_lane = q->n;
 		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
 		uint64_t inputs = dep_bit(a) | dep_bit(b);
 		bool ext = false;
-		if (q->n + ldsm + in->mma.tm * n8 > SEQ_MAX) { /* a long index: its arithmetic stays outside the form */
-			q->n = start;
+		int addr_n = lane_a >= 0 ? ldsm : 0;
+		if (q->n + addr_n + ldsm + in->mma.tm * n8 > SEQ_MAX) { /* a long index: its arithmetic stays outside the form */
+			q->n = after_lane;
 			inputs = 0;
 			ext = true;
 		}
-		for (int i = 0; i < ldsm; i++)
-			*anchor = (int8_t)emit(q, IC_LDS, inputs, ext || !inputs);
+		if (lane_a >= 0) {
+			int addr[MMA_MAX_INSNS];
+			for (int i = 0; i < ldsm; i++)
+				addr[i] = emit(q, IC_IMAD, dep_bit(i < in->mma.tm ? lane_a : lane_b) | inputs, ext || !inputs);
+			for (int i = 0; i < ldsm; i++)
+				*anchor = (int8_t)emit(q, IC_LDS, dep_bit(addr[i]), false);
+		} else {
+			for (int i = 0; i < ldsm; i++)
+				*anchor = (int8_t)emit(q, IC_LDS, inputs, ext || !inputs);
+		}
 		*lb = (int8_t)q->n;
 		for (int i = 0; i < in->mma.tm * n8; i++)
 			emit(q, IC_MMA, dep_bit(*anchor), false);
 		*le = (int8_t)q->n;
+		if (start > 0) /* not a prefix of the sequence: every execution issues it */
+			c->mma_lane_n = 0;
 		break;
 	}
 	case OP_NANOSLEEP: {
@@ -1088,6 +1126,33 @@ uint64_t lform_plain(const struct lform *f)
 	return plain;
 }
 
+/*
+ * Where a wmma op computes its lanes' offsets: in the first trip of the
+ * #pragma unroll loop right around it, whose later trips reuse them
+ * (gemm.sass gemm_ws_bulk<3>: the k-steps' second LDSMs at 0x0b90-0x0c00
+ * read R58 and R59 from the first's), else in every execution.
+ */
+static void wmma_lane_loop(const struct lower_ctx *c, struct insn *in)
+{
+	const struct kernel *k = c->k;
+	in->mma.lane_n = (uint8_t)c->mma_lane_n;
+	in->mma.lane_slot = -1;
+	if (!in->mma.lane_n)
+		return;
+	/* the innermost loop around the op, unrolled or not: its back-edge is the nearest JMP back over it */
+	int back = -1;
+	for (int pc = c->pc + 1; pc < k->ncode && back < 0; pc++)
+		if (k->code[pc].op == OP_JMP && k->code[pc].target <= c->pc)
+			back = pc;
+	if (back < 0 || !k->code[back].unrolled || k->code[back].target < 1)
+		return;
+	const struct insn *init = &k->code[k->code[back].target - 1];
+	if (init->op == OP_LET && init->unrolled && init->e[0].is_const) {
+		in->mma.lane_slot = (int16_t)init->slot;
+		in->mma.lane_first = init->e[0].value;
+	}
+}
+
 int lower_kernel(struct kernel *k)
 {
 	int rc = -1;
@@ -1126,6 +1191,8 @@ int lower_kernel(struct kernel *k)
 			if (c.loops[i].remainder && c.loops[i].back + 1 == pc)
 				remainder_overhead(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
 		lower_insn(&c, in, marks[pc]);
+		if (in->op == OP_MMA)
+			wmma_lane_loop(&c, in);
 		avail_kill(&c.block, writes_of(k, in));
 		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))
 			goto out;

@@ -843,3 +843,39 @@ Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
 	snprintf(text, sizeof text, fmt, "f < c + 1", "");
 	cr_assert_eq(after_loop_insts(text) - branchy, 13, "one 64-bit bound: 13 instructions per entry");
 }
+
+/*
+ * wmma's fragment loads read SR_LANEID and compute each lane's row and column offsets, once per trip of the
+ * loop around a #pragma unroll loop of k-steps (traces/h100/gemm.sass gemm_ws_bulk<3>: S2R SR_LANEID at
+ * 0x04e0 before the first k-step's LDSMs, none before the second's at 0x0bd0): the first k-step waits for the
+ * S2R, the second does not; an mma outside an unrolled loop reads it every time.
+ */
+Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
+{
+	const char *fmt = "\"shared\": {\"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"kt\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"ks\", \"from\": 0, \"to\": 2, %s\"body\": ["
+			  "{\"op\": \"mma\", \"a\": \"h[ks * 16]\", \"lda\": 32, \"b\": \"h[4096 + ks * 1024]\", \"ldb\": 64,"
+			  " \"tiles_m\": 2, \"tiles_n\": 2}]}]}]";
+	char unrolled[1024], rolled[1024];
+	snprintf(unrolled, sizeof unrolled, fmt, "\"unroll\": true, ");
+	snprintf(rolled, sizeof rolled, fmt, "");
+	struct machine m = plain();
+	m.iclass_s2r_latency = 10;
+	uint64_t fast = run_text(unrolled, 32, 1, &m), insts = r.warp_insts;
+	m.iclass_s2r_latency = 410;
+	uint64_t slow = run_text(unrolled, 32, 1, &m);
+	cr_assert_eq(r.warp_insts, insts);
+	cr_assert(slow - fast >= 8 * 400 - 16 && slow - fast <= 8 * 400 + 16,
+		  "one S2R wait per k-tile, not per k-step: %llu -> %llu cycles", (unsigned long long)fast,
+		  (unsigned long long)slow);
+	/* per k-tile: 9 lane instructions once, then per k-step 4 address IMADs, 4 LDSMs, 8 HMMAs */
+	cr_assert_eq(r.hmma, 8 * 2 * 8);
+	uint64_t rolled_slow = run_text(rolled, 32, 1, &m);
+	cr_assert_geq(r.warp_insts, insts + 8 * 9, "a rolled k-step loop recomputes them every k-step: %llu vs %llu",
+		      (unsigned long long)r.warp_insts, (unsigned long long)insts);
+	m.iclass_s2r_latency = 10;
+	uint64_t rolled_fast = run_text(rolled, 32, 1, &m);
+	cr_assert_geq(rolled_slow - rolled_fast, 16 * 400 - 16, "and waits for every S2R: %llu -> %llu cycles",
+		      (unsigned long long)rolled_fast, (unsigned long long)rolled_slow);
+}

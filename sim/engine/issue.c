@@ -168,6 +168,19 @@ static int64_t op_count_of(struct sim *s, struct warp *w, uint32_t mask, const s
 	return most;
 }
 
+/*
+ * Where the op's sequence starts: at its first instruction, but for a wmma
+ * in a later trip of its unrolled loop, after its lanes' offsets, which are
+ * in registers (isa/lower.c).
+ */
+static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, const struct simt_entry *e)
+{
+	if (in->op != OP_MMA || in->mma.lane_slot < 0 ||
+	    lane_reg(w, (uint64_t)in->mma.lane_slot, __builtin_ctz(e->mask)) == in->mma.lane_first)
+		return 0;
+	return in->mma.lane_n;
+}
+
 /* The op at pc begins: its count and its inputs' readiness. */
 static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
 {
@@ -193,6 +206,9 @@ static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struc
 		if (in->op != OP_COMPUTE)
 			memset(w->chain_ready, 0, sizeof w->chain_ready);
 	}
+	e->li = op_first_li(w, in, e);
+	for (int j = 0; j < e->li; j++)
+		w->res[j] = 0;
 }
 
 /*
@@ -475,7 +491,8 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)
-		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
+				 e->op_step == 0 && (e->li == 0 || e->li == op_first_li(w, in, e)));
 
 	if (in->op == OP_COMPUTE && e->again) {
 		compute_loop_step(s, w, in, e, f, now, now + lat);

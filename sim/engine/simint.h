@@ -567,6 +567,11 @@ static inline int64_t *simt_reg(const struct warp *w, unsigned slot, int lane)
 {
 	return &w->regs[(size_t)slot * 32 + (size_t)lane];
 }
+/* A register of one lane (a stale slot's value is its uval). */
+static inline int64_t lane_reg(const struct warp *w, uint64_t slot, int lane)
+{
+	return slot < 63 && (w->stale >> slot & 1) ? w->uval[slot] : *simt_reg(w, (unsigned)slot, lane);
+}
 #define SIMT_AGREE_SLOTS 63
 /* The warp's lanes known to agree, per slot below 63 (s->agree). */
 static inline uint32_t *simt_agree(const struct sim *s, const struct warp *w)

@@ -43,12 +43,6 @@ void simt_fault(struct sim *s, struct warp *w, int lane, enum expr_fault f)
 	sim_fail(s, DIAG_INPUT, w, "%s (thread %u)", expr_fault_name(f), w->in_block * 32 + (unsigned)lane);
 }
 
-/* A register of one lane (a stale slot's value is its uval). */
-static inline int64_t lane_reg(const struct warp *w, uint64_t slot, int lane)
-{
-	return slot < 63 && (w->stale >> slot & 1) ? w->uval[slot] : *simt_reg(w, (unsigned)slot, lane);
-}
-
 void simt_substitute(const struct sim *s, const struct warp *w, int lane, const char *text, char *out, size_t n)
 {
 	size_t len = 0;
