@@ -879,3 +879,28 @@ Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
 	cr_assert_geq(rolled_slow - rolled_fast, 16 * 400 - 16, "and waits for every S2R: %llu -> %llu cycles",
 		      (unsigned long long)rolled_fast, (unsigned long long)rolled_slow);
 }
+
+/*
+ * An S2R waits in the MIO queue behind the shared loads queued before it (tests/hw/s2r_mio.cu: an S2R
+ * beside 8-way LDSM streams takes 713 cycles a trip where it takes 57 alone): a wmma issued (after 24
+ * FMAs) while seven other warps' 32-way conflicted loads (224 wavefronts) wait at the port has its SR_LANEID once the port
+ * has worked them off, and only then its addresses and LDSMs; read at issue, the S2R's latency would hide
+ * under the port's backlog.
+ */
+Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)
+{
+	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}, \"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
+			   "{\"op\": \"fma\", \"n\": 24},"
+			   "{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 32, \"b\": \"h[4096]\", \"ldb\": 64}],"
+			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	struct machine m = plain();
+	m.iclass_s2r_latency = 200;
+	m.s2r_behind_smem_port = 0;
+	uint64_t at_issue = run_text(text, 256, 1, &m);
+	m.s2r_behind_smem_port = 1;
+	uint64_t behind = run_text(text, 256, 1, &m);
+	cr_assert(behind >= at_issue + 150, "behind the port the S2R's 200 cycles follow the loads' wavefronts: %llu vs %llu cycles",
+		  (unsigned long long)behind, (unsigned long long)at_issue);
+	cr_assert(behind >= 7 * 32 * (uint64_t)m.smem_wavefront_cycles + 200, "%llu cycles", (unsigned long long)behind);
+}

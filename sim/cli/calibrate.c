@@ -649,6 +649,28 @@ static void derive_loops(struct calib *c)
 }
 
 /*
+ * s2r_mio.csv (tests/hw/s2r_mio.cu): one warp per scheduler reads a special register (S2R SR_VIRTID,
+ * %warpid, which ptxas re-reads every trip) and an IMAD waits for it, alone and beside three warps per
+ * scheduler streaming 8-way LDSMs.  Where the S2R queues behind the LDSMs' wavefronts its trip grows
+ * many times over; an S2R that did not would slow as the trip without it (alu) does, by the issue
+ * slots the streams take.  The rule: behind the port when the S2R's trip grows more than twice as
+ * much as the alu trip's, relative to their trips alone.
+ */
+static void derive_s2r_queue(struct calib *c)
+{
+	int r1, r2, r3, r4;
+	double alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r1, "probe=warpid", "load=none", NULL);
+	double beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r2, "probe=warpid", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
+	double alu_alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r3, "probe=alu", "load=none", NULL);
+	double alu_beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r4, "probe=alu", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
+	if (!(alone > 0 && alu_alone > 0))
+		return;
+	double grows = beside / alone, alu_grows = alu_beside / alu_alone;
+	c->m.s2r_behind_smem_port = grows > 2.0 * alu_grows;
+	cite(c, "s2r_behind_smem_port", "s2r_mio.csv rows %d and %d: an S2R (SR_VIRTID) and its reader take %.1f cycles a trip alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f); rows %d and %d, the trip without the S2R, %.1f and %.1f (x %.2f): %s", r1, r2, alone, beside, grows, r3, r4, alu_alone, alu_beside, alu_grows, c->m.s2r_behind_smem_port ? "it waits for the shared-memory port" : "it does not wait for the port");
+}
+
+/*
  * copy_burst_chained.csv (tests/hw/copy_burst.cu, chained, -maxrregcount=24): one warp's 16-byte copies
  * whose shared address runs through one register, each LDGSTS followed by the IMAD that overwrites it
  * (traces/h100/copy_burst_chained.sass).  A copy of the run takes the slope of its issue time from 16 to
@@ -1014,6 +1036,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_memory(c);
 	derive_progress(c);
 	derive_operand_read(c);
+	derive_s2r_queue(c);
 	derive_l1(c);
 	derive_dram_load(c);
 	derive_l2_capacity(c);

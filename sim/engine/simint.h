@@ -748,6 +748,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 void smem_port_fill(struct sim *s, uint64_t arrive, uint32_t wavefronts);
 /* A warp's access of wavefronts at now: when the port starts it (the fills arrived by now go first). */
 uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts);
+/* When the port has worked off what was asked of it by now (fills arrived by then included). */
+uint64_t smem_port_drained(struct sim *s, uint64_t now);
 void smem_port_free(struct sim *s);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */

@@ -69,13 +69,26 @@ static struct port_fill pop(struct smem_port *p)
 	return top;
 }
 
-uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts)
+/* The fills that have arrived by now join the port's queue. */
+static void admit_fills(struct smem_port *p, uint64_t now)
 {
-	struct smem_port *p = &s->mem.port;
 	while (p->n && p->heap[0].arrive <= now) {
 		struct port_fill f = pop(p);
 		p->free = (p->free > f.arrive ? p->free : f.arrive) + f.cycles;
 	}
+}
+
+uint64_t smem_port_drained(struct sim *s, uint64_t now)
+{
+	struct smem_port *p = &s->mem.port;
+	admit_fills(p, now);
+	return p->free > now ? p->free : now;
+}
+
+uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts)
+{
+	struct smem_port *p = &s->mem.port;
+	admit_fills(p, now);
 	uint64_t start = p->free > now ? p->free : now;
 	p->free = start + (uint64_t)wavefronts * (uint64_t)s->m->smem_wavefront_cycles;
 	return start;
