@@ -904,3 +904,28 @@ Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)
 		  (unsigned long long)behind, (unsigned long long)at_issue);
 	cr_assert(behind >= 7 * 32 * (uint64_t)m.smem_wavefront_cycles + 200, "%llu cycles", (unsigned long long)behind);
 }
+
+/*
+ * A fence's MEMBAR.ALL.CTA waits for the shared-memory work every warp queued before it (s2r_mio.csv: the
+ * fence beside three 8-way LDSM streams per scheduler takes 765 cycles a trip, 34 alone): warp 0 fences
+ * while seven other warps' 32-way conflicted loads (224 wavefronts) wait at the port, and goes on only
+ * once they are worked off; with membar_behind_smem_port 0 it goes on after the MEMBAR's latency.
+ */
+Test(issue, a_fence_waits_for_the_other_warps_shared_loads)
+{
+	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
+			   "{\"op\": \"fma\", \"n\": 24}, {\"op\": \"fence_proxy_async\"}, {\"op\": \"fma\", \"n\": 64}],"
+			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	struct machine m = plain();
+	m.fence_membar_latency = 10;
+	m.membar_behind_smem_port = 0;
+	uint64_t at_issue = run_text(text, 256, 1, &m);
+	m.membar_behind_smem_port = 1;
+	uint64_t behind = run_text(text, 256, 1, &m);
+	uint64_t drain = 7 * 32 * (uint64_t)m.smem_wavefront_cycles;
+	cr_assert_lt(at_issue, drain + 64 * 4, "the fence alone lets warp 0 run its 64 FMAs under the loads: %llu cycles",
+		     (unsigned long long)at_issue);
+	cr_assert_geq(behind, drain + 10 + 64 * 4, "behind the port the FMAs after the fence start once the 224 wavefronts are done: %llu",
+		      (unsigned long long)behind);
+}

@@ -654,7 +654,8 @@ static void derive_loops(struct calib *c)
  * scheduler streaming 8-way LDSMs.  Where the S2R queues behind the LDSMs' wavefronts its trip grows
  * many times over; an S2R that did not would slow as the trip without it (alu) does, by the issue
  * slots the streams take.  The rule: behind the port when the S2R's trip grows more than twice as
- * much as the alu trip's, relative to their trips alone.
+ * much as the alu trip's, relative to their trips alone.  A fence.proxy.async in place of the S2R
+ * (the fence probe) asks the same of its MEMBAR.
  */
 static void derive_s2r_queue(struct calib *c)
 {
@@ -668,6 +669,15 @@ static void derive_s2r_queue(struct calib *c)
 	double grows = beside / alone, alu_grows = alu_beside / alu_alone;
 	c->m.s2r_behind_smem_port = grows > 2.0 * alu_grows;
 	cite(c, "s2r_behind_smem_port", "s2r_mio.csv rows %d and %d: an S2R (SR_VIRTID) and its reader take %.1f cycles a trip alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f); rows %d and %d, the trip without the S2R, %.1f and %.1f (x %.2f): %s", r1, r2, alone, beside, grows, r3, r4, alu_alone, alu_beside, alu_grows, c->m.s2r_behind_smem_port ? "it waits for the shared-memory port" : "it does not wait for the port");
+	/* the same rows for fence.proxy.async: its MEMBAR.ALL.CTA, then FENCE.VIEW.ASYNC.S waiting for it */
+	int r5, r6;
+	double fence_alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r5, "probe=fence", "load=none", NULL);
+	double fence_beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r6, "probe=fence", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
+	if (!(fence_alone > 0))
+		return;
+	double fence_grows = fence_beside / fence_alone;
+	c->m.membar_behind_smem_port = fence_grows > 2.0 * alu_grows;
+	cite(c, "membar_behind_smem_port", "s2r_mio.csv rows %d and %d: a fence.proxy.async trip takes %.1f cycles alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f), the trip without it x %.2f (rows %d and %d): %s", r5, r6, fence_alone, fence_beside, fence_grows, alu_grows, r3, r4, c->m.membar_behind_smem_port ? "its MEMBAR waits for the shared-memory port" : "its MEMBAR does not wait for the port");
 }
 
 /*

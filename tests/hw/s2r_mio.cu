@@ -11,6 +11,8 @@
 //           %laneid and %tid.x, which are not, it hoists out of the loop, and %clock is CS2R.32)
 //   warpid  S2R SR_VIRTID (mov.u32 %warpid, volatile too)
 //   ldc     LDC of a __constant__ word at an index from the last trip's value
+//   fence   fence.proxy.async.shared::cta (MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC.S), then the IMAD on the
+//           last trip's value: what the GEMM consumers' fence waits for beside the other warps' LDSMs
 // while L load warps per scheduler (0, 1 or 3; warps 4 on) stream until the timed warps are done:
 //   none    no load warps
 //   ldsm8   eight independent ldmatrix .x4 a trip, rows 128 bytes apart (8-way: 32 wavefronts each,
@@ -27,8 +29,8 @@
 namespace {
 
 constexpr int kReps = 5;
-enum Probe { kAlu, kSmid, kWarpid, kLdc, kProbes };
-const char* const kProbeName[] = {"alu", "smid", "warpid", "ldc"};
+enum Probe { kAlu, kSmid, kWarpid, kLdc, kFence, kProbes };
+const char* const kProbeName[] = {"alu", "smid", "warpid", "ldc", "fence"};
 enum Load { kNone, kLdsm8, kLdsm1, kLds, kLoads };
 const char* const kLoadName[] = {"none", "ldsm8", "ldsm1", "lds"};
 
@@ -42,7 +44,11 @@ __device__ __forceinline__ uint32_t probe(uint32_t last) {
   if constexpr (kProbe == kAlu) v = last >> 7;
   else if constexpr (kProbe == kSmid) asm volatile("mov.u32 %0, %%smid;" : "=r"(v));
   else if constexpr (kProbe == kWarpid) asm volatile("mov.u32 %0, %%warpid;" : "=r"(v));
-  else v = c_table[last & 63];
+  else if constexpr (kProbe == kLdc) v = c_table[last & 63];
+  else {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    v = last >> 7;
+  }
   return v;
 }
 
@@ -108,7 +114,8 @@ Fn pick(int p, int l) {
     case kAlu: return pick_load<kAlu>(l);
     case kSmid: return pick_load<kSmid>(l);
     case kWarpid: return pick_load<kWarpid>(l);
-    default: return pick_load<kLdc>(l);
+    case kLdc: return pick_load<kLdc>(l);
+    default: return pick_load<kFence>(l);
   }
 }
 
