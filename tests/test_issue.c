@@ -929,3 +929,25 @@ Test(issue, a_fence_waits_for_the_other_warps_shared_loads)
 	cr_assert_geq(behind, drain + 10 + 64 * 4, "behind the port the FMAs after the fence start once the 224 wavefronts are done: %llu",
 		      (unsigned long long)behind);
 }
+
+/*
+ * A SHFL waits in the MIO queue as an S2R does (s2r_mio.csv: SHFL.IDX beside three 8-way LDSM streams per
+ * scheduler, 775 cycles a trip, 54 alone): a five-step shuffle reduction issued while seven other warps'
+ * 32-way conflicted loads wait at the port has its first step's value once they are worked off.
+ */
+Test(issue, a_shuffle_waits_for_the_shared_loads_queued_before_it)
+{
+	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": [{\"op\": \"fma\", \"n\": 24}, {\"op\": \"shfl\", \"n\": 5}],"
+			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	struct machine m = plain();
+	m.shfl_behind_smem_port = 0;
+	uint64_t at_issue = run_text(text, 256, 1, &m);
+	m.shfl_behind_smem_port = 1;
+	uint64_t behind = run_text(text, 256, 1, &m);
+	uint64_t drain = 7 * 32 * (uint64_t)m.smem_wavefront_cycles;
+	cr_assert_geq(behind, drain + 5 * (uint64_t)m.iclass_shfl_latency, "the five steps follow the 224 wavefronts: %llu cycles",
+		      (unsigned long long)behind);
+	cr_assert_gt(behind, at_issue + 50, "read at issue, the steps run under the loads: %llu vs %llu cycles",
+		     (unsigned long long)at_issue, (unsigned long long)behind);
+}

@@ -654,30 +654,42 @@ static void derive_loops(struct calib *c)
  * scheduler streaming 8-way LDSMs.  Where the S2R queues behind the LDSMs' wavefronts its trip grows
  * many times over; an S2R that did not would slow as the trip without it (alu) does, by the issue
  * slots the streams take.  The rule: behind the port when the S2R's trip grows more than twice as
- * much as the alu trip's, relative to their trips alone.  A fence.proxy.async in place of the S2R
- * (the fence probe) asks the same of its MEMBAR.
+ * much as the alu trip's, relative to their trips alone.  The shfl and fence probes (a SHFL.IDX, a
+ * fence.proxy.async's MEMBAR in place of the S2R) ask the same of theirs; the mbarrier arrive and
+ * test_wait probes (SYNCS) and the LDC do not wait, and the model does not make them.
  */
 static void derive_s2r_queue(struct calib *c)
 {
-	int r1, r2, r3, r4;
-	double alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r1, "probe=warpid", "load=none", NULL);
-	double beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r2, "probe=warpid", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
-	double alu_alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r3, "probe=alu", "load=none", NULL);
-	double alu_beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r4, "probe=alu", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
-	if (!(alone > 0 && alu_alone > 0))
+	int r1, r2;
+	double alu_alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r1, "probe=alu", "load=none", NULL);
+	double alu_beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r2, "probe=alu", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
+	if (!(alu_alone > 0))
 		return;
-	double grows = beside / alone, alu_grows = alu_beside / alu_alone;
-	c->m.s2r_behind_smem_port = grows > 2.0 * alu_grows;
-	cite(c, "s2r_behind_smem_port", "s2r_mio.csv rows %d and %d: an S2R (SR_VIRTID) and its reader take %.1f cycles a trip alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f); rows %d and %d, the trip without the S2R, %.1f and %.1f (x %.2f): %s", r1, r2, alone, beside, grows, r3, r4, alu_alone, alu_beside, alu_grows, c->m.s2r_behind_smem_port ? "it waits for the shared-memory port" : "it does not wait for the port");
-	/* the same rows for fence.proxy.async: its MEMBAR.ALL.CTA, then FENCE.VIEW.ASYNC.S waiting for it */
-	int r5, r6;
-	double fence_alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r5, "probe=fence", "load=none", NULL);
-	double fence_beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r6, "probe=fence", "load=ldsm8", "load_warps_per_scheduler=3", NULL);
-	if (!(fence_alone > 0))
-		return;
-	double fence_grows = fence_beside / fence_alone;
-	c->m.membar_behind_smem_port = fence_grows > 2.0 * alu_grows;
-	cite(c, "membar_behind_smem_port", "s2r_mio.csv rows %d and %d: a fence.proxy.async trip takes %.1f cycles alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f), the trip without it x %.2f (rows %d and %d): %s", r5, r6, fence_alone, fence_beside, fence_grows, alu_grows, r3, r4, c->m.membar_behind_smem_port ? "its MEMBAR waits for the shared-memory port" : "its MEMBAR does not wait for the port");
+	double alu_grows = alu_beside / alu_alone;
+	static const struct {
+		const char *probe, *field, *what, *waits;
+	} probes[] = {
+		{"warpid", "s2r_behind_smem_port", "an S2R (SR_VIRTID) and its reader", "it waits for the shared-memory port"},
+		{"shfl", "shfl_behind_smem_port", "a SHFL.IDX and its reader", "it waits for the shared-memory port"},
+		{"fence", "membar_behind_smem_port", "a fence.proxy.async and the IMAD after it", "its MEMBAR waits for the shared-memory port"},
+	};
+	for (size_t i = 0; i < sizeof probes / sizeof *probes; i++) {
+		char want[32];
+		snprintf(want, sizeof want, "probe=%s", probes[i].probe);
+		int r3, r4;
+		double alone = cell(c, "s2r_mio.csv", "cycles_per_trip", &r3, want, "load=none", NULL);
+		double beside = cell(c, "s2r_mio.csv", "cycles_per_trip", &r4, want, "load=ldsm8", "load_warps_per_scheduler=3", NULL);
+		if (!(alone > 0))
+			return;
+		int64_t behind = beside / alone > 2.0 * alu_grows;
+		if (i == 0)
+			c->m.s2r_behind_smem_port = behind;
+		else if (i == 1)
+			c->m.shfl_behind_smem_port = behind;
+		else
+			c->m.membar_behind_smem_port = behind;
+		cite(c, probes[i].field, "s2r_mio.csv rows %d and %d: %s take %.1f cycles a trip alone and %.1f beside three 8-way LDSM streams per scheduler (x %.2f); rows %d and %d, the trip without it, %.1f and %.1f (x %.2f): %s", r3, r4, probes[i].what, alone, beside, beside / alone, r1, r2, alu_alone, alu_beside, alu_grows, behind ? probes[i].waits : "it does not wait for the port");
+	}
 }
 
 /*

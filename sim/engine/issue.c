@@ -19,8 +19,8 @@
  * blocks parks the group there.  compute's chain of k dependent FMAs, fma
  * and shfl issue their repeated instructions here without a table per
  * step.  Nothing here calls back into the semantic units except through
- * exec_anchor, and an S2R's or a MEMBAR's question to the shared-memory
- * port of when it has worked off its queue (smem_port_drained).
+ * exec_anchor, and the question of an S2R, a SHFL or a MEMBAR to the
+ * shared-memory port of when it has worked off its queue (smem_port_drained).
  */
 #include <string.h>
 
@@ -516,8 +516,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	if (w->next_free)
 		lat = 0;
 	uint64_t result = start + lat;
-	/* tests/hw/s2r_mio.cu: an S2R or a fence's MEMBAR beside 8-way LDSM streams waits for them (s2r_mio.csv) */
-	if ((cls == IC_S2R && s->m->s2r_behind_smem_port) || ((li->flags & LI_MEMBAR) && s->m->membar_behind_smem_port))
+	/* tests/hw/s2r_mio.cu: an S2R, a SHFL or a fence's MEMBAR beside 8-way LDSM streams waits for them (s2r_mio.csv) */
+	if ((cls == IC_S2R && s->m->s2r_behind_smem_port) || (cls == IC_SHFL && s->m->shfl_behind_smem_port) ||
+	    ((li->flags & LI_MEMBAR) && s->m->membar_behind_smem_port))
 		result = smem_port_drained(s, now) + lat;
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;

@@ -13,6 +13,11 @@
 //   ldc     LDC of a __constant__ word at an index from the last trip's value
 //   fence   fence.proxy.async.shared::cta (MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC.S), then the IMAD on the
 //           last trip's value: what the GEMM consumers' fence waits for beside the other warps' LDSMs
+//   shfl    shfl.sync.idx of the last trip's value (SHFL.IDX)
+//   arrive  mbarrier.arrive on a warp-private shared barrier (count 2^20 - 1, never completing), the
+//           IMAD reading its state (SYNCS.ARRIVE.TRANS64 and its token)
+//   test    mbarrier.test_wait.parity on a barrier whose phase 0 completed at the start (SYNCS.PHASECHK,
+//           answering at once), the IMAD reading its predicate
 // while L load warps per scheduler (0, 1 or 3; warps 4 on) stream until the timed warps are done:
 //   none    no load warps
 //   ldsm8   eight independent ldmatrix .x4 a trip, rows 128 bytes apart (8-way: 32 wavefronts each,
@@ -29,8 +34,8 @@
 namespace {
 
 constexpr int kReps = 5;
-enum Probe { kAlu, kSmid, kWarpid, kLdc, kFence, kProbes };
-const char* const kProbeName[] = {"alu", "smid", "warpid", "ldc", "fence"};
+enum Probe { kAlu, kSmid, kWarpid, kLdc, kFence, kShfl, kArrive, kTest, kProbes };
+const char* const kProbeName[] = {"alu", "smid", "warpid", "ldc", "fence", "shfl", "arrive", "test"};
 enum Load { kNone, kLdsm8, kLdsm1, kLds, kLoads };
 const char* const kLoadName[] = {"none", "ldsm8", "ldsm1", "lds"};
 
@@ -39,15 +44,26 @@ __constant__ uint32_t c_table[64];
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 
 template <int kProbe>
-__device__ __forceinline__ uint32_t probe(uint32_t last) {
+__device__ __forceinline__ uint32_t probe(uint32_t last, uint32_t bar) {
   uint32_t v;
   if constexpr (kProbe == kAlu) v = last >> 7;
   else if constexpr (kProbe == kSmid) asm volatile("mov.u32 %0, %%smid;" : "=r"(v));
   else if constexpr (kProbe == kWarpid) asm volatile("mov.u32 %0, %%warpid;" : "=r"(v));
   else if constexpr (kProbe == kLdc) v = c_table[last & 63];
-  else {
+  else if constexpr (kProbe == kFence) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     v = last >> 7;
+  } else if constexpr (kProbe == kShfl) {
+    v = __shfl_sync(0xffffffffu, last, (last >> 3) & 31);
+  } else if constexpr (kProbe == kArrive) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+    v = uint32_t(state);
+  } else {
+    uint32_t ok;
+    asm volatile("{\n\t.reg .pred P;\n\tmbarrier.test_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.u32 %0, 1, 0, P;\n\t}"
+                 : "=r"(ok) : "r"(bar), "r"(last & 0u) : "memory");
+    v = ok;
   }
   return v;
 }
@@ -56,15 +72,23 @@ template <int kProbe, int kLoad>
 __global__ void __launch_bounds__(512) s2r_mio(int trips, uint32_t zero, unsigned* out, long long* cyc) {
   __shared__ __align__(128) unsigned char smem[8 * 32 * 128];
   __shared__ volatile int stop;
+  __shared__ __align__(8) unsigned long long bars[16];  // per timed warp: arrive's (never completes), test's (phase 0 done)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (threadIdx.x == 0) stop = 0;
+  if (threadIdx.x < 4) {
+    const uint32_t never = uint32_t(__cvta_generic_to_shared(&bars[threadIdx.x])), done = uint32_t(__cvta_generic_to_shared(&bars[8 + threadIdx.x]));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(never), "r"((1 << 20) - 1));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(done));
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(done) : "memory");
+  }
   for (int i = threadIdx.x; i < int(sizeof smem / 4); i += blockDim.x) reinterpret_cast<uint32_t*>(smem)[i] = i;
   __syncthreads();
   if (warp < 4) {
     uint32_t acc = threadIdx.x + zero;
+    const uint32_t bar = uint32_t(__cvta_generic_to_shared(&bars[kProbe == kTest ? 8 + warp : warp]));
     const long long t0 = clock64();
 #pragma unroll 1
-    for (int i = 0; i < trips; ++i) acc = acc * 3u + probe<kProbe>(acc);
+    for (int i = 0; i < trips; ++i) acc = acc * 3u + probe<kProbe>(acc, bar);
     const long long t1 = clock64();
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
     __syncwarp();
@@ -115,7 +139,10 @@ Fn pick(int p, int l) {
     case kSmid: return pick_load<kSmid>(l);
     case kWarpid: return pick_load<kWarpid>(l);
     case kLdc: return pick_load<kLdc>(l);
-    default: return pick_load<kFence>(l);
+    case kFence: return pick_load<kFence>(l);
+    case kShfl: return pick_load<kShfl>(l);
+    case kArrive: return pick_load<kArrive>(l);
+    default: return pick_load<kTest>(l);
   }
 }
 
