@@ -951,3 +951,25 @@ Test(issue, a_shuffle_waits_for_the_shared_loads_queued_before_it)
 	cr_assert_gt(behind, at_issue + 50, "read at issue, the steps run under the loads: %llu vs %llu cycles",
 		     (unsigned long long)at_issue, (unsigned long long)behind);
 }
+
+/*
+ * The port idles a little after working off its queue for a MEMBAR waiting behind it (port_share.csv:
+ * four 8-way LDSM streams lose 8 cycles per fence a fifth warp runs): warp 0's load after its fence,
+ * issued while seven other warps' conflicted loads wait at the port, starts membar_port_bubble after
+ * they are worked off.
+ */
+Test(issue, the_port_idles_behind_a_fence)
+{
+	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
+			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
+			   "{\"op\": \"fma\", \"n\": 24}, {\"op\": \"fence_proxy_async\"}, {\"op\": \"shared_load\", \"addr\": \"s[lane * 32]\"}],"
+			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	struct machine m = plain();
+	m.fence_membar_latency = 10;
+	m.membar_port_bubble = 0;
+	uint64_t none = run_text(text, 256, 1, &m);
+	m.membar_port_bubble = 200;
+	uint64_t held = run_text(text, 256, 1, &m);
+	cr_assert(held >= none + 190 - 10 && held <= none + 200, "warp 0's load waits 190 more cycles: %llu vs %llu",
+		  (unsigned long long)held, (unsigned long long)none);
+}

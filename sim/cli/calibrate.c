@@ -693,6 +693,30 @@ static void derive_s2r_queue(struct calib *c)
 }
 
 /*
+ * port_share.csv (tests/hw/port_share.cu): four warps stream 8-way LDSMs through the port, a
+ * wavefront a cycle, while a fifth warp runs fences (or S2Rs) in a loop, each waiting for the port's
+ * queue.  What the LDSMs' time grows by over their time alone, per fence (S2R) the fifth warp ran,
+ * is how long the port idles each time: the instructions queued behind the waiting one wait that
+ * much more.
+ */
+static void derive_port_bubble(struct calib *c)
+{
+	int r0, r1, r2;
+	double none = cell(c, "port_share.csv", "ldsm_cycles_median", &r0, "mode=none", NULL);
+	double fenced = cell(c, "port_share.csv", "ldsm_cycles_median", &r1, "mode=fence", NULL);
+	double fences = cell(c, "port_share.csv", "fifth_count_median", &r1, "mode=fence", NULL);
+	double s2red = cell(c, "port_share.csv", "ldsm_cycles_median", &r2, "mode=s2r", NULL);
+	double s2rs = cell(c, "port_share.csv", "fifth_count_median", &r2, "mode=s2r", NULL);
+	if (!(none > 0 && fences > 0 && s2rs > 0))
+		return;
+	double membar = (fenced - none) / fences, s2r = (s2red - none) / s2rs;
+	c->m.membar_port_bubble = iround(membar) > 0 ? iround(membar) : 0;
+	cite(c, "membar_port_bubble", "port_share.csv rows %d and %d: four 8-way LDSM streams take %.0f cycles alone and %.0f beside a warp running %.0f fences, %.1f cycles more a fence", r0, r1, none, fenced, fences, membar);
+	c->m.s2r_port_bubble = iround(s2r) > 0 ? iround(s2r) : 0;
+	cite(c, "s2r_port_bubble", "port_share.csv rows %d and %d: the same streams beside a warp running %.0f S2R (SR_VIRTID) reads, %.0f cycles, %.1f cycles more an S2R", r0, r2, s2rs, s2red, s2r);
+}
+
+/*
  * copy_burst_chained.csv (tests/hw/copy_burst.cu, chained, -maxrregcount=24): one warp's 16-byte copies
  * whose shared address runs through one register, each LDGSTS followed by the IMAD that overwrites it
  * (traces/h100/copy_burst_chained.sass).  A copy of the run takes the slope of its issue time from 16 to
@@ -1059,6 +1083,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_progress(c);
 	derive_operand_read(c);
 	derive_s2r_queue(c);
+	derive_port_bubble(c);
 	derive_l1(c);
 	derive_dram_load(c);
 	derive_l2_capacity(c);

@@ -517,9 +517,13 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		lat = 0;
 	uint64_t result = start + lat;
 	/* tests/hw/s2r_mio.cu: an S2R, a SHFL or a fence's MEMBAR beside 8-way LDSM streams waits for them (s2r_mio.csv) */
-	if ((cls == IC_S2R && s->m->s2r_behind_smem_port) || (cls == IC_SHFL && s->m->shfl_behind_smem_port) ||
-	    ((li->flags & LI_MEMBAR) && s->m->membar_behind_smem_port))
-		result = smem_port_drained(s, now) + lat;
+	bool s2r = cls == IC_S2R && s->m->s2r_behind_smem_port, membar = (li->flags & LI_MEMBAR) && s->m->membar_behind_smem_port;
+	if (s2r || membar || (cls == IC_SHFL && s->m->shfl_behind_smem_port)) {
+		uint64_t drained = smem_port_drained(s, now);
+		result = drained + lat;
+		/* tests/hw/port_share.cu: the LDSMs queued behind it wait a little longer (port_share.csv) */
+		smem_port_hold(s, drained + (uint64_t)(s2r ? s->m->s2r_port_bubble : membar ? s->m->membar_port_bubble : 0));
+	}
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
 		e->resumed = false;

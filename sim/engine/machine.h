@@ -104,6 +104,8 @@
 	X(ldgsts_operand_read, I, 9, 0, 10000, "cycles from an LDGSTS's issue until it has read its registers: an instruction overwriting one waits that long") \
 	X(mbarrier_try_wait_limit, I, 7852, 1, 100000000, "cycles a try_wait suspends on an incomplete phase before it returns false (PTX: a system-dependent time limit)") \
 	X(s2r_behind_smem_port, I, 1, 0, 1, "1: an S2R's value is back iclass_s2r_latency after the shared-memory port has worked off what was queued when it issued (it waits in the MIO queue behind the shared loads); 0: after its issue") \
+	X(s2r_port_bubble, I, 3, 0, 10000, "cycles the shared-memory port idles after working off its queue for an S2R waiting behind it") \
+	X(membar_port_bubble, I, 8, 0, 10000, "cycles the shared-memory port idles after working off its queue for a fence's MEMBAR waiting behind it") \
 	X(shfl_behind_smem_port, I, 1, 0, 1, "1: a SHFL's value is back iclass_shfl_latency after the shared-memory port has worked off what was queued when it issued; 0: after its issue") \
 	X(membar_behind_smem_port, I, 1, 0, 1, "1: a fence's MEMBAR.ALL.CTA is done fence_membar_latency after the shared-memory port has worked off what was queued when it issued, the other warps' loads included; 0: after its issue") \
 	X(diverged_poll_cycles, I, 172, 1, 100000, "cycles one poll of a try_wait retry loop (YIELD, TRYWAIT) takes in a diverged warp; it reports the phase as it was when it began") \

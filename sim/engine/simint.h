@@ -750,6 +750,8 @@ void smem_port_fill(struct sim *s, uint64_t arrive, uint32_t wavefronts);
 uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts);
 /* When the port has worked off what was asked of it by now (fills arrived by then included). */
 uint64_t smem_port_drained(struct sim *s, uint64_t now);
+/* Nothing asked of the port after now starts before until (an instruction holding the queue behind it). */
+void smem_port_hold(struct sim *s, uint64_t until);
 void smem_port_free(struct sim *s);
 
 /* copy.c: one issue slot of memcpy_async; true when the op is complete. */

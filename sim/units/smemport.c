@@ -85,6 +85,13 @@ uint64_t smem_port_drained(struct sim *s, uint64_t now)
 	return p->free > now ? p->free : now;
 }
 
+void smem_port_hold(struct sim *s, uint64_t until)
+{
+	struct smem_port *p = &s->mem.port;
+	if (p->free < until)
+		p->free = until;
+}
+
 uint64_t smem_port_take(struct sim *s, uint64_t now, uint32_t wavefronts)
 {
 	struct smem_port *p = &s->mem.port;
