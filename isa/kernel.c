@@ -678,7 +678,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
-		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "unroll", "body", "comment", NULL};
+		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "unroll", "remat", "body", "comment", NULL};
 		const char *name;
 		bool narrow;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
@@ -767,6 +767,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		snprintf(dstep, sizeof dstep, "%s + 1", name);
 		if ((rc = compile_field(c, st, "step", false, dstep, &step)))
 			goto out;
+		/*
+		 * "remat": a constant condition (on the parameters) that the compiled loop
+		 * re-reads the special registers its ops use, and recomputes the variables
+		 * set from them alone, instead of keeping them in registers: what ptxas
+		 * does when it rematerialises them (isa/lower.c).  smsim cannot tell when
+		 * ptxas will; the kernel says so from the SASS.
+		 */
+		int64_t remat = 0;
+		if ((rc = const_field(c, st, "remat", false, "0", 0, 1, &remat)))
+			goto out;
 		int top = c->k->ncode;
 		int brz = top;
 		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1, .unrolled = unroll})))
@@ -774,7 +784,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		if ((rc = compile_block(c, st, "body")))
 			goto out;
 		if ((rc = emit(c, (struct insn){.op = OP_SET, .slot = (uint16_t)slot, .e = {step}, .obj = -1, .unrolled = unroll})) ||
-		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1, .unrolled = unroll})))
+		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1, .unrolled = unroll, .remat = remat != 0})))
 			goto out;
 		c->k->code[brz].target = c->k->code[brz].reconv = c->k->ncode;
 		goto out;

@@ -55,6 +55,7 @@ struct loop {
 	int head, back, pre;
 	uint64_t writes; /* variables some op of the loop assigns */
 	bool remainder;  /* ptxas unrolls it by 4: a trip count and a remainder loop per entry (unrolled_by_ptxas) */
+	bool remat;      /* "remat": its ops re-read the special registers they use (rematerialised, not kept) */
 };
 
 /* Where lowered instructions go: an op's own sequence, or the preheader of a loop they were hoisted out of. */
@@ -84,6 +85,13 @@ struct lower_ctx {
 	struct expr locals[LI_LOCAL_SITES]; /* the local-array loads' operands (kernel local_reads) */
 	int nlocals;
 	int mma_lane_n; /* the wmma op just lowered: its lane offsets' instructions, a prefix of its sequence (0: none) */
+	/*
+	 * Rematerialisation: in the ops of a "remat" loop, the builtins (bits below SLOT_BUILTINS) and the
+	 * variables set once from builtins alone (def[slot] their value) that remat_slots holds are read
+	 * anew: an S2R for a builtin, the definition's arithmetic for such a variable.
+	 */
+	uint64_t remat_slots;
+	const struct expr **def;
 };
 
 /* An operand: the instruction that produced it in sink pc, or none (-1: a register ready before the op, or an immediate). */
@@ -102,6 +110,7 @@ struct node {
 	uint64_t slots;  /* variables its subtree reads */
 	bool konst;      /* an immediate */
 	bool invariant;  /* reads no variable: computed once at kernel entry */
+	bool remat;      /* reads a builtin or variable the op re-reads (lower_ctx remat_slots): computed in the op */
 };
 
 struct tree {
@@ -228,7 +237,7 @@ static bool is_variable(const struct kernel *k, int64_t slot)
 }
 
 /* Rebuilds e's tree from its postfix words; false when it has none or is too big. */
-static bool build_tree(const struct kernel *k, const struct expr *e, struct tree *t)
+static bool build_tree(const struct kernel *k, const struct expr *e, uint64_t remat_slots, struct tree *t)
 {
 	int st[TREE_MAX], sp = 0;
 	/* c ? x : y (&& and || compile to it): [c] JZ [x] JMP [y]; open ones, innermost last */
@@ -268,6 +277,7 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 			n->konst = op == OPC_PUSH ||
 				   (op == OPC_LOAD && n->value >= 0 && n->value < 63 && (k->const_slots >> n->value & 1));
 			n->slots = op == OPC_LOAD && is_variable(k, n->value) ? slot_bit(n->value) : 0;
+			n->remat = op == OPC_LOAD && n->value >= 0 && n->value < 63 && (remat_slots >> n->value & 1);
 		} else if (unary(op)) {
 			if (sp < 1)
 				return false;
@@ -275,6 +285,7 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 			n->w0 = t->n[n->a].w0;
 			n->slots = t->n[n->a].slots;
 			n->konst = t->n[n->a].konst;
+			n->remat = t->n[n->a].remat;
 		} else {
 			if (sp < 2)
 				return false;
@@ -283,9 +294,10 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 			n->w0 = t->n[n->a].w0;
 			n->slots = t->n[n->a].slots | t->n[n->b].slots;
 			n->konst = t->n[n->a].konst && t->n[n->b].konst;
+			n->remat = t->n[n->a].remat || t->n[n->b].remat;
 		}
 		n->w1 = (uint32_t)(w - base);
-		n->invariant = n->slots == 0;
+		n->invariant = n->slots == 0 && !n->remat;
 		st[sp++] = t->count++;
 		/* the end of an else part: c, x and y meet in one SEL (or PLOP3) */
 		while (nopen > 0 && open[nopen - 1].end == w) {
@@ -298,7 +310,8 @@ static bool build_tree(const struct kernel *k, const struct expr *e, struct tree
 					     .w1 = (uint32_t)(w - base)};
 			sel->slots = t->n[c].slots | t->n[x].slots | t->n[y].slots;
 			sel->konst = t->n[c].konst && t->n[x].konst && t->n[y].konst;
-			sel->invariant = sel->slots == 0;
+			sel->remat = t->n[c].remat || t->n[x].remat || t->n[y].remat;
+			sel->invariant = sel->slots == 0 && !sel->remat;
 			st[sp++] = t->count++;
 		}
 	}
@@ -434,11 +447,42 @@ static struct expr sub_expr(const struct kernel *k, uint32_t w0, uint32_t w1)
 	return e;
 }
 
+static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, bool wide);
+
+/*
+ * A builtin or builtin-made variable the op re-reads: S2R of the special register (the warp index
+ * is SR_TID.X shifted), or the variable's definition computed again, each once per op.
+ */
+static struct val remat_load(struct lower_ctx *c, const struct node *n, bool wide)
+{
+	struct sink s = sink_at(c, c->pc);
+	uint64_t key = node_key(c->k, n, wide);
+	const struct avail_value *had = avail_find(s.av, key);
+	if (had && had->pc == c->pc)
+		return (struct val){.at = had->at, .pc = c->pc};
+	int at;
+	if (n->value < SLOT_BUILTINS) {
+		at = emit(s.q, IC_S2R, 0, false);
+		if (n->value == SLOT_WARP)
+			at = emit(s.q, IC_ALU, dep_bit(at), false);
+	} else {
+		struct tree def;
+		if (!c->def[n->value] || !build_tree(c->k, c->def[n->value], c->remat_slots, &def))
+			return (struct val){.at = -1, .pc = -1, .input = true};
+		struct val v = lower_node(c, &def, def.root, wide);
+		at = v.pc == c->pc ? v.at : emit(s.q, IC_ALU, 0, false);
+	}
+	avail_add(s.av, key, 0, c->pc, at);
+	return (struct val){.at = at, .pc = c->pc};
+}
+
 static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, bool wide)
 {
 	const struct node *n = &t->n[i];
 	if (n->konst || n->invariant)
 		return (struct val){.at = -1, .pc = -1};
+	if (n->op == OPC_LOAD && n->remat)
+		return remat_load(c, n, wide);
 	if (n->op == OPC_LOAD) /* a variable as it is: its register */
 		return (struct val){.at = -1, .pc = -1, .input = true};
 	if (n->op == OPC_INT32 && (!wide || !low_word_only(t, n->a)))
@@ -450,13 +494,13 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 		if ((inner >= OPC_LT && inner <= OPC_NE) || inner == OPC_LNOT || inner == OPC_BOOL)
 			return lower_node(c, t, n->a, wide);
 	}
-	int where = placement(c, n->slots);
+	int where = n->remat ? c->pc : placement(c, n->slots);
 	if (where == -2)
 		return (struct val){.at = -1, .pc = -1};
 	struct sink s = sink_at(c, where);
 	uint64_t key = node_key(c->k, n, wide);
 	const struct avail_value *had = avail_find(s.av, key);
-	if (had)
+	if (had && (!n->remat || had->pc == c->pc)) /* a re-read value: only the op's own is reused */
 		return (struct val){.at = had->pc == s.pc ? had->at : -1, .pc = had->pc};
 	/*
 	 * x * y + z in 32 bits is one IMAD (ptxas contracts the multiply into the add,
@@ -506,7 +550,7 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	if (e->is_const || e->len == 0)
 		return -1;
 	struct tree t;
-	if (!build_tree(c->k, e, &t))
+	if (!build_tree(c->k, e, c->remat_slots, &t))
 		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
 	int root = t.root;
 	const struct node *r = &t.n[root];
@@ -1090,6 +1134,7 @@ static int find_loops(struct lower_ctx *c)
 			l.pre = l.head - 1; /* a for: its init runs once per entry */
 		for (int i = l.head; i <= l.back; i++)
 			l.writes |= writes_of(k, &k->code[i]);
+		l.remat = in->remat;
 		c->loops[c->nloops++] = l;
 	}
 	return 0;
@@ -1153,6 +1198,29 @@ static void wmma_lane_loop(const struct lower_ctx *c, struct insn *in)
 	}
 }
 
+/*
+ * The variables a "remat" loop recomputes rather than reads: each set by one let alone (no other
+ * statement writes it), from builtins and constants only (gemm_warp_specialized_bulk's wm and wn,
+ * from warp), their definitions into def and their bits into *vars.
+ */
+static void find_builtin_defs(const struct kernel *k, const struct expr **def, uint64_t *vars)
+{
+	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1, written = 0, twice = 0;
+	for (int pc = 0; pc < k->ncode; pc++) {
+		uint64_t w = writes_of(k, &k->code[pc]);
+		twice |= written & w;
+		written |= w;
+	}
+	for (int pc = 0; pc < k->ncode; pc++) {
+		const struct insn *in = &k->code[pc];
+		if (in->op != OP_LET || in->unrolled || in->slot >= 63 || (twice >> in->slot & 1) || in->e[0].is_const ||
+		    (in->e[0].slots & ~builtins) || !(in->e[0].slots & builtins))
+			continue;
+		def[in->slot] = &in->e[0];
+		*vars |= slot_bit(in->slot);
+	}
+}
+
 int lower_kernel(struct kernel *k)
 {
 	int rc = -1;
@@ -1167,6 +1235,10 @@ int lower_kernel(struct kernel *k)
 		goto out;
 	for (int i = 0; i < c.nloops; i++)
 		c.loops[i].remainder = unrolled_by_ptxas(k, &c.loops[i]);
+	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1, remat_vars = 0;
+	if (!(c.def = calloc(63, sizeof *c.def)))
+		goto out;
+	find_builtin_defs(k, c.def, &remat_vars);
 	for (int i = 0; i < c.nloops; i++)
 		if (c.loops[i].pre >= 0 && !c.pre[c.loops[i].pre] &&
 		    !(c.pre[c.loops[i].pre] = calloc(1, sizeof *c.pre[c.loops[i].pre])))
@@ -1175,7 +1247,6 @@ int lower_kernel(struct kernel *k)
 		if ((k->code[pc].op == OP_BRZ || k->code[pc].op == OP_JMP) && k->code[pc].target >= 0 &&
 		    k->code[pc].target <= k->ncode)
 			target[k->code[pc].target] = true;
-	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1;
 	for (int pc = 0; pc < k->ncode; pc++) {
 		struct insn *in = &k->code[pc];
 		in->reads = (in->e[0].slots | in->e[1].slots | in->dst.index.slots | in->src.index.slots | in->src2.index.slots |
@@ -1187,6 +1258,10 @@ int lower_kernel(struct kernel *k)
 		c.pc = pc;
 		c.op.n = 0;
 		c.op.full = false;
+		c.remat_slots = 0;
+		for (int i = 0; i < c.nloops; i++)
+			if (c.loops[i].remat && c.loops[i].head <= pc && c.loops[i].back >= pc)
+				c.remat_slots = builtins | remat_vars;
 		for (int i = 0; i < c.nloops; i++)
 			if (c.loops[i].remainder && c.loops[i].back + 1 == pc)
 				remainder_overhead(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
@@ -1219,6 +1294,7 @@ out:
 	free(target);
 	free(c.hoisted_reads);
 	free(c.loops);
+	free(c.def);
 	return rc;
 }
 

@@ -973,3 +973,29 @@ Test(issue, the_port_idles_behind_a_fence)
 	cr_assert(held >= none + 190 - 10 && held <= none + 200, "warp 0's load waits 190 more cycles: %llu vs %llu",
 		  (unsigned long long)held, (unsigned long long)none);
 }
+
+/*
+ * A "remat" loop re-reads the special registers its ops use and recomputes the variables set from them
+ * alone, as ptxas does for gemm_ws_bulk<2> and <4> (traces/h100/gemm_ws_pow2.sass: S2R SR_TID.X three
+ * times a k-tile in the consumer loop, where <3> keeps tid in R52): each trip's store waits for an S2R
+ * and wm's arithmetic; without it the address of wm is a register set before the loop.
+ */
+Test(issue, a_remat_loop_re_reads_special_registers)
+{
+	const char *fmt = "\"params\": {\"r\": 0}, \"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"wm\", \"value\": \"(warp / 2) * 32\"},"
+			  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 16, \"remat\": \"r\", \"body\": ["
+			  "{\"op\": \"shared_store\", \"addr\": \"s[wm * 32 + lane]\"}]}]";
+	char text[1024];
+	struct machine m = plain();
+	m.iclass_s2r_latency = 100;
+	snprintf(text, sizeof text, "%s", fmt);
+	uint64_t kept = run_text(text, 32, 1, &m), kept_insts = r.warp_insts;
+	char *at = strstr(text, "\"r\": 0");
+	at[5] = '1';
+	uint64_t reread = run_text(text, 32, 1, &m);
+	cr_assert_geq(r.warp_insts, kept_insts + 16 * 3, "16 trips each re-read tid and lane (two S2R) and shift: %llu vs %llu",
+		      (unsigned long long)r.warp_insts, (unsigned long long)kept_insts);
+	cr_assert_geq(reread, kept + 16 * 100, "and each trip's store waits for them: %llu vs %llu cycles",
+		      (unsigned long long)reread, (unsigned long long)kept);
+}
