@@ -182,6 +182,23 @@ static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, 
 	return in->mma.lane_n;
 }
 
+/*
+ * An S2R, a SHFL or a fence's MEMBAR waits in the MIO queue behind the shared-memory work queued
+ * before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a few cycles for it before what
+ * was queued after it (tests/hw/port_share.cu, port_share.csv): those cycles, or -1 where the
+ * instruction does not wait.
+ */
+static inline int64_t port_bubble(const struct machine *m, enum iclass cls, uint16_t flags)
+{
+	if (cls == IC_S2R && m->s2r_behind_smem_port)
+		return m->s2r_port_bubble;
+	if ((flags & LI_MEMBAR) && m->membar_behind_smem_port)
+		return m->membar_port_bubble;
+	if (cls == IC_SHFL && m->shfl_behind_smem_port)
+		return 0;
+	return -1;
+}
+
 /* The op at pc begins: its count and its inputs' readiness. */
 static void op_begin(struct sim *s, struct warp *w, const struct insn *in, struct simt_entry *e)
 {
@@ -516,13 +533,11 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	if (w->next_free)
 		lat = 0;
 	uint64_t result = start + lat;
-	/* tests/hw/s2r_mio.cu: an S2R, a SHFL or a fence's MEMBAR beside 8-way LDSM streams waits for them (s2r_mio.csv) */
-	bool s2r = cls == IC_S2R && s->m->s2r_behind_smem_port, membar = (li->flags & LI_MEMBAR) && s->m->membar_behind_smem_port;
-	if (s2r || membar || (cls == IC_SHFL && s->m->shfl_behind_smem_port)) {
+	int64_t bubble = port_bubble(s->m, cls, li->flags);
+	if (bubble >= 0) {
 		uint64_t drained = smem_port_drained(s, now);
 		result = drained + lat;
-		/* tests/hw/port_share.cu: the LDSMs queued behind it wait a little longer (port_share.csv) */
-		smem_port_hold(s, drained + (uint64_t)(s2r ? s->m->s2r_port_bubble : membar ? s->m->membar_port_bubble : 0));
+		smem_port_hold(s, drained + (uint64_t)bubble);
 	}
 	if (e->li == f->anchor && in->op != OP_SHFL) {
 		s->anchor_result = 0;
