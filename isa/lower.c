@@ -463,6 +463,8 @@ static struct val remat_load(struct lower_ctx *c, const struct node *n, bool wid
 	int at;
 	if (n->value < SLOT_BUILTINS) {
 		at = emit(s.q, IC_S2R, 0, false);
+		if (n->value != SLOT_BLOCK)
+			s.q->code[at].flags |= LI_SREG_THREAD;
 		if (n->value == SLOT_WARP)
 			at = emit(s.q, IC_ALU, dep_bit(at), false);
 	} else {
@@ -989,6 +991,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			 * for A and row * ldb + column for B.
 			 */
 			int sr = emit(q, IC_S2R, 0, false);
+			q->code[sr].flags |= LI_SREG_THREAD;
 			int hi = emit(q, IC_ALU, dep_bit(sr), false);  /* SHF lane >> 3 */
 			int lo = emit(q, IC_ALU, dep_bit(sr), false);  /* LOP3 lane & 7 */
 			int hi8 = emit(q, IC_IMAD, dep_bit(hi), false); /* IMAD.SHL (lane >> 3) * 8 */
@@ -1164,8 +1167,10 @@ uint64_t lform_plain(const struct lform *f)
 	uint64_t plain = 0;
 	for (int i = 0; i + 1 < f->n && i < 64; i++) {
 		const struct linst *li = &f->code[i];
+		/* a per-thread S2R or a SHFL may wait behind the shared-memory port (issue.c port_bubble) */
+		bool queued = (li->cls == IC_S2R && (li->flags & LI_SREG_THREAD)) || li->cls == IC_SHFL;
 		if (!(li->flags & (LI_LOCAL | LI_LDC | LI_ARRIVE | LI_MEMBAR | LI_TAKEN)) && li->cls != IC_LDGSTS &&
-		    i != f->anchor)
+		    !queued && i != f->anchor)
 			plain |= 1ull << i;
 	}
 	return plain;

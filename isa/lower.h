@@ -67,6 +67,13 @@ enum {
  */
 #define LI_LOCAL_SITE 10
 #define LI_LOCAL_SITES 63
+/*
+ * On an S2R (never an LDL, whose site the bit is part of): it reads a
+ * per-thread special register (SR_TID, SR_LANEID), which waits in the MIO
+ * queue behind the shared-memory port's work (s2r_mio.csv, SR_VIRTID); a
+ * per-CTA or per-SM one (SR_CgaCtaId, SR_VIRTUALSMID) does not.
+ */
+#define LI_SREG_THREAD (1u << LI_LOCAL_SITE)
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
 #define LOWER_SEQ_MAX 64
@@ -171,8 +178,9 @@ extern const struct lform lform_table[LF_COUNT];
 /*
  * The instructions of f that the tick may issue inline (sim/engine/chain.h,
  * issue_plain) as far as they themselves decide it: not the form's anchor or
- * its last, no latency of their own (local, LDC, arrive, membar), no taken
- * branch, no LDGSTS operand read.  Found once per form rather than at each
+ * its last, no latency of their own (local, LDC, arrive, membar), no wait
+ * behind the shared-memory port (a per-thread S2R, a SHFL), no taken branch,
+ * no LDGSTS operand read.  Found once per form rather than at each
  * plan of one of its instructions; the op and the group add what they decide.
  */
 uint64_t lform_plain(const struct lform *f);

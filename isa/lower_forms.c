@@ -256,11 +256,11 @@ static const struct linst form_bulk_wait[] = {
 
 /* MAKE_PIPELINE: traces/h100/forms.sass forms_pipe_block 0x00c0-0x0290 */
 static const struct linst form_make_pipeline[] = {
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  00c0: S2R R0, SR_TID.Z */
+	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 0  00c0: S2R R0, SR_TID.Z */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 1  00d0: ULDC.64 UR10, c[0x0][0x208] */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 2  00e0: BSSY B0, 0x290 */
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  00f0: S2R R3, SR_TID.Y */
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0100: S2R R9, SR_TID.X */
+	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 3  00f0: S2R R3, SR_TID.Y */
+	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 4  0100: S2R R9, SR_TID.X */
 	{IC_IMAD, LI_EXTERN, 4, 0, 0x9u}, /* 5  0110: IMAD R0, R0, UR5, R3 */
 	{IC_IMAD, LI_EXTERN, 5, 0, 0x30u}, /* 6  0120: IMAD R0, R0, UR7, R9 */
 	{IC_ALU, 0, 13, 0, 0x40u}, /* 7  0130: ISETP.NE.AND P0, PT, R0, RZ, PT */
@@ -294,7 +294,7 @@ static const struct linst form_quit[] = {
 	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  1350: MOV R0, 0x400 */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 2  1360: BSSY B0, 0x1530 */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  1370: S2R R7, SR_SWINHI */
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  1380: S2R R9, SR_LANEID */
+	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 4  1380: S2R R9, SR_LANEID */
 	{IC_ALU, 0, 4, 0, 0x3u}, /* 5  1390: LEA R6, R3, R0, 0x18 */
 	{IC_ALU, 0, 2, 0, 0x20u}, /* 6  13a0: MOV R4, R6 */
 	{IC_ALU, 0, 2, 0, 0x8u}, /* 7  13b0: MOV R5, R7 */
@@ -380,7 +380,7 @@ static const struct linst form_syncwarp[] = {
 /*   cut: 06c0: UMOV UR5, 0xffffffff */
 /*   cut: 0380: @!P0 BRA 0xc60 */
 static const struct linst form_grid_sync[] = {
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  0390: S2R R7, SR_TID.X */
+	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 0  0390: S2R R7, SR_TID.X */
 	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 1  03a0: IMAD.MOV R17, RZ, RZ, -R17 */
 	{IC_IMAD, LI_EXTERN, 5, 0, 0x1u}, /* 2  03c0: IMAD.IADD R18, R7, 0x1, R18 */
 	{IC_ALU, 0, 1, 0, 0x6u}, /* 3  03d0: ISETP.NE.AND P0, PT, R18, R17, PT */

@@ -183,14 +183,14 @@ static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, 
 }
 
 /*
- * An S2R, a SHFL or a fence's MEMBAR waits in the MIO queue behind the shared-memory work queued
- * before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a few cycles for it before what
+ * An S2R of a per-thread register, a SHFL or a fence's MEMBAR waits in the MIO queue behind the
+ * shared-memory work queued before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a few cycles for it before what
  * was queued after it (tests/hw/port_share.cu, port_share.csv): those cycles, or -1 where the
  * instruction does not wait.
  */
 static inline int64_t port_bubble(const struct machine *m, enum iclass cls, uint16_t flags)
 {
-	if (cls == IC_S2R && m->s2r_behind_smem_port)
+	if (cls == IC_S2R && (flags & LI_SREG_THREAD) && m->s2r_behind_smem_port)
 		return m->s2r_port_bubble;
 	if ((flags & LI_MEMBAR) && m->membar_behind_smem_port)
 		return m->membar_port_bubble;

@@ -488,6 +488,8 @@ def build(kernels, f):
             flags.append("LI_ARRIVE")
         if f.get("war") and set(ins.defs) & war_regs:  # overwrites what the LDGSTS before the region reads
             flags.append("LI_WAR")
+        if re.match(r"S2R\b", ins.mnem) and re.search(r"SR_(TID|LANEID)", ins.text):  # queues behind the port (s2r_mio.csv)
+            flags.append("LI_SREG_THREAD")
         insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
     # results (forms that produce a value): the last writer on the walked path of an R register
     # read after the region
