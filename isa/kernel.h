@@ -109,8 +109,16 @@ struct insn {
 		uint8_t lane_n;
 		int16_t lane_slot;
 		int64_t lane_first;
+		uint8_t ldsm_at; /* its first LDSM's place in its sequence (each HMMA waits for its two fragments' LDSMs) */
 	} mma;
 };
+
+/* An mma's LDSMs: one per A fragment and one per 16 columns of B (isa/lower.c, sim/engine/exec.c). */
+static inline int mma_ldsm_count(const struct insn *in)
+{
+	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn;
+	return in->mma.tm + (n8 + 1) / 2;
+}
 
 struct param {
 	char name[48];

@@ -85,6 +85,7 @@ struct lower_ctx {
 	struct expr locals[LI_LOCAL_SITES]; /* the local-array loads' operands (kernel local_reads) */
 	int nlocals;
 	int mma_lane_n; /* the wmma op just lowered: its lane offsets' instructions, a prefix of its sequence (0: none) */
+	int mma_ldsm_at; /* ... and its first LDSM's place */
 	/*
 	 * Rematerialisation: in the ops of a "remat" loop, the builtins (bits below SLOT_BUILTINS) and the
 	 * variables set once from builtins alone (def[slot] their value) that remat_slots holds are read
@@ -1012,19 +1013,28 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			inputs = 0;
 			ext = true;
 		}
+		int frag[MMA_MAX_INSNS];
 		if (lane_a >= 0) {
 			int addr[MMA_MAX_INSNS];
 			for (int i = 0; i < ldsm; i++)
 				addr[i] = emit(q, IC_IMAD, dep_bit(i < in->mma.tm ? lane_a : lane_b) | inputs, ext || !inputs);
 			for (int i = 0; i < ldsm; i++)
-				*anchor = (int8_t)emit(q, IC_LDS, dep_bit(addr[i]), false);
+				frag[i] = emit(q, IC_LDS, dep_bit(addr[i]), false);
 		} else {
 			for (int i = 0; i < ldsm; i++)
-				*anchor = (int8_t)emit(q, IC_LDS, inputs, ext || !inputs);
+				frag[i] = emit(q, IC_LDS, inputs, ext || !inputs);
 		}
+		*anchor = (int8_t)frag[ldsm - 1];
+		c->mma_ldsm_at = frag[0];
+		/*
+		 * Each HMMA waits for its own A and B fragments' LDSMs, not for the last (gemm.sass
+		 * gemm_ws_bulk<3> 0x0960-0x09d0: the first HMMA waits on the scoreboards of the first A
+		 * and B LDSMs, the next ones on theirs); exec_mma says when each fragment is back.
+		 */
 		*lb = (int8_t)q->n;
-		for (int i = 0; i < in->mma.tm * n8; i++)
-			emit(q, IC_MMA, dep_bit(*anchor), false);
+		for (int i = 0; i < in->mma.tm; i++)
+			for (int j = 0; j < n8; j++)
+				emit(q, IC_MMA, dep_bit(frag[i]) | dep_bit(frag[in->mma.tm + j / 2]), false);
 		*le = (int8_t)q->n;
 		if (start > 0) /* not a prefix of the sequence: every execution issues it */
 			c->mma_lane_n = 0;
@@ -1186,6 +1196,7 @@ static void wmma_lane_loop(const struct lower_ctx *c, struct insn *in)
 {
 	const struct kernel *k = c->k;
 	in->mma.lane_n = (uint8_t)c->mma_lane_n;
+	in->mma.ldsm_at = (uint8_t)c->mma_ldsm_at;
 	in->mma.lane_slot = -1;
 	if (!in->mma.lane_n)
 		return;

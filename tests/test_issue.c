@@ -1003,3 +1003,36 @@ Test(issue, a_remat_loop_re_reads_special_registers)
 	cr_assert_geq(reread, kept + 16 * 100, "and each trip's store waits for them: %llu vs %llu cycles",
 		      (unsigned long long)reread, (unsigned long long)kept);
 }
+
+/*
+ * mma: each HMMA waits for its own A and B fragments' LDSMs (gemm.sass gemm_ws_bulk<3> 0x0960: the first
+ * HMMA on the first A and B LDSMs' scoreboards), not all for the last; a 2 x 2 wmma is 4 LDSMs (A0, A1,
+ * B cols 0-15, B cols 16-31) and 8 HMMAs, A_i x n8 tile j on LDSMs i and 2 + j / 2.
+ */
+Test(issue, each_hmma_waits_for_its_own_fragments)
+{
+	const char *text = "{\"kernel\": \"t\", \"source\": \"test\", \"shared\": {\"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, "
+			   "\"body\": [{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 32, \"b\": \"h[4096]\", \"ldb\": 64,"
+			   " \"tiles_m\": 2, \"tiles_n\": 2}]}";
+	struct launch l = {32, 1, 1};
+	struct kernel k;
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	const struct insn *in = &k.code[0];
+	const struct lform *f = &k.lowered[0];
+	cr_assert_eq(in->op, OP_MMA);
+	int at = in->mma.ldsm_at, hmma = 0;
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(f->code[at + i].cls, IC_LDS, "LDSM %d at %d", i, at + i);
+	cr_assert_eq(f->anchor, at + 3, "the last LDSM is the anchor");
+	for (int i = 0; i < f->n; i++) {
+		if (f->code[i].cls != IC_MMA)
+			continue;
+		int a = hmma / 4, j = hmma % 4;
+		uint64_t want = 1ull << (at + a) | 1ull << (at + 2 + j / 2);
+		cr_assert_eq(f->code[i].deps, want, "HMMA %d (A%d x n8 tile %d) waits for LDSMs %d and %d", hmma, a, j, a,
+			     2 + j / 2);
+		hmma++;
+	}
+	cr_assert_eq(hmma, 8);
+	kernel_free(&k);
+}

@@ -317,6 +317,7 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 		if (alone > t)
 			t = alone;
 		warp_t += (uint64_t)s->m->ldsm_warp_cycles + (uint64_t)s->m->ldsm_warp_wavefront_cycles * wc.wavefronts;
+		s->mma_fragment_back[f] = t;
 		if (t > back)
 			back = t;
 	}

@@ -556,6 +556,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 			return; /* parked, timed or moved by the op; a blocked anchor issues again when it can go on */
 		if (s->anchor_result > result)
 			result = s->anchor_result;
+		if (in->op == OP_MMA) /* each HMMA waits for its own fragments (isa/lower.c) */
+			for (int fr = 0; fr + 1 < mma_ldsm_count(in); fr++)
+				w->res[in->mma.ldsm_at + fr] = s->mma_fragment_back[fr];
 		if (s->anchor_result && value_used(in) && s->anchor_result > w->op_wait)
 			w->op_wait = s->anchor_result;
 		e->again = st == ANCHOR_AGAIN;

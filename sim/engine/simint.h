@@ -370,6 +370,8 @@ struct sim {
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
+	/* Set by an mma's anchor: when each of its LDSMs' fragments is back (exec.c exec_mma), in order */
+	uint64_t mma_fragment_back[MMA_MAX_INSNS];
 	/* mma's recent ldmatrix costs by op (code index), fragment and key (exec.c) */
 #define MMA_COST_SLOTS 128
 	struct mma_cost {
