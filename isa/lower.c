@@ -977,7 +977,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 * every HMMA waits for.  The HMMAs are the form's loop, issued rep times.
 		 * Each LDSM's address is an IMAD.U32 of the lane's row offset and the tile's.
 		 */
-		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2, ldsm = in->mma.tm + nb;
+		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, ldsm = mma_ldsm_count(in);
 		int start = q->n;
 		int lane_a = -1, lane_b = -1;
 		c->mma_lane_n = 0;

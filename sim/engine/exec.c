@@ -252,9 +252,9 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 	int l0 = __builtin_ctz(mask);
 	int64_t ai = simt_eval(s, w, l0, &in->src.index), bi = simt_eval(s, w, l0, &in->dst.index);
 	int64_t lda = simt_eval(s, w, l0, &in->e[0]), ldb = simt_eval(s, w, l0, &in->e[1]);
-	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, nb = (n8 + 1) / 2;
+	int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn;
 	uint64_t back = now, warp_t = now;
-	for (int f = 0; f < in->mma.tm + nb; f++) {
+	for (int f = 0; f < mma_ldsm_count(in); f++) {
 		bool is_a = f < in->mma.tm;
 		const struct memref *ref = is_a ? &in->src : &in->dst;
 		const struct buffer *buf = &s->k->bufs[ref->buf];
