@@ -885,6 +885,22 @@ Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
 }
 
 /*
+ * Warp 0 runs 24 FMAs, then ops, while the seven other warps of a 256-thread block each issue one 32-way
+ * conflicted shared load (224 wavefronts queued at the port): the cycles.
+ */
+static uint64_t beside_busy_port(const char *ops, const struct machine *m)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "\"shared\": {\"s\": {\"elems\": 2048}, \"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, \"body\": ["
+		 "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": [{\"op\": \"fma\", \"n\": 24}, %s],"
+		 "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]",
+		 ops);
+	return run_text(text, 256, 1, m);
+}
+#define BUSY_PORT_DRAIN(m) (7 * 32 * (uint64_t)(m).smem_wavefront_cycles)
+
+/*
  * An S2R waits in the MIO queue behind the shared loads queued before it (tests/hw/s2r_mio.cu: an S2R
  * beside 8-way LDSM streams takes 713 cycles a trip where it takes 57 alone): a wmma issued (after 24
  * FMAs) while seven other warps' 32-way conflicted loads (224 wavefronts) wait at the port has its SR_LANEID once the port
@@ -893,20 +909,16 @@ Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
  */
 Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)
 {
-	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}, \"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, \"body\": ["
-			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
-			   "{\"op\": \"fma\", \"n\": 24},"
-			   "{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 32, \"b\": \"h[4096]\", \"ldb\": 64}],"
-			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	const char *mma = "{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 32, \"b\": \"h[4096]\", \"ldb\": 64}";
 	struct machine m = plain();
 	m.iclass_s2r_latency = 200;
 	m.s2r_behind_smem_port = 0;
-	uint64_t at_issue = run_text(text, 256, 1, &m);
+	uint64_t at_issue = beside_busy_port(mma, &m);
 	m.s2r_behind_smem_port = 1;
-	uint64_t behind = run_text(text, 256, 1, &m);
+	uint64_t behind = beside_busy_port(mma, &m);
 	cr_assert(behind >= at_issue + 150, "behind the port the S2R's 200 cycles follow the loads' wavefronts: %llu vs %llu cycles",
 		  (unsigned long long)behind, (unsigned long long)at_issue);
-	cr_assert(behind >= 7 * 32 * (uint64_t)m.smem_wavefront_cycles + 200, "%llu cycles", (unsigned long long)behind);
+	cr_assert(behind >= BUSY_PORT_DRAIN(m) + 200, "%llu cycles", (unsigned long long)behind);
 }
 
 /*
@@ -917,21 +929,17 @@ Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)
  */
 Test(issue, a_fence_waits_for_the_other_warps_shared_loads)
 {
-	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
-			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
-			   "{\"op\": \"fma\", \"n\": 24}, {\"op\": \"fence_proxy_async\"}, {\"op\": \"fma\", \"n\": 64}],"
-			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	const char *ops = "{\"op\": \"fence_proxy_async\"}, {\"op\": \"fma\", \"n\": 64}";
 	struct machine m = plain();
 	m.fence_membar_latency = 10;
 	m.membar_behind_smem_port = 0;
-	uint64_t at_issue = run_text(text, 256, 1, &m);
+	uint64_t at_issue = beside_busy_port(ops, &m);
 	m.membar_behind_smem_port = 1;
-	uint64_t behind = run_text(text, 256, 1, &m);
-	uint64_t drain = 7 * 32 * (uint64_t)m.smem_wavefront_cycles;
-	cr_assert_lt(at_issue, drain + 64 * 4, "the fence alone lets warp 0 run its 64 FMAs under the loads: %llu cycles",
+	uint64_t behind = beside_busy_port(ops, &m);
+	cr_assert_lt(at_issue, BUSY_PORT_DRAIN(m) + 64 * 4, "the fence alone lets warp 0 run its 64 FMAs under the loads: %llu cycles",
 		     (unsigned long long)at_issue);
-	cr_assert_geq(behind, drain + 10 + 64 * 4, "behind the port the FMAs after the fence start once the 224 wavefronts are done: %llu",
-		      (unsigned long long)behind);
+	cr_assert_geq(behind, BUSY_PORT_DRAIN(m) + 10 + 64 * 4,
+		      "behind the port the FMAs after the fence start once the 224 wavefronts are done: %llu", (unsigned long long)behind);
 }
 
 /*
@@ -941,17 +949,14 @@ Test(issue, a_fence_waits_for_the_other_warps_shared_loads)
  */
 Test(issue, a_shuffle_waits_for_the_shared_loads_queued_before_it)
 {
-	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
-			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": [{\"op\": \"fma\", \"n\": 24}, {\"op\": \"shfl\", \"n\": 5}],"
-			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	const char *shfl = "{\"op\": \"shfl\", \"n\": 5}";
 	struct machine m = plain();
 	m.shfl_behind_smem_port = 0;
-	uint64_t at_issue = run_text(text, 256, 1, &m);
+	uint64_t at_issue = beside_busy_port(shfl, &m);
 	m.shfl_behind_smem_port = 1;
-	uint64_t behind = run_text(text, 256, 1, &m);
-	uint64_t drain = 7 * 32 * (uint64_t)m.smem_wavefront_cycles;
-	cr_assert_geq(behind, drain + 5 * (uint64_t)m.iclass_shfl_latency, "the five steps follow the 224 wavefronts: %llu cycles",
-		      (unsigned long long)behind);
+	uint64_t behind = beside_busy_port(shfl, &m);
+	cr_assert_geq(behind, BUSY_PORT_DRAIN(m) + 5 * (uint64_t)m.iclass_shfl_latency,
+		      "the five steps follow the 224 wavefronts: %llu cycles", (unsigned long long)behind);
 	cr_assert_gt(behind, at_issue + 50, "read at issue, the steps run under the loads: %llu vs %llu cycles",
 		     (unsigned long long)at_issue, (unsigned long long)behind);
 }
@@ -964,16 +969,13 @@ Test(issue, a_shuffle_waits_for_the_shared_loads_queued_before_it)
  */
 Test(issue, the_port_idles_behind_a_fence)
 {
-	const char *text = "\"shared\": {\"s\": {\"elems\": 2048}}, \"body\": ["
-			   "{\"op\": \"if\", \"cond\": \"warp == 0\", \"then\": ["
-			   "{\"op\": \"fma\", \"n\": 24}, {\"op\": \"fence_proxy_async\"}, {\"op\": \"shared_load\", \"addr\": \"s[lane * 32]\"}],"
-			   "\"else\": [{\"op\": \"shared_load\", \"addr\": \"s[lane * 32 + warp]\"}]}]";
+	const char *ops = "{\"op\": \"fence_proxy_async\"}, {\"op\": \"shared_load\", \"addr\": \"s[lane * 32]\"}";
 	struct machine m = plain();
 	m.fence_membar_latency = 10;
 	m.membar_port_bubble = 0;
-	uint64_t none = run_text(text, 256, 1, &m);
+	uint64_t none = beside_busy_port(ops, &m);
 	m.membar_port_bubble = 200;
-	uint64_t held = run_text(text, 256, 1, &m);
+	uint64_t held = beside_busy_port(ops, &m);
 	cr_assert(held >= none + 190 - 10 && held <= none + 200, "warp 0's load waits 190 more cycles: %llu vs %llu",
 		  (unsigned long long)held, (unsigned long long)none);
 }
@@ -986,17 +988,16 @@ Test(issue, the_port_idles_behind_a_fence)
  */
 Test(issue, a_remat_loop_re_reads_special_registers)
 {
-	const char *fmt = "\"params\": {\"r\": 0}, \"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+	const char *fmt = "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
 			  "{\"op\": \"let\", \"var\": \"wm\", \"value\": \"(warp / 2) * 32\"},"
-			  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 16, \"remat\": \"r\", \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 16, \"remat\": %d, \"body\": ["
 			  "{\"op\": \"shared_store\", \"addr\": \"s[wm * 32 + lane]\"}]}]";
 	char text[1024];
 	struct machine m = plain();
 	m.iclass_s2r_latency = 100;
-	snprintf(text, sizeof text, "%s", fmt);
+	snprintf(text, sizeof text, fmt, 0);
 	uint64_t kept = run_text(text, 32, 1, &m), kept_insts = r.warp_insts;
-	char *at = strstr(text, "\"r\": 0");
-	at[5] = '1';
+	snprintf(text, sizeof text, fmt, 1);
 	uint64_t reread = run_text(text, 32, 1, &m);
 	cr_assert_geq(r.warp_insts, kept_insts + 16 * 3, "16 trips each re-read tid and lane (two S2R) and shift: %llu vs %llu",
 		      (unsigned long long)r.warp_insts, (unsigned long long)kept_insts);
