@@ -553,6 +553,12 @@ bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_
  * would report a fault, and then it is to be called as before.
  */
 bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t ends[2], int64_t *step);
+/*
+ * e's value in lane, where every lane of the warp computes the same: it reads no slot that the warp's
+ * tracking cannot vouch for (not even an arrive's token, which it does not track) and lane's run
+ * faults nowhere.  False otherwise, changing nothing: the caller then takes its lanes one by one.
+ */
+bool simt_eval_shared(struct sim *s, struct warp *w, const struct expr *e, int lane, int64_t *v);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
