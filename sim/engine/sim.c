@@ -68,8 +68,9 @@ static int setup(struct sim *s)
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
 	s->agree = calloc((size_t)s->nwarps * SIMT_AGREE_SLOTS, sizeof *s->agree);
+	s->cpa_apart = calloc(s->nwarps, sizeof *s->cpa_apart);
 	s->smem_memo = calloc(1, sizeof *s->smem_memo);
-	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->agree || !s->smem_memo ||
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->agree || !s->cpa_apart || !s->smem_memo ||
 	    l1_init(&s->l1, s->m, l1_carveout(s->m, block_smem(s->k), l->block_size), (uint32_t)s->m->l1_ways,
 		    s->m->l1_stream_mru != 0))
 		return -1;
@@ -165,6 +166,7 @@ static void teardown(struct sim *s)
 	free(s->mbars);
 	free(s->lane_regs);
 	free(s->agree);
+	free(s->cpa_apart);
 	free(s->smem_memo);
 	l1_free(&s->l1);
 	gmem_free(s);

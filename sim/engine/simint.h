@@ -362,6 +362,13 @@ struct sim {
 	 * limit's estimate and its message count.
 	 */
 	uint32_t *agree;
+	/*
+	 * Per warp: its threads' cp.async records (commits, the actual batch of
+	 * each, what they waited for) may differ, since a commit or a wait of
+	 * some of its lanes only.  While they cannot, a whole warp's wait is
+	 * one thread's (cpa_wait_prior).  Apart from struct warp, as agree is.
+	 */
+	uint8_t *cpa_apart;
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */

@@ -39,6 +39,19 @@ uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return threa
 
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return open_of(s, w, lane)->last_land; }
 
+/* The lane's thread commits its open batch o into actual batch m. */
+static inline void close_open(struct cpa_thread *t, struct cpa_open *o, uint32_t m)
+{
+	uint32_t n = t->commits++;
+	uint64_t own = o->land;
+	if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)
+		own = t->own_land[(n - 1) % CPA_RING];
+	t->own_land[n % CPA_RING] = own;
+	t->actual[n % CPA_RING] = m;
+	o->first = NEVER;
+	o->land = 0;
+}
+
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
 	uint32_t m = w->cpa.batches++;
@@ -56,20 +69,51 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
 		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
 	w->cpa.land[m % CPA_WARP_RING] = land;
-	for (uint32_t mm = mask; mm; mm &= mm - 1) {
-		struct cpa_thread *t = t0 + __builtin_ctz(mm);
-		struct cpa_open *o = o0 + __builtin_ctz(mm);
-		uint32_t n = t->commits++;
-		uint64_t own = o->land;
-		if (n > 0 && t->own_land[(n - 1) % CPA_RING] > own)
-			own = t->own_land[(n - 1) % CPA_RING];
-		t->own_land[n % CPA_RING] = own;
-		t->actual[n % CPA_RING] = m;
-		o->first = NEVER;
-		o->land = 0;
+	if (mask == 0xffffffffu) {
+		for (int lane = 0; lane < 32; lane++)
+			close_open(t0 + lane, o0 + lane, m);
+	} else {
+		s->cpa_apart[w->id] = 1; /* the threads' perceived batches part */
+		for (uint32_t mm = mask; mm; mm &= mm - 1)
+			close_open(t0 + __builtin_ctz(mm), o0 + __builtin_ctz(mm), m);
 	}
 	s->rep->cp_async_batches++;
 	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);
+}
+
+/*
+ * What a thread's wait_prior(n) finds, the warp's release being on actual
+ * batch need_actual: its over-wait in cycles (returned) and in batches
+ * (*extra) against its own batch TL - n; what the release covers becomes
+ * visible to it.
+ */
+static uint64_t thread_over(struct warp *w, struct cpa_thread *t, uint32_t n, int64_t need_actual, uint64_t release,
+			    uint64_t now, uint64_t *extra)
+{
+	int64_t own = (int64_t)t->commits - 1 - (int64_t)n; /* its own batch TL - N */
+	uint64_t own_ready = now;
+	if (own >= 0) {
+		/* It needed the actual batches up to the one its own batch TL - N went into. */
+		int64_t mine = (int64_t)t->actual[own % CPA_RING];
+		uint64_t mine_land = need_actual - mine < CPA_WARP_RING ? w->cpa.land[mine % CPA_WARP_RING] : 0;
+		if (mine_land > own_ready)
+			own_ready = mine_land;
+		*extra = need_actual > mine ? (uint64_t)(need_actual - mine) : 0;
+		/*
+		 * Visible to it now: every own batch that went into an actual
+		 * batch up to PL - N (the release covers them all), at least
+		 * its batches up to TL - N.
+		 */
+		uint32_t seen = (uint32_t)own + 1;
+		while (seen < t->commits && seen + CPA_RING > t->commits &&
+		       (int64_t)t->actual[seen % CPA_RING] <= need_actual)
+			seen++;
+		if (seen > t->waited)
+			t->waited = seen;
+	} else {
+		*extra = need_actual >= 0 ? (uint64_t)need_actual + 1 : 0;
+	}
+	return release > own_ready ? release - own_ready : 0;
 }
 
 uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n, uint64_t now, bool batches)
@@ -96,34 +140,30 @@ uint64_t cpa_wait_prior(struct sim *s, struct warp *w, uint32_t mask, uint32_t n
 	if (batches && need_actual >= (int64_t)w->cpa.reported)
 		w->cpa.reported = (uint32_t)need_actual + 1;
 	struct sim_report *r = s->rep;
+	struct cpa_thread *t0 = thread_of(s, w, 0);
+	if (mask == 0xffffffffu && !s->cpa_apart[w->id]) {
+		/*
+		 * Every thread of the warp committed and waited together so far: each finds
+		 * what thread 0 does, and only thread 0 can be a new worst (a later equal is not).
+		 */
+		uint64_t extra, over = thread_over(w, t0, n, need_actual, release, now, &extra);
+		for (int lane = 1; lane < 32; lane++)
+			t0[lane].waited = t0->waited;
+		r->overwait_waits += 32;
+		r->overwait_cycles += 32 * over;
+		r->overwait_extra_batches += 32 * extra;
+		if (over > r->overwait_worst_cycles) {
+			r->overwait_worst_cycles = over;
+			r->overwait_worst_block = w->block;
+			r->overwait_worst_thread = w->in_block * 32;
+		}
+		return release;
+	}
+	if (mask != 0xffffffffu)
+		s->cpa_apart[w->id] = 1; /* what the threads waited for parts */
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
 		int lane = __builtin_ctz(mm);
-		struct cpa_thread *t = thread_of(s, w, lane);
-		int64_t own = (int64_t)t->commits - 1 - (int64_t)n; /* its own batch TL - N */
-		uint64_t own_ready = now;
-		uint64_t extra;
-		if (own >= 0) {
-			/* It needed the actual batches up to the one its own batch TL - N went into. */
-			int64_t mine = (int64_t)t->actual[own % CPA_RING];
-			uint64_t mine_land = need_actual - mine < CPA_WARP_RING ? w->cpa.land[mine % CPA_WARP_RING] : 0;
-			if (mine_land > own_ready)
-				own_ready = mine_land;
-			extra = need_actual > mine ? (uint64_t)(need_actual - mine) : 0;
-			/*
-			 * Visible to it now: every own batch that went into an actual
-			 * batch up to PL - N (the release covers them all), at least
-			 * its batches up to TL - N.
-			 */
-			uint32_t seen = (uint32_t)own + 1;
-			while (seen < t->commits && seen + CPA_RING > t->commits &&
-			       (int64_t)t->actual[seen % CPA_RING] <= need_actual)
-				seen++;
-			if (seen > t->waited)
-				t->waited = seen;
-		} else {
-			extra = need_actual >= 0 ? (uint64_t)need_actual + 1 : 0;
-		}
-		uint64_t over = release > own_ready ? release - own_ready : 0;
+		uint64_t extra, over = thread_over(w, t0 + lane, n, need_actual, release, now, &extra);
 		r->overwait_waits++;
 		r->overwait_cycles += over;
 		r->overwait_extra_batches += extra;
