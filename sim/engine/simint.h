@@ -369,6 +369,12 @@ struct sim {
 	 * one thread's (cpa_wait_prior).  Apart from struct warp, as agree is.
 	 */
 	uint8_t *cpa_apart;
+	/*
+	 * Per warp: the copies of all 32 lanes since its threads' open batches
+	 * were last read, merged as each lane would take them (cpa_copy);
+	 * cpa_settle hands them to the lanes.  first NEVER and land 0: none.
+	 */
+	struct cpa_open *cpa_whole;
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
@@ -723,6 +729,8 @@ void pipe_finish_stats(struct sim *s);
 /* cpasync.c */
 /* Copies by the lanes issued now that land at land. */
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
+/* The warp's whole-warp copies, kept once (s->cpa_whole), go into its threads' open batches before they are read. */
+void cpa_settle(struct sim *s, struct warp *w);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);

@@ -23,21 +23,46 @@ static inline void open_takes(struct cpa_open *t, uint64_t issue, uint64_t land)
 		t->last_land = land;
 }
 
+/*
+ * A copy of every lane is kept once for the warp until something reads the
+ * lanes' open batches: open_takes keeps a minimum and maxima, so taking the
+ * copies merged is taking them one by one.  Four copies to a commit in the
+ * GEMM cost four 32-lane walks.
+ */
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
-	struct cpa_open *t0 = open_of(s, w, 0);
-	if (lanes == 0xffffffffu) { /* the usual copy: every lane, without the mask walk */
-		for (int lane = 0; lane < 32; lane++)
-			open_takes(t0 + lane, issue, land);
+	if (lanes == 0xffffffffu) {
+		struct cpa_open *whole = &s->cpa_whole[w->id];
+		if (issue < whole->first)
+			whole->first = issue;
+		if (land > whole->land)
+			whole->land = land;
 		return;
 	}
+	struct cpa_open *t0 = open_of(s, w, 0);
 	for (uint32_t m = lanes; m; m &= m - 1)
 		open_takes(t0 + __builtin_ctz(m), issue, land);
 }
 
+void cpa_settle(struct sim *s, struct warp *w)
+{
+	struct cpa_open *whole = &s->cpa_whole[w->id];
+	if (whole->first == NEVER && whole->land == 0)
+		return;
+	struct cpa_open *t0 = open_of(s, w, 0);
+	for (int lane = 0; lane < 32; lane++)
+		open_takes(t0 + lane, whole->first, whole->land);
+	whole->first = NEVER;
+	whole->land = 0;
+}
+
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
 
-uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane) { return open_of(s, w, lane)->last_land; }
+uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane)
+{
+	uint64_t own = open_of(s, w, lane)->last_land, whole = s->cpa_whole[w->id].land;
+	return whole > own ? whole : own;
+}
 
 /* The lane's thread commits its open batch o into actual batch m. */
 static inline void close_open(struct cpa_thread *t, struct cpa_open *o, uint32_t m)
@@ -54,6 +79,7 @@ static inline void close_open(struct cpa_thread *t, struct cpa_open *o, uint32_t
 
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
+	cpa_settle(s, w);
 	uint32_t m = w->cpa.batches++;
 	uint64_t land = 0, first = NEVER;
 	struct cpa_open *o0 = open_of(s, w, 0); /* lane l's at o0 + l, t0 + l: found once, not per lane */

@@ -436,6 +436,7 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		return true;
 	uint32_t mask = simt_mask(w);
 	uint32_t S = pb->decl->stages;
+	cpa_settle(s, w);
 	if (!block_scope(pb)) {
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
