@@ -77,11 +77,57 @@ static inline void close_open(struct cpa_thread *t, struct cpa_open *o, uint32_t
 	o->land = 0;
 }
 
+/*
+ * A whole warp's commit while its threads have committed together (each as
+ * often: one ring position for them all): the warp's kept copies taken
+ * into each lane's open batch as cpa_settle would, and the batch closed,
+ * in one pass.  The lowest first issue and the latest landing come back.
+ */
+static void commit_whole(struct sim *s, struct warp *w, uint32_t m, uint64_t *first, uint64_t *land)
+{
+	struct cpa_open *whole = &s->cpa_whole[w->id], *o = open_of(s, w, 0);
+	struct cpa_thread *t = thread_of(s, w, 0);
+	uint64_t wf = whole->first, wl = whole->land, lo = NEVER, hi = 0;
+	uint32_t n = t->commits, at = n % CPA_RING, before = (n - 1) % CPA_RING;
+	for (int lane = 0; lane < 32; lane++, o++, t++) {
+		uint64_t of = o->first < wf ? o->first : wf, ol = o->land > wl ? o->land : wl;
+		lo = of < lo ? of : lo;
+		hi = ol > hi ? ol : hi;
+		if (wl > o->last_land)
+			o->last_land = wl;
+		o->first = NEVER;
+		o->land = 0;
+		t->commits = n + 1;
+		t->own_land[at] = n > 0 && t->own_land[before] > ol ? t->own_land[before] : ol;
+		t->actual[at] = m;
+	}
+	whole->first = NEVER;
+	whole->land = 0;
+	*first = lo;
+	*land = hi;
+}
+
+/* The warp's actual batch m closes: its first copy's issue, and its landing as the prefix maximum. */
+static void warp_batch(struct warp *w, uint32_t m, uint64_t first, uint64_t land)
+{
+	w->cpa.first[m % CPA_WARP_RING] = first;
+	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
+		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
+	w->cpa.land[m % CPA_WARP_RING] = land;
+}
+
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 {
-	cpa_settle(s, w);
 	uint32_t m = w->cpa.batches++;
 	uint64_t land = 0, first = NEVER;
+	s->rep->cp_async_batches++;
+	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);
+	if (mask == 0xffffffffu && !s->cpa_apart[w->id]) {
+		commit_whole(s, w, m, &first, &land);
+		warp_batch(w, m, first, land);
+		return;
+	}
+	cpa_settle(s, w);
 	struct cpa_open *o0 = open_of(s, w, 0); /* lane l's at o0 + l, t0 + l: found once, not per lane */
 	struct cpa_thread *t0 = thread_of(s, w, 0);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
@@ -91,10 +137,7 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		if (o->first < first)
 			first = o->first;
 	}
-	w->cpa.first[m % CPA_WARP_RING] = first;
-	if (m > 0 && w->cpa.land[(m - 1) % CPA_WARP_RING] > land)
-		land = w->cpa.land[(m - 1) % CPA_WARP_RING];
-	w->cpa.land[m % CPA_WARP_RING] = land;
+	warp_batch(w, m, first, land);
 	if (mask == 0xffffffffu) {
 		for (int lane = 0; lane < 32; lane++)
 			close_open(t0 + lane, o0 + lane, m);
@@ -103,8 +146,6 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		for (uint32_t mm = mask; mm; mm &= mm - 1)
 			close_open(t0 + __builtin_ctz(mm), o0 + __builtin_ctz(mm), m);
 	}
-	s->rep->cp_async_batches++;
-	s->rep->cp_async_commits += (uint64_t)__builtin_popcount(mask);
 }
 
 /*
