@@ -369,12 +369,7 @@ struct sim {
 	 * one thread's (cpa_wait_prior).  Apart from struct warp, as agree is.
 	 */
 	uint8_t *cpa_apart;
-	/*
-	 * Per warp: the copies of all 32 lanes since its threads' open batches
-	 * were last read, merged as each lane would take them (cpa_copy);
-	 * cpa_settle hands them to the lanes.  first NEVER and land 0: none.
-	 */
-	struct cpa_open *cpa_whole;
+	struct cpa_whole *cpa_whole; /* per warp: its whole-warp copies, kept once (cpasync.h) */
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
@@ -731,6 +726,12 @@ void pipe_finish_stats(struct sim *s);
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
 /* The warp's whole-warp copies, kept once (s->cpa_whole), go into its threads' open batches before they are read. */
 void cpa_settle(struct sim *s, struct warp *w);
+/*
+ * A whole warp's open batches close, its kept copies in them as cpa_settle would put them: the earliest
+ * first issue in *first, and true with the one latest landing of every lane in *land where they share
+ * it (no lane copied on its own), else false with each lane's in land[].
+ */
+bool cpa_take_whole(struct sim *s, struct warp *w, uint64_t *first, uint64_t land[32]);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);

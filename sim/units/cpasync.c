@@ -24,43 +24,76 @@ static inline void open_takes(struct cpa_open *t, uint64_t issue, uint64_t land)
 }
 
 /*
- * A copy of every lane is kept once for the warp until something reads the
- * lanes' open batches: open_takes keeps a minimum and maxima, so taking the
- * copies merged is taking them one by one.  Four copies to a commit in the
- * GEMM cost four 32-lane walks.
+ * A copy of every lane is kept once for the warp (struct cpa_whole) until
+ * something reads the lanes' open batches: open_takes keeps a minimum and
+ * maxima, so taking the copies merged is taking them one by one.  Four
+ * copies to a commit in the GEMM cost four 32-lane walks, and a block-scope
+ * commit after a group copy a walk to find what one record says.
  */
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land)
 {
+	struct cpa_whole *whole = &s->cpa_whole[w->id];
 	if (lanes == 0xffffffffu) {
-		struct cpa_open *whole = &s->cpa_whole[w->id];
 		if (issue < whole->first)
 			whole->first = issue;
 		if (land > whole->land)
 			whole->land = land;
+		if (land > whole->last_land)
+			whole->last_land = land;
 		return;
 	}
+	whole->lanes_open = true;
 	struct cpa_open *t0 = open_of(s, w, 0);
 	for (uint32_t m = lanes; m; m &= m - 1)
 		open_takes(t0 + __builtin_ctz(m), issue, land);
 }
 
+/* The lanes' last landings leave out the whole-warp copies: cpa_last_land adds them. */
 void cpa_settle(struct sim *s, struct warp *w)
 {
-	struct cpa_open *whole = &s->cpa_whole[w->id];
+	struct cpa_whole *whole = &s->cpa_whole[w->id];
 	if (whole->first == NEVER && whole->land == 0)
 		return;
-	struct cpa_open *t0 = open_of(s, w, 0);
-	for (int lane = 0; lane < 32; lane++)
-		open_takes(t0 + lane, whole->first, whole->land);
+	struct cpa_open *o = open_of(s, w, 0);
+	for (int lane = 0; lane < 32; lane++, o++) {
+		if (whole->first < o->first)
+			o->first = whole->first;
+		if (whole->land > o->land)
+			o->land = whole->land;
+	}
 	whole->first = NEVER;
 	whole->land = 0;
+	whole->lanes_open = true;
+}
+
+bool cpa_take_whole(struct sim *s, struct warp *w, uint64_t *first, uint64_t land[32])
+{
+	struct cpa_whole *whole = &s->cpa_whole[w->id];
+	uint64_t wf = whole->first, wl = whole->land;
+	whole->first = NEVER;
+	whole->land = 0;
+	*first = wf;
+	if (!whole->lanes_open) { /* every lane's open batch is empty: the kept copies are all of it */
+		land[0] = wl;
+		return true;
+	}
+	whole->lanes_open = false;
+	struct cpa_open *o = open_of(s, w, 0);
+	for (int lane = 0; lane < 32; lane++, o++) {
+		uint64_t of = o->first < wf ? o->first : wf;
+		*first = of < *first ? of : *first;
+		land[lane] = o->land > wl ? o->land : wl;
+		o->first = NEVER;
+		o->land = 0;
+	}
+	return false;
 }
 
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return thread_of(s, w, lane)->commits; }
 
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane)
 {
-	uint64_t own = open_of(s, w, lane)->last_land, whole = s->cpa_whole[w->id].land;
+	uint64_t own = open_of(s, w, lane)->last_land, whole = s->cpa_whole[w->id].last_land;
 	return whole > own ? whole : own;
 }
 
@@ -79,31 +112,25 @@ static inline void close_open(struct cpa_thread *t, struct cpa_open *o, uint32_t
 
 /*
  * A whole warp's commit while its threads have committed together (each as
- * often: one ring position for them all): the warp's kept copies taken
- * into each lane's open batch as cpa_settle would, and the batch closed,
- * in one pass.  The lowest first issue and the latest landing come back.
+ * often: one ring position for them all): the lanes' open batches taken as
+ * they close (cpa_take_whole) and the threads' records in one pass.  The
+ * lowest first issue and the latest landing come back.
  */
 static void commit_whole(struct sim *s, struct warp *w, uint32_t m, uint64_t *first, uint64_t *land)
 {
-	struct cpa_open *whole = &s->cpa_whole[w->id], *o = open_of(s, w, 0);
+	uint64_t ol[32];
+	if (cpa_take_whole(s, w, first, ol))
+		for (int lane = 1; lane < 32; lane++)
+			ol[lane] = ol[0];
 	struct cpa_thread *t = thread_of(s, w, 0);
-	uint64_t wf = whole->first, wl = whole->land, lo = NEVER, hi = 0;
 	uint32_t n = t->commits, at = n % CPA_RING, before = (n - 1) % CPA_RING;
-	for (int lane = 0; lane < 32; lane++, o++, t++) {
-		uint64_t of = o->first < wf ? o->first : wf, ol = o->land > wl ? o->land : wl;
-		lo = of < lo ? of : lo;
-		hi = ol > hi ? ol : hi;
-		if (wl > o->last_land)
-			o->last_land = wl;
-		o->first = NEVER;
-		o->land = 0;
+	uint64_t hi = 0;
+	for (int lane = 0; lane < 32; lane++, t++) {
+		hi = ol[lane] > hi ? ol[lane] : hi;
 		t->commits = n + 1;
-		t->own_land[at] = n > 0 && t->own_land[before] > ol ? t->own_land[before] : ol;
+		t->own_land[at] = n > 0 && t->own_land[before] > ol[lane] ? t->own_land[before] : ol[lane];
 		t->actual[at] = m;
 	}
-	whole->first = NEVER;
-	whole->land = 0;
-	*first = lo;
 	*land = hi;
 }
 

@@ -436,8 +436,8 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		return true;
 	uint32_t mask = simt_mask(w);
 	uint32_t S = pb->decl->stages;
-	cpa_settle(s, w);
 	if (!block_scope(pb)) {
+		cpa_settle(s, w);
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			const struct cpa_open *o = &s->blocks[w->block].cpa_open[t];
@@ -465,21 +465,28 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		if (same) {
 			struct batch_rec *r = batch_for(s, pb, h);
 			uint32_t bar = pb->produced + h % S;
-			uint64_t first = r->first_issue, last = r->last_land;
-			for (int l = 0; l < 32; l++) {
+			uint64_t land[32], first;
+			/* one landing for every thread (its copies were the group's): one arrival of 32 */
+			bool one = cpa_take_whole(s, w, &first, land);
+			for (int l = 0; l < 32; l++)
 				head[l] = h + 1;
-				first = ct[l].first < first ? ct[l].first : first;
-				last = ct[l].land > last ? ct[l].land : last;
-				add_arrival(&a, bar, ct[l].land > soonest ? ct[l].land : soonest);
-				ct[l].first = NEVER;
-				ct[l].land = 0;
+			if (first < r->first_issue)
+				r->first_issue = first;
+			if (one) {
+				if (land[0] > r->last_land)
+					r->last_land = land[0];
+				mbar_arrive_later(s, bar, land[0] > soonest ? land[0] : soonest, 32, false);
+				return true;
 			}
-			r->first_issue = first;
-			r->last_land = last;
+			for (int l = 0; l < 32; l++) {
+				r->last_land = land[l] > r->last_land ? land[l] : r->last_land;
+				add_arrival(&a, bar, land[l] > soonest ? land[l] : soonest);
+			}
 			send_arrivals(s, &a);
 			return true;
 		}
 	}
+	cpa_settle(s, w);
 	uint32_t last_h = 0, bar = 0;
 	struct batch_rec *r = NULL; /* the record and barrier of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
