@@ -49,11 +49,8 @@ void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uin
 }
 
 /* The lanes' last landings leave out the whole-warp copies: cpa_last_land adds them. */
-void cpa_settle(struct sim *s, struct warp *w)
+static void settle_lanes(struct sim *s, struct warp *w, struct cpa_whole *whole)
 {
-	struct cpa_whole *whole = &s->cpa_whole[w->id];
-	if (whole->first == NEVER && whole->land == 0)
-		return;
 	struct cpa_open *o = open_of(s, w, 0);
 	for (int lane = 0; lane < 32; lane++, o++) {
 		if (whole->first < o->first)
@@ -65,6 +62,15 @@ void cpa_settle(struct sim *s, struct warp *w)
 	whole->land = 0;
 	whole->lanes_open = true;
 }
+
+static inline void settle(struct sim *s, struct warp *w)
+{
+	struct cpa_whole *whole = &s->cpa_whole[w->id];
+	if (whole->first != NEVER || whole->land)
+		settle_lanes(s, w, whole);
+}
+
+void cpa_settle(struct sim *s, struct warp *w) { settle(s, w); }
 
 bool cpa_take_whole(struct sim *s, struct warp *w, uint64_t *first, uint64_t land[32])
 {
@@ -154,7 +160,7 @@ void cpa_commit(struct sim *s, struct warp *w, uint32_t mask)
 		warp_batch(w, m, first, land);
 		return;
 	}
-	cpa_settle(s, w);
+	settle(s, w);
 	struct cpa_open *o0 = open_of(s, w, 0); /* lane l's at o0 + l, t0 + l: found once, not per lane */
 	struct cpa_thread *t0 = thread_of(s, w, 0);
 	for (uint32_t mm = mask; mm; mm &= mm - 1) {
