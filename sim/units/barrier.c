@@ -179,10 +179,10 @@ static bool lanes_agree(const int64_t v[32], uint32_t mask)
 {
 	int64_t x = v[__builtin_ctz(mask)];
 	if (mask == FULL_WARP) {
-		bool same = true;
+		uint64_t odd = 0;
 		for (int l = 0; l < 32; l++)
-			same &= v[l] == x;
-		return same;
+			odd |= (uint64_t)(v[l] ^ x);
+		return !odd;
 	}
 	for (uint32_t m = mask & (mask - 1); m; m &= m - 1)
 		if (v[__builtin_ctz(m)] != x)
