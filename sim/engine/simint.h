@@ -385,6 +385,7 @@ struct sim {
 		int f;        /* fragment + 1; 0: empty */
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
+		uint64_t wave_latency; /* llround(ldsm_latency_per_wavefront * wavefronts): a libm call a fragment */
 	} mma_costs[MMA_COST_SLOTS];
 	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
