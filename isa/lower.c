@@ -1167,8 +1167,15 @@ static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t ma
 	}
 	k->lowered[pc] = (struct lform){.name = op_table[k->code[pc].op].name, .source = "lowered", .code = code,
 					.n = (uint8_t)q->n, .anchor = mark[0], .loop_begin = mark[1], .loop_end = mark[2]};
-	/* an mma's instructions issue through issue_one, which runs its rounds */
-	k->lowered[pc].plain = k->code[pc].op == OP_MMA ? 0 : lform_plain(&k->lowered[pc]);
+	/*
+	 * An mma's HMMAs are its form's loop, issued once per repeat: the last
+	 * of the loop goes back to its first through issue_one, which counts
+	 * the repeats; the others issue as most instructions do.
+	 */
+	struct lform *f = &k->lowered[pc];
+	f->plain = lform_plain(f);
+	if (k->code[pc].op == OP_MMA && f->loop_begin >= 0 && f->loop_end > 0 && f->loop_end <= 64)
+		f->plain &= ~(1ull << (f->loop_end - 1));
 	return 0;
 }
 

@@ -132,7 +132,7 @@ static ISSUE_INLINE void plan_form_in_place(const struct sim *s, struct warp *w,
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
-	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's form has none (lower_kernel) */
+	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's loop end is not (lower_kernel) */
 	plan_waits(w, c->e, at, why);
 }
 static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)

@@ -49,26 +49,34 @@ int evq_push(struct evq *q, uint64_t cycle, uint32_t kind, uint32_t owner, uint6
 	return 0;
 }
 
+/*
+ * The hole the earliest event leaves goes down to a leaf by the earlier
+ * child alone (one comparison a level, not two), and the last event climbs
+ * back from there: it belongs near the bottom, so it rarely climbs.  Events
+ * are totally ordered (cycle, then sequence), so they come out in the same
+ * order whatever shape the heap has.
+ */
 bool evq_pop(struct evq *q, struct event *out)
 {
 	if (q->len == 0)
 		return false;
 	*out = q->heap[0];
-	struct event last = q->heap[--q->len];
-	uint32_t i = 0;
-	for (;;) {
-		uint32_t child = 2 * i + 1;
-		if (child >= q->len)
-			break;
-		if (child + 1 < q->len && ev_before(&q->heap[child + 1], &q->heap[child]))
-			child++;
-		if (!ev_before(&q->heap[child], &last))
-			break;
-		q->heap[i] = q->heap[child];
-		i = child;
+	uint32_t n = --q->len, i = 0;
+	if (n) {
+		struct event *h = q->heap;
+		for (uint32_t child = 1; child < n; child = 2 * i + 1) {
+			if (child + 1 < n && ev_before(&h[child + 1], &h[child]))
+				child++;
+			h[i] = h[child];
+			i = child;
+		}
+		struct event last = h[n];
+		while (i > 0 && ev_before(&last, &h[(i - 1) / 2])) {
+			h[i] = h[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		h[i] = last;
 	}
-	if (q->len)
-		q->heap[i] = last;
 	q->now = out->cycle;
 	q->popped++;
 	return true;

@@ -309,11 +309,12 @@ static uint64_t exec_mma(struct sim *s, struct warp *w, const struct insn *in, u
 				ldsm_addrs(buf, first, ld, row, col, addr);
 			wc = smem_access_cost_memo(s->smem_memo, addr, 0xffffffffu, 16);
 			*mc = (struct mma_cost){.in = in, .f = f + 1, .key = key, .wavefronts = wc.wavefronts, .ways = wc.ways,
-					       .phases = wc.phases};
+					       .phases = wc.phases,
+					       .wave_latency = (uint64_t)llround(s->m->ldsm_latency_per_wavefront *
+										 (double)wc.wavefronts)};
 		}
 		uint64_t t = smem_access_c(s, wc, now);
-		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency +
-				 (uint64_t)llround(s->m->ldsm_latency_per_wavefront * (double)wc.wavefronts);
+		uint64_t alone = warp_t + (uint64_t)s->m->ldsm_latency + mc->wave_latency;
 		if (alone > t)
 			t = alone;
 		warp_t += (uint64_t)s->m->ldsm_warp_cycles + (uint64_t)s->m->ldsm_warp_wavefront_cycles * wc.wavefronts;

@@ -68,8 +68,10 @@ static int setup(struct sim *s)
 	s->mbars = calloc((size_t)nbars * s->nblocks + 1, sizeof *s->mbars);
 	s->lane_regs = calloc((size_t)s->k->nslots + 1, sizeof *s->lane_regs);
 	s->agree = calloc((size_t)s->nwarps * SIMT_AGREE_SLOTS, sizeof *s->agree);
+	s->cpa_apart = calloc(s->nwarps, sizeof *s->cpa_apart);
+	s->cpa_whole = calloc(s->nwarps, sizeof *s->cpa_whole);
 	s->smem_memo = calloc(1, sizeof *s->smem_memo);
-	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->agree || !s->smem_memo ||
+	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->agree || !s->cpa_apart || !s->cpa_whole || !s->smem_memo ||
 	    l1_init(&s->l1, s->m, l1_carveout(s->m, block_smem(s->k), l->block_size), (uint32_t)s->m->l1_ways,
 		    s->m->l1_stream_mru != 0))
 		return -1;
@@ -105,6 +107,7 @@ static int setup(struct sim *s)
 			struct warp *w = &s->warps[id];
 			int64_t threads = l->block_size - (int64_t)i * 32;
 			w->id = id;
+			s->cpa_whole[id].first = NEVER;
 			w->block = b;
 			w->in_block = i;
 			w->sp = id % (uint32_t)s->m->subpartitions;
@@ -165,6 +168,8 @@ static void teardown(struct sim *s)
 	free(s->mbars);
 	free(s->lane_regs);
 	free(s->agree);
+	free(s->cpa_apart);
+	free(s->cpa_whole);
 	free(s->smem_memo);
 	l1_free(&s->l1);
 	gmem_free(s);

@@ -362,6 +362,14 @@ struct sim {
 	 * limit's estimate and its message count.
 	 */
 	uint32_t *agree;
+	/*
+	 * Per warp: its threads' cp.async records (commits, the actual batch of
+	 * each, what they waited for) may differ, since a commit or a wait of
+	 * some of its lanes only.  While they cannot, a whole warp's wait is
+	 * one thread's (cpa_wait_prior).  Apart from struct warp, as agree is.
+	 */
+	uint8_t *cpa_apart;
+	struct cpa_whole *cpa_whole; /* per warp: its whole-warp copies, kept once (cpasync.h) */
 	/* The machine's per-class timing, indexed by enum iclass (machine_iclass). */
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
@@ -379,6 +387,7 @@ struct sim {
 		int f;        /* fragment + 1; 0: empty */
 		uint64_t key; /* first row's offset in its 128 bytes, the row stride */
 		uint32_t wavefronts, ways, phases; /* its smem_cost */
+		uint64_t wave_latency; /* llround(ldsm_latency_per_wavefront * wavefronts): a libm call a fragment */
 	} mma_costs[MMA_COST_SLOTS];
 	struct smem_memo *smem_memo; /* the costs of recent shared-memory access shapes */
 	uint64_t spin_check_at; /* a failed poll checks whether the SM is stuck spinning again from this cycle on */
@@ -555,6 +564,12 @@ bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_
  * would report a fault, and then it is to be called as before.
  */
 bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t ends[2], int64_t *step);
+/*
+ * e's value in lane, where every lane of the warp computes the same: it reads no slot that the warp's
+ * tracking cannot vouch for (not even an arrive's token, which it does not track) and lane's run
+ * faults nowhere.  False otherwise, changing nothing: the caller then takes its lanes one by one.
+ */
+bool simt_eval_shared(struct sim *s, struct warp *w, const struct expr *e, int lane, int64_t *v);
 /* Assigns a variable for the lanes in mask, keeping track of whether it is still warp-uniform. */
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask);
 void simt_advance(struct sim *s, struct warp *w);
@@ -717,6 +732,14 @@ void pipe_finish_stats(struct sim *s);
 /* cpasync.c */
 /* Copies by the lanes issued now that land at land. */
 void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uint64_t land);
+/* The warp's whole-warp copies, kept once (s->cpa_whole), go into its threads' open batches before they are read. */
+void cpa_settle(struct sim *s, struct warp *w);
+/*
+ * A whole warp's open batches close, its kept copies in them as cpa_settle would put them: the earliest
+ * first issue in *first, and true with the one latest landing of every lane in *land where they share
+ * it (no lane copied on its own), else false with each lane's in land[].
+ */
+bool cpa_take_whole(struct sim *s, struct warp *w, uint64_t *first, uint64_t land[32]);
 uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane);
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane);
 void cpa_commit(struct sim *s, struct warp *w, uint32_t mask);

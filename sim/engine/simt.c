@@ -298,6 +298,15 @@ bool simt_eval_rise(struct sim *s, struct warp *w, const struct expr *e, int64_t
 	return expr_eval_rise(&s->k->pool, e, w->regs, 1, 32, ~w->divergent & ~s->token_slots, ends, step);
 }
 
+bool simt_eval_shared(struct sim *s, struct warp *w, const struct expr *e, int lane, int64_t *v)
+{
+	if (e->slots & (w->divergent | s->token_slots | 1ull << 63))
+		return false;
+	enum expr_fault f = EXPR_OK;
+	*v = eval_lane(s, w, lane, e, &f);
+	return !f;
+}
+
 /* u into slot's lanes of mask: the slot is uniform again only when they are every live lane. */
 static void assign_one(const struct sim *s, struct warp *w, uint16_t slot, int64_t u, uint32_t mask)
 {

@@ -61,7 +61,8 @@ int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint3
 	const struct barrier_decl *bd = &s->k->bars[in->bar];
 	uint32_t mask = simt_mask(w);
 	int64_t idx = in->bar_index.value;
-	if (!in->bar_index.is_const) {
+	/* an index every lane computes alike (a stage) needs neither the lanes' values nor their compare */
+	if (!in->bar_index.is_const && !simt_eval_shared(s, w, &in->bar_index, __builtin_ctz(mask), &idx)) {
 		/* Every lane's index, evaluated for the warp at once; the checks run lane by lane as before. */
 		int64_t v[32];
 		enum expr_fault f = EXPR_OK;
@@ -171,6 +172,22 @@ static void saw_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem
 		if (b->completed_at > blk->bar_sync[t])
 			blk->bar_sync[t] = b->completed_at;
 	}
+}
+
+/* Whether the lanes of mask hold one value in v. */
+static bool lanes_agree(const int64_t v[32], uint32_t mask)
+{
+	int64_t x = v[__builtin_ctz(mask)];
+	if (mask == FULL_WARP) {
+		uint64_t odd = 0;
+		for (int l = 0; l < 32; l++)
+			odd |= (uint64_t)(v[l] ^ x);
+		return !odd;
+	}
+	for (uint32_t m = mask & (mask - 1); m; m &= m - 1)
+		if (v[__builtin_ctz(m)] != x)
+			return false;
+	return true;
 }
 
 /* Blocks the group until phase `token` of the barrier has completed; true when it has. */
@@ -376,7 +393,28 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	uint32_t mask = simt_mask(w), done = 0;
 	int64_t v[32], ok[32];
 	simt_eval_lanes(s, w, &in->e[0], mask, v);
-	for (uint32_t m = mask; m; m &= m - 1) {
+	int first = __builtin_ctz(mask);
+	bool one = !(in->parity && s->checks) && lanes_agree(v, mask);
+	if (one) {
+		/*
+		 * One token or parity in every lane (the usual wait): one answer for them all, as each
+		 * lane would find it, and the lanes' records in one walk.
+		 */
+		if (!in->parity && !check_token(s, w, first, b, v[first], try_wait ? "try_wait" : "test_wait"))
+			return true;
+		bool pass = in->parity ? mbar_parity_done(b, (uint32_t)(v[first] & 1)) : b->phase > (uint32_t)v[first];
+		if (pass) {
+			uint32_t phase = in->parity ? b->phase - 1 : (uint32_t)v[first];
+			done = mask;
+			if (!in->parity)
+				saw_phase(s, w, bar, elem, phase, mask);
+			if (e->wait_start != NEVER && b->filled.seq == phase && now - e->wait_start > b->filled.exposed)
+				b->filled.exposed = now - e->wait_start;
+		}
+		for (uint32_t m = mask; m; m &= m - 1)
+			ok[__builtin_ctz(m)] = pass;
+	}
+	for (uint32_t m = one ? 0 : mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
 		if (!in->parity && !check_token(s, w, lane, b, v[lane], try_wait ? "try_wait" : "test_wait"))
 			return true;

@@ -16,6 +16,7 @@
 #ifndef SMSIM_CPASYNC_H
 #define SMSIM_CPASYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define CPA_RING 16        /* a thread's perceived batches remembered (N <= 8) */
@@ -27,6 +28,19 @@ struct cpa_open {
 	uint64_t first; /* first issue of the open batch; NEVER if empty */
 	uint64_t land;  /* last landing in the open batch */
 	uint64_t last_land; /* last landing of any copy it issued */
+};
+
+/*
+ * Per warp, the copies of all 32 lanes, kept once (cpa_copy): those since the
+ * lanes' open batches were last read, merged as each lane would take them
+ * (first NEVER and land 0: none), and the latest landing of any.  While no
+ * lane holds a copy of its own in its open batch (lanes_open false) the
+ * lanes' batches are what these say.
+ */
+struct cpa_whole {
+	uint64_t first, land;
+	uint64_t last_land;
+	bool lanes_open;
 };
 
 struct cpa_thread {

@@ -357,11 +357,10 @@ bool pipe_acquire(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		/* The usual call: 32 threads on one head, none of them holding every stage; one barrier test. */
 		const uint32_t *head = pb->head + tid_of(w, 0), *tail = pb->tail + tid_of(w, 0);
 		const uint8_t *role = pb->role + tid_of(w, 0);
-		uint32_t h = head[0];
-		bool usual = true;
+		uint32_t h = head[0], odd = 0; /* a lane on another head, or a consumer holding every stage */
 		for (int l = 0; l < 32; l++)
-			usual &= head[l] == h && !((role[l] & ROLE_CONSUMER) && h - tail[l] >= S);
-		if (usual)
+			odd |= (head[l] ^ h) | ((uint32_t)(role[l] & ROLE_CONSUMER) & (uint32_t)(h - tail[l] >= S) << 1);
+		if (!odd)
 			return acquire_stage(s, w, pb, stage_taken(s, pb, h), now);
 	}
 	uint32_t checked = 0;
@@ -437,6 +436,7 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	uint32_t mask = simt_mask(w);
 	uint32_t S = pb->decl->stages;
 	if (!block_scope(pb)) {
+		cpa_settle(s, w);
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			const struct cpa_open *o = &s->blocks[w->block].cpa_open[t];
@@ -457,28 +457,34 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	uint32_t *head = pb->head + tid_of(w, 0);
 	if (mask == FULL_WARP) {
 		/* The usual call: 32 threads on one head, one stage record and barrier, whole-warp loops. */
-		uint32_t h = head[0];
-		bool same = true;
+		uint32_t h = head[0], odd = 0; /* a lane on another head */
 		for (int l = 0; l < 32; l++)
-			same &= head[l] == h;
-		if (same) {
+			odd |= head[l] ^ h;
+		if (!odd) {
 			struct batch_rec *r = batch_for(s, pb, h);
 			uint32_t bar = pb->produced + h % S;
-			uint64_t first = r->first_issue, last = r->last_land;
-			for (int l = 0; l < 32; l++) {
+			uint64_t land[32], first;
+			/* one landing for every thread (its copies were the group's): one arrival of 32 */
+			bool one = cpa_take_whole(s, w, &first, land);
+			for (int l = 0; l < 32; l++)
 				head[l] = h + 1;
-				first = ct[l].first < first ? ct[l].first : first;
-				last = ct[l].land > last ? ct[l].land : last;
-				add_arrival(&a, bar, ct[l].land > soonest ? ct[l].land : soonest);
-				ct[l].first = NEVER;
-				ct[l].land = 0;
+			if (first < r->first_issue)
+				r->first_issue = first;
+			if (one) {
+				if (land[0] > r->last_land)
+					r->last_land = land[0];
+				mbar_arrive_later(s, bar, land[0] > soonest ? land[0] : soonest, 32, false);
+				return true;
 			}
-			r->first_issue = first;
-			r->last_land = last;
+			for (int l = 0; l < 32; l++) {
+				r->last_land = land[l] > r->last_land ? land[l] : r->last_land;
+				add_arrival(&a, bar, land[l] > soonest ? land[l] : soonest);
+			}
 			send_arrivals(s, &a);
 			return true;
 		}
 	}
+	cpa_settle(s, w);
 	uint32_t last_h = 0, bar = 0;
 	struct batch_rec *r = NULL; /* the record and barrier of last_h: lanes mostly share their head */
 	for (uint32_t m = mask; m; m &= m - 1) {
@@ -625,10 +631,10 @@ bool pipe_wait(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		/* The usual call: 32 threads on one tail, one barrier test and whole-warp loops. */
 		uint8_t *waiting = pb->waiting + tid_of(w, 0);
 		uint32_t *tail = pb->tail + tid_of(w, 0), *seen = pb->seen + tid_of(w, 0), t = tail[0];
-		bool same = true;
+		uint32_t odd = 0; /* a lane on another tail */
 		for (int l = 0; l < 32; l++)
-			same &= tail[l] == t;
-		if (same) {
+			odd |= tail[l] ^ t;
+		if (!odd) {
 			if (!stage_landed(s, w, pb, stage_pending(s, pb, t), now))
 				return false;
 			record_exposure(s, w, pb, t, now);
@@ -768,10 +774,10 @@ bool pipe_release(struct sim *s, struct warp *w, const struct insn *in, uint64_t
 		/* The usual call: 32 threads that have all waited, on one tail; whole-warp loops, one arrival. */
 		uint8_t *waiting = pb->waiting + tid_of(w, 0);
 		uint32_t *tail = pb->tail + tid_of(w, 0), t = tail[0];
-		bool usual = true;
+		uint32_t odd = 0; /* a lane on another tail, or one that has not waited */
 		for (int l = 0; l < 32; l++)
-			usual &= waiting[l] != 0 && tail[l] == t;
-		if (usual) {
+			odd |= (tail[l] ^ t) | (waiting[l] == 0);
+		if (!odd) {
 			for (int l = 0; l < 32; l++) {
 				waiting[l] = 0;
 				tail[l] = t + 1;
