@@ -143,6 +143,19 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 }
 
 /*
+ * Where the op's sequence starts: at its first instruction, but for a wmma
+ * in a later trip of its unrolled loop, after its lanes' offsets, which are
+ * in registers (isa/lower.c).
+ */
+static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, const struct simt_entry *e)
+{
+	if (in->op != OP_MMA || in->mma.lane_slot < 0 ||
+	    lane_reg(w, (uint64_t)in->mma.lane_slot, __builtin_ctz(e->mask)) == in->mma.lane_first)
+		return 0;
+	return in->mma.lane_n;
+}
+
+/*
  * A planned instruction of a form that issues as most do (next_plain): not
  * its anchor or its last, no latency of its own, no taken branch, no
  * LDGSTS operand read, no round of a loop.  Its result is ready its
@@ -164,7 +177,8 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 	 */
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
-		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
+				 e->op_step == 0 && (e->li == 0 || e->li == op_first_li(w, c->in, e)));
 	if (li->stall)
 		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
 	w->res[e->li] = start + s->cls_lat[cls];

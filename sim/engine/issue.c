@@ -170,19 +170,6 @@ static int64_t op_count_of(struct sim *s, struct warp *w, uint32_t mask, const s
 }
 
 /*
- * Where the op's sequence starts: at its first instruction, but for a wmma
- * in a later trip of its unrolled loop, after its lanes' offsets, which are
- * in registers (isa/lower.c).
- */
-static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, const struct simt_entry *e)
-{
-	if (in->op != OP_MMA || in->mma.lane_slot < 0 ||
-	    lane_reg(w, (uint64_t)in->mma.lane_slot, __builtin_ctz(e->mask)) == in->mma.lane_first)
-		return 0;
-	return in->mma.lane_n;
-}
-
-/*
  * An S2R of a per-thread register, a SHFL or a fence's MEMBAR waits in the MIO queue behind the
  * shared-memory work queued before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a few cycles for it before what
  * was queued after it (tests/hw/port_share.cu, port_share.csv): those cycles, or -1 where the
