@@ -902,9 +902,9 @@ static uint64_t beside_busy_port(const char *ops, const struct machine *m)
 
 /*
  * An S2R waits in the MIO queue behind the shared loads queued before it (tests/hw/s2r_mio.cu: an S2R
- * beside 8-way LDSM streams takes 713 cycles a trip where it takes 57 alone): a wmma issued (after 24
- * FMAs) while seven other warps' 32-way conflicted loads (224 wavefronts) wait at the port has its SR_LANEID once the port
- * has worked them off, and only then its addresses and LDSMs; read at issue, the S2R's latency would hide
+ * beside 8-way LDSM streams takes 713 cycles a trip where it takes 57 alone): a wmma issued while seven
+ * other warps' conflicted loads wait at the port (beside_busy_port) has its SR_LANEID once the port has
+ * worked them off, and only then its addresses and LDSMs; read at issue, the S2R's latency would hide
  * under the port's backlog.
  */
 Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)

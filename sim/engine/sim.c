@@ -107,7 +107,7 @@ static int setup(struct sim *s)
 			struct warp *w = &s->warps[id];
 			int64_t threads = l->block_size - (int64_t)i * 32;
 			w->id = id;
-			s->cpa_whole[id].first = NEVER;
+			s->cpa_whole[id].kept.first = NEVER;
 			w->block = b;
 			w->in_block = i;
 			w->sp = id % (uint32_t)s->m->subpartitions;

@@ -34,12 +34,7 @@ void cpa_copy(struct sim *s, struct warp *w, uint32_t lanes, uint64_t issue, uin
 {
 	struct cpa_whole *whole = &s->cpa_whole[w->id];
 	if (lanes == 0xffffffffu) {
-		if (issue < whole->first)
-			whole->first = issue;
-		if (land > whole->land)
-			whole->land = land;
-		if (land > whole->last_land)
-			whole->last_land = land;
+		open_takes(&whole->kept, issue, land);
 		return;
 	}
 	whole->lanes_open = true;
@@ -53,20 +48,20 @@ static void settle_lanes(struct sim *s, struct warp *w, struct cpa_whole *whole)
 {
 	struct cpa_open *o = open_of(s, w, 0);
 	for (int lane = 0; lane < 32; lane++, o++) {
-		if (whole->first < o->first)
-			o->first = whole->first;
-		if (whole->land > o->land)
-			o->land = whole->land;
+		if (whole->kept.first < o->first)
+			o->first = whole->kept.first;
+		if (whole->kept.land > o->land)
+			o->land = whole->kept.land;
 	}
-	whole->first = NEVER;
-	whole->land = 0;
+	whole->kept.first = NEVER;
+	whole->kept.land = 0;
 	whole->lanes_open = true;
 }
 
 static inline void settle(struct sim *s, struct warp *w)
 {
 	struct cpa_whole *whole = &s->cpa_whole[w->id];
-	if (whole->first != NEVER || whole->land)
+	if (whole->kept.first != NEVER || whole->kept.land)
 		settle_lanes(s, w, whole);
 }
 
@@ -75,9 +70,9 @@ void cpa_settle(struct sim *s, struct warp *w) { settle(s, w); }
 bool cpa_take_whole(struct sim *s, struct warp *w, uint64_t *first, uint64_t land[32])
 {
 	struct cpa_whole *whole = &s->cpa_whole[w->id];
-	uint64_t wf = whole->first, wl = whole->land;
-	whole->first = NEVER;
-	whole->land = 0;
+	uint64_t wf = whole->kept.first, wl = whole->kept.land;
+	whole->kept.first = NEVER;
+	whole->kept.land = 0;
 	*first = wf;
 	if (!whole->lanes_open) { /* every lane's open batch is empty: the kept copies are all of it */
 		land[0] = wl;
@@ -99,7 +94,7 @@ uint32_t cpa_epoch(struct sim *s, const struct warp *w, int lane) { return threa
 
 uint64_t cpa_last_land(struct sim *s, const struct warp *w, int lane)
 {
-	uint64_t own = open_of(s, w, lane)->last_land, whole = s->cpa_whole[w->id].last_land;
+	uint64_t own = open_of(s, w, lane)->last_land, whole = s->cpa_whole[w->id].kept.last_land;
 	return whole > own ? whole : own;
 }
 

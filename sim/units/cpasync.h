@@ -38,8 +38,7 @@ struct cpa_open {
  * lanes' batches are what these say.
  */
 struct cpa_whole {
-	uint64_t first, land;
-	uint64_t last_land;
+	struct cpa_open kept; /* first, land and last_land as a lane's open batch has them */
 	bool lanes_open;
 };
 
