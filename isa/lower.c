@@ -973,9 +973,9 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 * LDSM.16.M88.4 per A fragment and an LDSM.16.MT88.4 (B row-major) or M88.4
 		 * (B n-major) per 16 columns of B, then two HMMA.16816.F32 per 16x16x16 (one per
 		 * m16n8k16), each repeat unrolled.  The last LDSM is the anchor: the op's shared
-		 * reads happen there and its result is when the last fragment is back, which
-		 * every HMMA waits for.  The HMMAs are the form's loop, issued rep times.
-		 * Each LDSM's address is an IMAD.U32 of the lane's row offset and the tile's.
+		 * reads happen there, and it says when each fragment is back (exec_mma).  The
+		 * HMMAs are the form's loop, issued rep times.  Each LDSM's address is an IMAD.U32
+		 * of the lane's row offset and the tile's.
 		 */
 		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, ldsm = mma_ldsm_count(in);
 		int start = q->n;
@@ -1194,12 +1194,13 @@ uint64_t lform_plain(const struct lform *f)
 }
 
 /*
- * Where a wmma op computes its lanes' offsets: in the first trip of the
- * #pragma unroll loop right around it, whose later trips reuse them
- * (gemm.sass gemm_ws_bulk<3>: the k-steps' second LDSMs at 0x0b90-0x0c00
- * read R58 and R59 from the first's), else in every execution.
+ * An mma's places in its sequence: its first LDSM, and where a wmma computes
+ * its lanes' offsets: in the first trip of the #pragma unroll loop right
+ * around it, whose later trips reuse them (gemm.sass gemm_ws_bulk<3>: the
+ * k-steps' second LDSMs at 0x0b90-0x0c00 read R58 and R59 from the first's),
+ * else in every execution.
  */
-static void wmma_lane_loop(const struct lower_ctx *c, struct insn *in)
+static void mma_places(const struct lower_ctx *c, struct insn *in)
 {
 	const struct kernel *k = c->k;
 	in->mma.lane_n = (uint8_t)c->mma_lane_n;
@@ -1290,7 +1291,7 @@ int lower_kernel(struct kernel *k)
 				remainder_overhead(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
 		lower_insn(&c, in, marks[pc]);
 		if (in->op == OP_MMA)
-			wmma_lane_loop(&c, in);
+			mma_places(&c, in);
 		avail_kill(&c.block, writes_of(k, in));
 		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))
 			goto out;

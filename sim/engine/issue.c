@@ -171,9 +171,9 @@ static int64_t op_count_of(struct sim *s, struct warp *w, uint32_t mask, const s
 
 /*
  * An S2R of a per-thread register, a SHFL or a fence's MEMBAR waits in the MIO queue behind the
- * shared-memory work queued before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a few cycles for it before what
- * was queued after it (tests/hw/port_share.cu, port_share.csv): those cycles, or -1 where the
- * instruction does not wait.
+ * shared-memory work queued before it (tests/hw/s2r_mio.cu, s2r_mio.csv), and the port idles a
+ * few cycles for it before what was queued after it (tests/hw/port_share.cu, port_share.csv):
+ * those cycles, or -1 where the instruction does not wait.
  */
 static inline int64_t port_bubble(const struct machine *m, enum iclass cls, uint16_t flags)
 {
