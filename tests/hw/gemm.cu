@@ -22,57 +22,13 @@
 // barrier init) to its end, over the k-tiles; median over blocks and launches (3 timed, 1 warm-up).
 //
 // Usage: gemm OUTDIR  ->  gemm_validation.csv
-#include <cuda_fp16.h>
 #include <cuda_pipeline.h>
-#include <mma.h>
 #include "common.cuh"
+#include "gemm_tile.cuh"
 
-using namespace nvcuda;
+using namespace gemm_tile;
 
 namespace {
-
-constexpr int kBM = 64, kBN = 64, kBK = 32;
-constexpr int kTileBytes = kBM * kBK * 2;  // 4096, A and B alike
-constexpr int kStageBytes = 2 * kTileBytes;
-constexpr int kK = 4096;
-constexpr int kKT = kK / kBK;  // 128 k-tiles
-constexpr int kReps = 3;
-
-struct Params {
-  const half* A;   // [panel][kt][64x32]
-  const half* B;   // [panel][kt][32x64]
-  float* C;        // [block][64x64]
-  long long* cycles;
-  int per_block_panels;  // 1: DRAM (block b reads panel b), 0: L2 (panel 0)
-  int R;
-};
-
-// One k-tile of one warp: 2 k-steps x 2x2 fragments, each MMA R times.
-__device__ __forceinline__ void compute_tile(const half* As, const half* Bs, int warp,
-                                             wmma::fragment<wmma::accumulator, 16, 16, 16, float> (&acc)[2][2], int R) {
-  const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
-#pragma unroll
-  for (int ks = 0; ks < kBK; ks += 16) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a[2];
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a[i], As + (wm + 16 * i) * kBK + ks, kBK);
-#pragma unroll
-    for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b[j], Bs + ks * kBN + wn + 16 * j, kBN);
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-  }
-}
-
-__device__ __forceinline__ void store_acc(const Params& p, int warp, wmma::fragment<wmma::accumulator, 16, 16, 16, float> (&acc)[2][2]) {
-  const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
-  float* C = p.C + size_t(blockIdx.x) * kBM * kBN;
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) wmma::store_matrix_sync(C + (wm + 16 * i) * kBN + wn + 16 * j, acc[i][j], kBN, wmma::mem_row_major);
-}
 
 template <int S>
 __global__ void __launch_bounds__(128) gemm_cp_async(Params p) {
@@ -118,8 +74,6 @@ __global__ void __launch_bounds__(128) gemm_cp_async(Params p) {
   store_acc(p, warp, acc);
   if (threadIdx.x == 0) p.cycles[blockIdx.x] = t1 - t0;
 }
-
-__device__ __forceinline__ uint32_t sa(const void* q) { return uint32_t(__cvta_generic_to_shared(q)); }
 
 template <int S, bool kFence>
 __global__ void __launch_bounds__(160) gemm_ws_bulk(Params p) {
