@@ -101,12 +101,13 @@ struct insn {
 		uint8_t tm, tn, rep;
 		bool n8, b_col, bf16;
 		/*
-		 * wmma: the first lane_n instructions of its sequence compute each lane's
-		 * fragment row offsets from SR_LANEID (isa/lower.c).  Within a #pragma
-		 * unroll loop (lane_slot its variable, lane_first its first value) only
-		 * the first trip computes them; lane_slot -1: every execution does.
+		 * wmma: its sequence's first instruction reads SR_LANEID and the lane_n
+		 * from lane_at on compute each lane's fragment row offsets from it
+		 * (isa/lower.c).  Within a #pragma unroll loop (lane_slot its variable,
+		 * lane_first its first value) only the first trip computes them;
+		 * lane_slot -1: every execution does.
 		 */
-		uint8_t lane_n;
+		uint8_t lane_n, lane_at;
 		int16_t lane_slot;
 		int64_t lane_first;
 		uint8_t ldsm_at; /* its first LDSM's place in its sequence (each HMMA waits for its two fragments' LDSMs) */

@@ -84,7 +84,8 @@ struct lower_ctx {
 	int pc;                  /* the op being lowered */
 	struct expr locals[LI_LOCAL_SITES]; /* the local-array loads' operands (kernel local_reads) */
 	int nlocals;
-	int mma_lane_n; /* the wmma op just lowered: its lane offsets' instructions, a prefix of its sequence (0: none) */
+	int mma_lane_n;  /* the wmma op just lowered: its lane offsets' instructions after its S2R, the first (0: none) */
+	int mma_lane_at; /* where they begin: after the S2R and the tiles' address arithmetic */
 	int mma_ldsm_at; /* ... and its first LDSM's place */
 	/*
 	 * Rematerialisation: in the ops of a "remat" loop, the builtins (bits below SLOT_BUILTINS) and the
@@ -979,20 +980,38 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 */
 		int n8 = in->mma.n8 ? in->mma.tn : 2 * in->mma.tn, ldsm = mma_ldsm_count(in);
 		int start = q->n;
-		int lane_a = -1, lane_b = -1;
-		c->mma_lane_n = 0;
-		if (!in->mma.n8 && start + WMMA_LANE_N + 2 * ldsm + in->mma.tm * n8 <= SEQ_MAX) {
+		bool lanes = !in->mma.n8 && start + WMMA_LANE_N + 2 * ldsm + in->mma.tm * n8 <= SEQ_MAX;
+		int sr = -1;
+		if (lanes) {
 			/*
 			 * wmma::load_matrix_sync reads %laneid: ptxas re-reads SR_LANEID and
 			 * recomputes each lane's row and column in the fragment every time
 			 * the loop around the loads comes round (gemm.sass gemm_ws_bulk<3>
 			 * 0x04e0-0x05d0, the consumer's k-tile loop; the second k-step of the
-			 * unrolled loop reuses them): S2R, then the row ((lane >> 3 & 1) * 8
-			 * + (lane & 7)) and column ((lane >> 4) * 8), then row * lda + column
-			 * for A and row * ldb + column for B.
+			 * unrolled loop reuses them).  The S2R goes first and what does not
+			 * wait for it next, in its shadow: the tiles' addresses (gemm.sass
+			 * gemm_cp_async<3> 0x0c90-0x0d60, the stage's modulo between the S2R
+			 * and its first reader), then the lane's row ((lane >> 3 & 1) * 8 +
+			 * (lane & 7)) and column ((lane >> 4) * 8), row * lda + column for A
+			 * and row * ldb + column for B.
 			 */
-			int sr = emit(q, IC_S2R, 0, false);
+			sr = emit(q, IC_S2R, 0, false);
 			q->code[sr].flags |= LI_SREG_THREAD;
+		}
+		int before_index = q->n;
+		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
+		uint64_t inputs = dep_bit(a) | dep_bit(b);
+		bool ext = false;
+		int addr_n = lanes ? ldsm : 0;
+		if (q->n + (lanes ? WMMA_LANE_N - 1 : 0) + addr_n + ldsm + in->mma.tm * n8 > SEQ_MAX) {
+			/* a long index: its arithmetic stays outside the form */
+			q->n = before_index;
+			inputs = 0;
+			ext = true;
+		}
+		int lane_a = -1, lane_b = -1;
+		c->mma_lane_at = q->n;
+		if (lanes) {
 			int hi = emit(q, IC_ALU, dep_bit(sr), false);  /* SHF lane >> 3 */
 			int lo = emit(q, IC_ALU, dep_bit(sr), false);  /* LOP3 lane & 7 */
 			int hi8 = emit(q, IC_IMAD, dep_bit(hi), false); /* IMAD.SHL (lane >> 3) * 8 */
@@ -1001,18 +1020,8 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			int col8 = emit(q, IC_IMAD, dep_bit(col), false); /* IMAD.SHL (lane >> 4) * 8 */
 			lane_a = emit(q, IC_IMAD, dep_bit(row) | dep_bit(col8), false);
 			lane_b = emit(q, IC_IMAD, dep_bit(row) | dep_bit(col8), false);
-			c->mma_lane_n = q->n - start;
 		}
-		int after_lane = q->n;
-		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
-		uint64_t inputs = dep_bit(a) | dep_bit(b);
-		bool ext = false;
-		int addr_n = lane_a >= 0 ? ldsm : 0;
-		if (q->n + addr_n + ldsm + in->mma.tm * n8 > SEQ_MAX) { /* a long index: its arithmetic stays outside the form */
-			q->n = after_lane;
-			inputs = 0;
-			ext = true;
-		}
+		c->mma_lane_n = q->n - c->mma_lane_at;
 		int frag[MMA_MAX_INSNS];
 		if (lane_a >= 0) {
 			int addr[MMA_MAX_INSNS];
@@ -1036,7 +1045,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			for (int j = 0; j < n8; j++)
 				emit(q, IC_MMA, dep_bit(frag[i]) | dep_bit(frag[in->mma.tm + j / 2]), false);
 		*le = (int8_t)q->n;
-		if (start > 0) /* not a prefix of the sequence: every execution issues it */
+		if (start > 0) /* the S2R is not the sequence's first: every execution issues it */
 			c->mma_lane_n = 0;
 		break;
 	}
@@ -1176,6 +1185,10 @@ static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t ma
 	f->plain = lform_plain(f);
 	if (k->code[pc].op == OP_MMA && f->loop_begin >= 0 && f->loop_end > 0 && f->loop_end <= 64)
 		f->plain &= ~(1ull << (f->loop_end - 1));
+	/* a wmma's later trips skip its lane offsets: issue_one steps over them after the instruction before */
+	const struct insn *in = &k->code[pc];
+	if (in->op == OP_MMA && in->mma.lane_n && in->mma.lane_at > 1 && in->mma.lane_at <= 64)
+		f->plain &= ~(1ull << (in->mma.lane_at - 1));
 	return 0;
 }
 
@@ -1194,16 +1207,17 @@ uint64_t lform_plain(const struct lform *f)
 }
 
 /*
- * An mma's places in its sequence: its first LDSM, and where a wmma computes
- * its lanes' offsets: in the first trip of the #pragma unroll loop right
- * around it, whose later trips reuse them (gemm.sass gemm_ws_bulk<3>: the
- * k-steps' second LDSMs at 0x0b90-0x0c00 read R58 and R59 from the first's),
- * else in every execution.
+ * An mma's places in its sequence: its first LDSM, where a wmma's lane
+ * offsets begin, and when the wmma reads SR_LANEID and computes them: in the
+ * first trip of the #pragma unroll loop right around it, whose later trips
+ * reuse them (gemm.sass gemm_ws_bulk<3>: the k-steps' second LDSMs at
+ * 0x0b90-0x0c00 read R58 and R59 from the first's), else in every execution.
  */
 static void mma_places(const struct lower_ctx *c, struct insn *in)
 {
 	const struct kernel *k = c->k;
 	in->mma.lane_n = (uint8_t)c->mma_lane_n;
+	in->mma.lane_at = (uint8_t)c->mma_lane_at;
 	in->mma.ldsm_at = (uint8_t)c->mma_ldsm_at;
 	in->mma.lane_slot = -1;
 	if (!in->mma.lane_n)

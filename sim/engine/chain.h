@@ -142,17 +142,24 @@ static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const st
 	w->next_known = true;
 }
 
+/* Whether a wmma runs a later trip of its unrolled loop, whose lanes' offsets are in registers (isa/lower.c). */
+static inline bool mma_lanes_kept(const struct warp *w, const struct insn *in, const struct simt_entry *e)
+{
+	return in->op == OP_MMA && in->mma.lane_slot >= 0 &&
+	       lane_reg(w, (uint64_t)in->mma.lane_slot, __builtin_ctz(e->mask)) != in->mma.lane_first;
+}
+
 /*
  * Where the op's sequence starts: at its first instruction, but for a wmma
- * in a later trip of its unrolled loop, after its lanes' offsets, which are
- * in registers (isa/lower.c).
+ * in a later trip of its unrolled loop after its S2R, and after its lanes'
+ * offsets too where no address arithmetic comes between (issue_one steps
+ * over them where some does).
  */
 static inline uint16_t op_first_li(const struct warp *w, const struct insn *in, const struct simt_entry *e)
 {
-	if (in->op != OP_MMA || in->mma.lane_slot < 0 ||
-	    lane_reg(w, (uint64_t)in->mma.lane_slot, __builtin_ctz(e->mask)) == in->mma.lane_first)
+	if (!mma_lanes_kept(w, in, e))
 		return 0;
-	return in->mma.lane_n;
+	return in->mma.lane_at > 1 ? 1 : (uint16_t)(1 + in->mma.lane_n);
 }
 
 /*
