@@ -259,6 +259,66 @@ Test(progress, partitioned_paths_fall_out_of_step_and_expose_the_copy)
 	cr_assert_gt(r.hidden_fraction, 0.95, "from L2: hidden fraction %.3f", r.hidden_fraction);
 }
 
+/*
+ * traces/h100/trywait_restep.csv (tests/hw/trywait_window.cu restep): the partitioned pipeline's shape,
+ * each trip a fetch loop around the even lanes' region (P) and then the odd lanes' (C).  P's wait fails
+ * once; the lanes waiting at P's join go on, and a short wait lets P catch them at the join of the loop
+ * around its region (nvcc's BSSY/BSYNC there): on the H100, with the barrier completed ~10 cycles after
+ * P's try the paths are in step from the next trip on (C 130 cycles after P, as without a wait), at ~210
+ * cycles after it, or without the loop around P's region (shape 0), C runs on alone to the end.  The
+ * counts tell: apart, the loop code the paths share issues once per path.
+ */
+static uint64_t restep_insts(int loop_around, int delay)
+{
+	char text[4096];
+	const char *wait = "{\"op\": \"set\", \"var\": \"ok\", \"value\": 0},"
+			   "{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_try_wait\", \"barrier\": \"x\","
+			   " \"parity\": 0, \"var\": \"ok\"}]}";
+	char region[1024];
+	snprintf(region, sizeof region,
+		 "{\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"if\", \"cond\": \"%s == 3\", \"then\": [%s]},"
+		 "{\"op\": \"fma\", \"n\": 4}]}",
+		 loop_around ? "f" : "i", wait);
+	char trip[2048];
+	if (loop_around)
+		snprintf(trip, sizeof trip,
+			 "{\"op\": \"while\", \"cond\": \"f < 9 && f < i + 2\", \"body\": [%s, {\"op\": \"set\", \"var\": \"f\","
+			 " \"value\": \"f + 1\"}]}",
+			 region);
+	else
+		snprintf(trip, sizeof trip, "%s", region);
+	snprintf(text, sizeof text,
+		 "{\"kernel\": \"restep\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
+		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 32}]},"
+		 "{\"op\": \"syncthreads\"},"
+		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
+		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": ["
+		 "{\"op\": \"let\", \"var\": \"f\", \"value\": 0}, {\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+		 "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": [%s,"
+		 "{\"op\": \"if\", \"cond\": \"lane >= 16\", \"then\": [{\"op\": \"fma\", \"n\": 4}]}]},"
+		 "{\"op\": \"syncwarp\"}]}]}",
+		 delay, trip);
+	cr_assert_eq(run_text(text, 64, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
+}
+
+Test(progress, a_short_wait_finds_the_other_path_at_the_loops_join)
+{
+	uint64_t unwaited = restep_insts(1, 0);
+	uint64_t short_wait = restep_insts(1, 200);
+	cr_assert_gt(short_wait, unwaited, "P's try failed and it polled (%llu against %llu instructions)",
+		     (unsigned long long)short_wait, (unsigned long long)unwaited);
+	cr_assert_lt(short_wait, unwaited + 40, "and the paths went on in step: %llu against %llu",
+		     (unsigned long long)short_wait, (unsigned long long)unwaited);
+	uint64_t long_wait = restep_insts(1, 600);
+	cr_assert_gt(long_wait, unwaited + 100, "a long wait: apart to the end (%llu against %llu)",
+		     (unsigned long long)long_wait, (unsigned long long)unwaited);
+	uint64_t flat = restep_insts(0, 0), flat_short = restep_insts(0, 200);
+	cr_assert_gt(flat_short, flat + 40, "no loop around P's region: the short wait splits them too (%llu against %llu)",
+		     (unsigned long long)flat_short, (unsigned long long)flat);
+}
+
 /* What hangs on a GPU still hangs, under every model: a thread that exits without quit(), and a wait no one can satisfy. */
 Test(progress, deadlocks_stay_deadlocks_under_every_model)
 {

@@ -589,31 +589,94 @@ void simt_yield(const struct sim *s, struct warp *w)
 	}
 }
 
+static int free_slot(struct warp *w)
+{
+	for (int i = 0; i < w->depth; i++)
+		if (w->stack[i].mask == 0 && !w->stack[i].blocked)
+			return i;
+	return w->depth < SIMT_MAX_DEPTH ? w->depth++ : -1;
+}
+
+/*
+ * The innermost if or loop of the kernel around pc join (a convergence
+ * barrier's) that does not end there and ends before outer (the barrier's
+ * own barrier's join; -1: none): its branch, -1 if there is none.  nvcc's
+ * BSSY/BSYNC around that statement holds lanes that passed the inner join.
+ * A loop holding a divergent region is such a statement whatever its own
+ * test (the partitioned pipeline's fetch loop, traces/h100/validation_pcsamp:
+ * BSSY B0 around it, its paths' BSYNC B1 inside).
+ */
+static int32_t enclosing_branch(const struct kernel *k, int32_t join, int32_t outer)
+{
+	int32_t best = -1;
+	for (int pc = 0; pc < join && pc < k->ncode; pc++) {
+		const struct insn *in = &k->code[pc];
+		if (in->op != OP_BRZ || in->unrolled || in->reconv <= join || (outer >= 0 && in->reconv >= outer))
+			continue;
+		if (best < 0 || in->reconv < k->code[best].reconv)
+			best = pc;
+	}
+	return best;
+}
+
 /*
  * A path whose wait spins (nvcc's retry loop around a failed try_wait
- * YIELDs) no longer holds the warp's other paths at the convergence
- * barriers it was in: on the H100 they go on past the join without it, a
+ * YIELDs) no longer holds back the lanes waiting at the convergence
+ * barriers it is in: on the H100 they go on past the join without it, a
  * consumer path into the next trip of its loop while the producer path
  * still waits in producer_acquire (tests/hw/specialized_trace.cu,
  * traces/h100/specialized_trace.csv.gz), within ~5 cycles of the failed
- * try (tests/hw/yield_window.cu).  It leaves every barrier above it and goes
- * on as a group of its own, which rejoins the others only where a
- * __syncwarp merges groups.
+ * try (tests/hw/yield_window.cu).  The spinning path stays in those
+ * barriers, and the statement around the inner one is a barrier of its
+ * own (its BSSY/BSYNC): lanes that reach a join after the yield wait there
+ * again until the next failed try.  So a path whose wait is soon satisfied
+ * meets the released lanes at the next join and the warp is back in step
+ * (the partitioned pipeline from L2 at two blocks per SM: the producer's
+ * retry loop runs in 6% of its batches, the loop around it executes with
+ * 31 of 32 lanes on average, validation_pcsamp), and one that spins long
+ * lets them run on to the end (trywait_rejoin.csv: the other path runs its
+ * trips and waits at the closing __syncwarp).
  */
-static void detach_entry(struct sim *s, struct warp *w, int i, uint64_t now)
+static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 {
-	struct simt_entry *e = &w->stack[i];
-	if (e->parent < 0)
-		return;
-	for (int p = e->parent; p >= 0; p = w->stack[p].parent) {
-		w->stack[p].mask &= ~e->mask;
-		simt_mark(w, p);
+	bool released = false;
+	for (int b = w->stack[i].parent; b >= 0; b = w->stack[b].parent) {
+		uint32_t arrived = simt_arrived(w, b);
+		if (!arrived)
+			continue;
+		int32_t outer = w->stack[b].parent >= 0 ? w->stack[w->stack[b].parent].pc : -1;
+		int32_t branch = enclosing_branch(s->k, w->stack[b].pc, outer);
+		int above = w->stack[b].parent;
+		if (branch >= 0) { /* the statement around: a barrier between this one and its own */
+			int e = free_slot(w);
+			if (e < 0) {
+				sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+				return;
+			}
+			put_entry(w, e, s->k->code[branch].reconv, branch, above, w->stack[b].mask);
+			w->stack[e].blocked = WAIT_CONVERGE;
+			simt_mark(w, e);
+			w->stack[b].parent = (int8_t)e;
+			simt_mark(w, b);
+			above = e;
+		}
+		int r = free_slot(w);
+		if (r < 0) {
+			sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+			return;
+		}
+		put_entry(w, r, w->stack[b].pc, -1, above, arrived);
+		inherit(&w->stack[r], now + (uint64_t)s->m->path_switch_latency, w->stack[b].loop_pred);
+		w->stack[r].order = ++w->order_next;
+		w->stack[b].mask &= ~arrived;
+		simt_mark(w, b);
+		released = true;
 	}
-	e->parent = -1;
-	simt_mark(w, i);
+	if (!released)
+		return;
 	converge(s, w);
-	if (!e->blocked)
-		return; /* a failed poll: the warp issues on, its released barrier among its runnable paths */
+	if (!w->stack[i].blocked)
+		return; /* a failed poll: the warp issues on, its released lanes among its runnable paths */
 	if (w->runnable && !w->done) {
 		w->next_known = false;
 		sched_charge(s, w, now);
@@ -626,7 +689,7 @@ static void detach_entry(struct sim *s, struct warp *w, int i, uint64_t now)
 void simt_detach(struct sim *s, struct warp *w, uint64_t now)
 {
 	if (paths_mode(s))
-		detach_entry(s, w, w->cur, now);
+		release_joins(s, w, w->cur, now);
 }
 
 uint32_t simt_held_back(const struct warp *w)
@@ -706,14 +769,6 @@ void simt_jump(struct sim *s, struct warp *w, int32_t target)
 	e->op_step = 0;
 	e->li = 0;
 	settle(s, w);
-}
-
-static int free_slot(struct warp *w)
-{
-	for (int i = 0; i < w->depth; i++)
-		if (w->stack[i].mask == 0 && !w->stack[i].blocked)
-			return i;
-	return w->depth < SIMT_MAX_DEPTH ? w->depth++ : -1;
 }
 
 /*

@@ -26,6 +26,7 @@
 //        trywait_window OUTDIR partial -> OUTDIR/trywait_partial.csv
 //        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
 //        trywait_window OUTDIR rejoin -> OUTDIR/trywait_rejoin.csv
+//        trywait_window OUTDIR restep -> OUTDIR/trywait_restep.csv
 #include <array>
 #include <string>
 #include <vector>
@@ -287,6 +288,60 @@ __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long
   }
 }
 
+// Does a loop around the producer region bring the paths back into step?  The partitioned
+// pipeline's shape (the guide's with_specialized_staging_unified): per trip an inner fetch loop,
+// whose counter f persists across trips (for (; f < n && f < trip + 2; ++f)), holding the P region
+// (lanes 0-15), then the C region (lanes 16-31).  P waits (libcu++'s shape) in fetch p_fetch on
+// barrier X, which warp 1 completes gap_x cycles after the start: short gaps end the wait within a
+// poll or two, long ones after many.  Each path stamps each trip (P: its last fetch of the trip, C:
+// its region); shape 0 is the same loops without the inner loop (P's region once per trip, as in
+// rejoin_kernel).  Whether C waits for P after the wait shows in the trips after it.
+__global__ void restep_kernel(int shape, int p_fetch, int gap_x, long long* stamps) {
+  __shared__ alignas(8) unsigned long long bar[1];
+  __shared__ long long trip_stamps[2][kTrips];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  long long* s = stamps + blockIdx.x * (2 * kTrips + 1);
+  if (warp == 0) {
+    long long mine[4];
+    size_t f = 0;
+    const size_t n = kTrips + 1;
+    for (int i = 0; i < kTrips; ++i) {
+      if (shape) {
+        for (; f < n && f < size_t(i) + 2; ++f) {
+          if (lane < 16) {
+            if (int(f) == p_fetch) wait_path<0, true>(smem_addr(&bar[0]), 0u, mine);
+            const long long t = clock64();
+            if (lane == 0) trip_stamps[0][i] = t;
+          }
+        }
+      } else if (lane < 16) {
+        if (i == p_fetch) wait_path<0, true>(smem_addr(&bar[0]), 0u, mine);
+        const long long t = clock64();
+        if (lane == 0) trip_stamps[0][i] = t;
+      }
+      if (lane >= 16) {
+        const long long t = clock64();
+        if (lane == 16) trip_stamps[1][i] = t;
+      }
+    }
+    __syncwarp();
+    if (lane == 0)
+      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+  }
+  if (warp == 1) {
+    long long tb;
+    do { tb = clock64(); } while (tb < t0 + gap_x);
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
+    if (lane == 0) s[2 * kTrips] = tb - t0;
+  }
+}
+
 }  // namespace
 
 int partial(int argc, char** argv) {
@@ -440,10 +495,50 @@ int rejoin(int argc, char** argv) {
   return 0;
 }
 
+// Per shape, gap and trip, the median over blocks of each path's stamp (cycles from the block's start).
+int restep(int argc, char** argv) {
+  FILE* f = open_csv(argc, argv, "trywait_restep.csv",
+                     "shape,p_fetch,gap_x,trip,p_stamp_median,c_stamp_median,c_minus_p_median,x_median,blocks");
+  const int sms = sm_count();
+  const int per = 2 * kTrips + 1;
+  long long* d;
+  CK(cudaMalloc(&d, size_t(sms) * per * sizeof(long long)));
+  std::vector<long long> h(size_t(sms) * per);
+  restep_kernel<<<sms, 64>>>(1, -1, 0, d);  // warms the code
+  CK_LAUNCH();
+  for (int shape : {0, 1})
+    for (int gap : {0, 500, 700, 800, 900, 1000, 1200, 1500, 2000, 3000}) {
+      const int p_fetch = gap ? 3 : -1;
+      restep_kernel<<<sms, 64>>>(shape, p_fetch, gap, d);
+      CK_LAUNCH();
+      CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+      printf("# shape %d gap %d block 0: P", shape, gap);
+      for (int i = 0; i < kTrips; ++i) printf(" %lld", h[i]);
+      printf(" | C");
+      for (int i = 0; i < kTrips; ++i) printf(" %lld", h[kTrips + i]);
+      printf(" | X %lld\n", h[2 * kTrips]);
+      std::vector<long long> x;
+      for (int b = 0; b < sms; ++b) x.push_back(h[size_t(b) * per + 2 * kTrips]);
+      for (int i = 0; i < kTrips; ++i) {
+        std::vector<long long> ps, cs, diff;
+        for (int b = 0; b < sms; ++b) {
+          ps.push_back(h[size_t(b) * per + i]), cs.push_back(h[size_t(b) * per + kTrips + i]);
+          diff.push_back(cs.back() - ps.back());
+        }
+        ROW(f, "%d,%d,%d,%d,%.1f,%.1f,%.1f,%.1f,%d\n", shape, p_fetch, gap, i, median(ps), median(cs), median(diff),
+            median(x), sms);
+      }
+    }
+  fclose(f);
+  CK(cudaFree(d));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv);
+  if (argc > 2 && std::string(argv[2]) == "restep") return restep(argc, argv);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
                      "gap_target,arrive_after_try_median,wake_after_try_median,wake_after_arrive_median,wake_after_try_min,wake_after_try_max,reps");
   long long* d;
