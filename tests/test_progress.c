@@ -319,6 +319,43 @@ Test(progress, a_short_wait_finds_the_other_path_at_the_loops_join)
 		     (unsigned long long)flat_short, (unsigned long long)flat);
 }
 
+/*
+ * Released lanes held at the statement around a spinning path's join stay well-formed under many
+ * spinning paths (tests/fixtures/spin_paths.json): each lane of warp 0 its own path (D of them), some
+ * waiting on a parity that, once warp 1 has completed phases ahead of them, is two phases behind and
+ * never comes back (a hang on a GPU too).  The run ends as a deadlock naming the spins: not at the
+ * event limit (D = 32: a joined statement barrier left below the spinning paths' order would never
+ * issue again), not at the limit of groups per warp (D = 7: one statement barrier per released join
+ * rather than one per path that released lanes into it).
+ */
+Test(progress, many_spinning_paths_beside_released_lanes_end_as_a_deadlock)
+{
+	const char *const sets[][2] = {{"gapn=2000", "D=32"}, {"gapn=100", "D=7"}};
+	for (int c = 0; c < 2; c++) {
+		struct setting st[2];
+		char buf[2][32];
+		for (int i = 0; i < 2; i++) {
+			snprintf(buf[i], sizeof buf[i], "%s", sets[c][i]);
+			char *eq = strchr(buf[i], '=');
+			*eq = '\0';
+			st[i] = (struct setting){buf[i], eq + 1};
+		}
+		struct experiment *e = calloc(1, sizeof *e);
+		cr_assert_eq(experiment_load("tests/fixtures/spin_paths_experiment.json", st, 2, e, &d), 0, "%s", d.msg);
+		int rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d);
+		experiment_free(e);
+		free(e);
+		cr_assert_eq(rc, DIAG_DEADLOCK, "%s %s: %s", sets[c][0], sets[c][1], d.msg);
+		bool spins = false;
+		for (uint32_t b = 0; b < r.nblocked; b++) {
+			spins = spins || strstr(r.blocked[b].on, "spinning");
+			/* a join no lane has reached is not listed: its lanes are, where they wait */
+			cr_assert_gt(r.blocked[b].threads, 0, "%s %s: %s", sets[c][0], sets[c][1], r.blocked[b].where);
+		}
+		cr_assert(spins, "%s %s: the report names a spinning wait", sets[c][0], sets[c][1]);
+	}
+}
+
 /* What hangs on a GPU still hangs, under every model: a thread that exits without quit(), and a wait no one can satisfy. */
 Test(progress, deadlocks_stay_deadlocks_under_every_model)
 {

@@ -206,6 +206,8 @@ static void report_deadlock(struct sim *s)
 			bool spin = e->poll >= 0 && (!e->blocked || e->blocked == WAIT_SLEEP);
 			if (!e->mask || (!e->blocked && e->poll < 0))
 				continue;
+			if (e->blocked == WAIT_CONVERGE && !simt_arrived(w, g))
+				continue; /* a join no lane has reached: its lanes are listed where they wait */
 			struct blocked_warp *bw = &r->blocked[r->nblocked++];
 			const struct insn *in = &s->k->code[e->pc < s->k->ncode ? e->pc : s->k->ncode - 1];
 			bw->warp = w->in_block;

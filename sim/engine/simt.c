@@ -648,13 +648,23 @@ static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 		int32_t branch = enclosing_branch(s->k, w->stack[b].pc, outer);
 		int above = w->stack[b].parent;
 		if (branch >= 0) { /* the statement around: a barrier between this one and its own */
-			int e = free_slot(w);
+			int32_t join = s->k->code[branch].reconv;
+			int e = -1;
+			for (int x = 0; x < w->depth && e < 0; x++) /* one the warp's other paths made there already */
+				if (w->stack[x].mask && w->stack[x].blocked == WAIT_CONVERGE && w->stack[x].pc == join &&
+				    w->stack[x].parent == above)
+					e = x;
 			if (e < 0) {
-				sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
-				return;
+				e = free_slot(w);
+				if (e < 0) {
+					sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
+					return;
+				}
+				put_entry(w, e, join, branch, above, 0);
+				w->stack[e].order = w->stack[b].order; /* the group that split: it goes on as that once joined */
+				w->stack[e].blocked = WAIT_CONVERGE;
 			}
-			put_entry(w, e, s->k->code[branch].reconv, branch, above, w->stack[b].mask);
-			w->stack[e].blocked = WAIT_CONVERGE;
+			w->stack[e].mask |= w->stack[b].mask;
 			simt_mark(w, e);
 			w->stack[b].parent = (int8_t)e;
 			simt_mark(w, b);
