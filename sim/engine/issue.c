@@ -301,7 +301,11 @@ uint64_t issue_check(struct sim *s, struct warp *w, uint64_t now, enum stall *ca
 		struct cursor c;
 		if (!cursor_at(s, w, now, &c))
 			return NEVER;
-		plan(s, w, &c);
+		/* plan's two cases inline: the post-issue search after every op ends here (a call less an op) */
+		if (!c.f)
+			plan_fma(w, c.in, c.e);
+		else
+			plan_form(s, w, &c);
 	}
 	return issue_when_planned(s, w, now, cause);
 }

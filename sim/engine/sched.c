@@ -15,6 +15,9 @@
 
 #include "chain.h"
 
+/* The deepest ready tree a copy of the tick is made for (16 warps a sub-partition): see tree_fix. */
+#define TREE_DEPTH_MAX 4
+
 const char *const stall_key[STALL_COUNT] = {
 #define STALL_KEY(e, key, doc) key,
 	STALL_LIST(STALL_KEY)
@@ -165,11 +168,18 @@ void sched_timer_fired(struct sim *s, uint32_t waiter, uint64_t ticket, uint64_t
 
 int sched_setup(struct sim *s)
 {
+	s->tree_depth = 0;
 	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
 		struct subpart *p = &s->sps[sp];
 		p->leaves = 2; /* at least one step from the root to a leaf: pick's walk tests after the step */
-		while (p->leaves < p->nwarps)
+		unsigned depth = 1;
+		while (p->leaves < p->nwarps) {
 			p->leaves *= 2;
+			depth++;
+		}
+		s->tree_depth = sp == 0 || s->tree_depth == depth ? depth : 0;
+		if (s->tree_depth > TREE_DEPTH_MAX)
+			s->tree_depth = 0;
 		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
 		if (!p->tree)
 			return -1;
@@ -196,11 +206,46 @@ void sched_free(struct sim *s)
 }
 
 /*
+ * The ready tree's depth (log2 of its leaves) where a copy of the tick
+ * knows it, 0 where it reads p->leaves: with the depth a constant the walk
+ * and the fix are a few straight steps, without the loop's counter, its
+ * tests and the load of p->leaves (sched_run makes a copy for each depth
+ * up to TREE_DEPTH_MAX; with_staging_unified at 4 blocks has 8 warps a
+ * sub-partition, depth 3).  GCC 12 at -O2 did not unroll the loops itself.
+ */
+
+/* One level of tree_fix: the parent of node i takes the smaller of m (node i's value) and its sibling. */
+#define TREE_FIX_STEP(t, i, m)                                                                                     \
+	do {                                                                                                       \
+		uint64_t sib_ = (t)[(i) ^ 1];                                                                      \
+		(m) = sib_ < (m) ? sib_ : (m);                                                                     \
+		(t)[(i) >> 1] = (m);                                                                               \
+		(i) >>= 1;                                                                                         \
+	} while (0)
+
+/* ready_tree_fix for a tree of depth levels below its root (0: p->leaves' own), written out level by level. */
+static ISSUE_INLINE void tree_fix(const struct subpart *p, size_t i, unsigned depth)
+{
+	if (!depth) {
+		ready_tree_fix(p->tree, i);
+		return;
+	}
+	uint64_t *t = p->tree, m = t[i];
+	TREE_FIX_STEP(t, i, m);
+	if (depth > 1)
+		TREE_FIX_STEP(t, i, m);
+	if (depth > 2)
+		TREE_FIX_STEP(t, i, m);
+	if (depth > 3)
+		TREE_FIX_STEP(t, i, m);
+}
+
+/*
  * The index (in p->warps) of the warp to issue at now, which some warp is
  * ready by (p->tree[1] <= now).  GTO's greedy warp starts as warp 0: the
  * oldest, which is what the walk would pick while it is ready.
  */
-static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
+static ISSUE_INLINE uint32_t pick(struct subpart *p, bool gto, unsigned depth, uint64_t now)
 {
 	const uint64_t *ready = p->ready;
 	if (gto) {
@@ -208,6 +253,17 @@ static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 			return p->greedy;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
 		uint32_t i = 1;
+		if (depth) {
+			const uint64_t *t = p->tree;
+			i = 2 + (t[2] > now);
+			if (depth > 1)
+				i = 2 * i + (t[2 * i] > now);
+			if (depth > 2)
+				i = 2 * i + (t[2 * i] > now);
+			if (depth > 3)
+				i = 2 * i + (t[2 * i] > now);
+			return i - (1u << depth);
+		}
 		do
 			i = 2 * i + (p->tree[2 * i] > now);
 		while (i < p->leaves);
@@ -223,7 +279,8 @@ static inline uint32_t pick(struct subpart *p, bool gto, uint64_t now)
 }
 
 /* The sub-partition issues at now if a warp is ready; returns its next tick (NEVER: sched_kick set it). */
-static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpart *p, bool gto, uint64_t now)
+static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpart *p, bool gto, unsigned depth,
+				   uint64_t now)
 {
 	p->next_tick = NEVER;
 	uint64_t next = p->tree[1];
@@ -236,7 +293,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	uint32_t i;
 	struct warp *w;
 	for (;;) {
-		i = pick(p, gto, now);
+		i = pick(p, gto, depth, now);
 		w = p->warps[i];
 		/*
 		 * cause is apart from what issue_check writes through a pointer, which
@@ -262,7 +319,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 		if (at != NEVER) /* NEVER: every group waits, and what blocked the last one set the cause */
 			w->cause = cause;
 		p->ready[i] = at;
-		ready_tree_fix(p->tree, p->leaves + i);
+		tree_fix(p, p->leaves + i, depth);
 		next = p->tree[1];
 		if (next > now) {
 			if (next != NEVER)
@@ -310,7 +367,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	s->issuing = NULL;
 	if (tr)
 		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
-	ready_tree_fix(p->tree, p->leaves + i);
+	tree_fix(p, p->leaves + i, depth);
 	/* sched_kick, knowing that it issued now (and s->now is now): not before now + 1. */
 	next = p->tree[1];
 	if (next <= now)
@@ -328,14 +385,14 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
  * minimum merged after the loop took a register the inlined tick needed
  * (1.3% more host instructions on every workload, round 13).
  */
-static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, uint64_t now)
+static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, unsigned depth, uint64_t now)
 {
 	struct subpart *p = s->sps, *end = p + s->m->subpartitions;
 	s->sm_next = NEVER;
 	for (; p < end; p++) {
 		uint64_t next = p->next_tick;
 		if (next <= now) {
-			next = tick(s, tr, p, gto, now);
+			next = tick(s, tr, p, gto, depth, now);
 			if (s->error)
 				break;
 		}
@@ -350,7 +407,7 @@ static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, uint
  * without a trace tests for neither on the issue path and has the
  * registers those tests took.
  */
-static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
+static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto, unsigned depth)
 {
 	/*
 	 * The limits as this run's bounds: no event is popped until it
@@ -364,7 +421,7 @@ static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
 		s->now = now;
 		s->q.now = now; /* nothing may be scheduled before the tick */
 		s->sm_ticks++;
-		tick_sm(s, tr, gto, now);
+		tick_sm(s, tr, gto, depth, now);
 		/* What the event loop would test before its next tick: an event by then, the limits. */
 		uint64_t ev_cycle = evq_empty(&s->q) ? NEVER : s->q.heap[0].cycle;
 		uint64_t stop = ev_cycle < cycle_cap ? ev_cycle : cycle_cap;
@@ -373,12 +430,24 @@ static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto)
 	}
 }
 
+/* run with the tree's depth a constant where sched_setup found one all sub-partitions share (tree_fix). */
+static ISSUE_INLINE void run_gto(struct sim *s, struct trace *tr)
+{
+	switch (s->tree_depth) {
+	case 1: run(s, tr, true, 1); break;
+	case 2: run(s, tr, true, 2); break;
+	case 3: run(s, tr, true, 3); break;
+	case 4: run(s, tr, true, 4); break;
+	default: run(s, tr, true, 0); break;
+	}
+}
+
 void sched_run(struct sim *s)
 {
 	if (s->m->scheduler != SCHED_GTO)
-		run(s, s->trace, false);
+		run(s, s->trace, false, 0);
 	else if (s->trace)
-		run(s, s->trace, true);
+		run_gto(s, s->trace);
 	else
-		run(s, NULL, true);
+		run_gto(s, NULL);
 }

@@ -346,6 +346,7 @@ struct sim {
 	struct warp *issuing; /* the warp whose op runs now (exec_issue), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */
+	unsigned tree_depth; /* log2 of every sub-partition's ready-tree leaves where they share it, else 0 (sched_run) */
 	uint64_t l2_hash_seed;
 	int64_t *lane_regs; /* nslots: one lane's registers gathered for expr_eval_code */
 	/*
