@@ -854,6 +854,14 @@ Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
  * 0x04e0 before the first k-step's LDSMs, none before the second's at 0x0bd0): the first k-step waits for the
  * S2R, the second does not; an mma outside an unrolled loop reads it every time.
  */
+/* Runs text (one warp) on plain() with S2R latency lat: the cycles; r holds the report. */
+static uint64_t run_s2r(const char *text, int64_t lat)
+{
+	struct machine m = plain();
+	m.iclass_s2r_latency = lat;
+	return run_text(text, 32, 1, &m);
+}
+
 Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
 {
 	const char *fmt = "\"shared\": {\"h\": {\"elems\": 8192, \"elem_bytes\": 2}}, \"body\": ["
@@ -864,22 +872,18 @@ Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
 	char unrolled[1024], rolled[1024];
 	snprintf(unrolled, sizeof unrolled, fmt, "\"unroll\": true, ");
 	snprintf(rolled, sizeof rolled, fmt, "");
-	struct machine m = plain();
-	m.iclass_s2r_latency = 10;
-	uint64_t fast = run_text(unrolled, 32, 1, &m), insts = r.warp_insts;
-	m.iclass_s2r_latency = 410;
-	uint64_t slow = run_text(unrolled, 32, 1, &m);
+	uint64_t fast = run_s2r(unrolled, 10), insts = r.warp_insts;
+	uint64_t slow = run_s2r(unrolled, 410);
 	cr_assert_eq(r.warp_insts, insts);
 	cr_assert(slow - fast >= 8 * 400 - 16 && slow - fast <= 8 * 400 + 16,
 		  "one S2R wait per k-tile, not per k-step: %llu -> %llu cycles", (unsigned long long)fast,
 		  (unsigned long long)slow);
 	/* per k-tile: 9 lane instructions once, then per k-step 4 address IMADs, 4 LDSMs, 8 HMMAs */
 	cr_assert_eq(r.hmma, 8 * 2 * 8);
-	uint64_t rolled_slow = run_text(rolled, 32, 1, &m);
+	uint64_t rolled_slow = run_s2r(rolled, 410);
 	cr_assert_geq(r.warp_insts, insts + 8 * 9, "a rolled k-step loop recomputes them every k-step: %llu vs %llu",
 		      (unsigned long long)r.warp_insts, (unsigned long long)insts);
-	m.iclass_s2r_latency = 10;
-	uint64_t rolled_fast = run_text(rolled, 32, 1, &m);
+	uint64_t rolled_fast = run_s2r(rolled, 10);
 	/* less the tiles' address arithmetic, which the long S2R hides (the next test) */
 	cr_assert_geq(rolled_slow - rolled_fast, 16 * (400 - 32), "and waits for every S2R: %llu -> %llu cycles",
 		      (unsigned long long)rolled_fast, (unsigned long long)rolled_slow);
@@ -890,55 +894,43 @@ Test(issue, a_wmma_reads_its_lane_offsets_once_per_unrolled_loop)
  * before the lane offsets that do (traces/h100/gemm.sass gemm_cp_async<3> 0x0c90-0x0d60: S2R SR_LANEID,
  * then the stage's modulo by 3, then the lane's row and column): behind a long S2R a stage index of kt % 3
  * (a multiply-high, a shift, a multiply back and a subtract) costs its issue slots only, where a short S2R
- * leaves its dependent chain exposed.
+ * leaves its dependent chain exposed.  Two k-steps of a #pragma unroll loop: the second skips the S2R and
+ * the lane offsets between the address arithmetic and the loads, and issues the rest, its modulo included.
  */
 Test(issue, a_wmma_computes_its_tile_addresses_in_the_shadow_of_its_s2r)
 {
 	const char *fmt = "\"shared\": {\"h\": {\"elems\": 16384, \"elem_bytes\": 2}}, \"body\": ["
 			  "{\"op\": \"for\", \"var\": \"kt\", \"from\": 0, \"to\": 16, \"body\": ["
-			  "{\"op\": \"mma\", \"a\": \"h[(kt %s) * 2048]\", \"lda\": 32, \"b\": \"h[8192]\", \"ldb\": 64,"
-			  " \"tiles_m\": 2, \"tiles_n\": 2}]}]";
+			  "{\"op\": \"for\", \"var\": \"ks\", \"from\": 0, \"to\": %d, \"unroll\": true, \"body\": ["
+			  "{\"op\": \"mma\", \"a\": \"h[(kt %s) * 2048 + ks * 16]\", \"lda\": 32, "
+			  "\"b\": \"h[8192 + ks * 1024]\", \"ldb\": 64, \"tiles_m\": 2, \"tiles_n\": 2}]}]}]";
 	char mod3[1024], and1[1024];
-	snprintf(mod3, sizeof mod3, fmt, "% 3");
-	snprintf(and1, sizeof and1, fmt, "& 1");
-	struct machine m = plain();
-	m.iclass_s2r_latency = 400;
-	uint64_t slow_mod = run_text(mod3, 32, 1, &m), mod_insts = r.warp_insts;
-	uint64_t slow_and = run_text(and1, 32, 1, &m), and_insts = r.warp_insts;
+	snprintf(mod3, sizeof mod3, fmt, 1, "% 3");
+	snprintf(and1, sizeof and1, fmt, 1, "& 1");
+	uint64_t slow_mod = run_s2r(mod3, 400), mod_insts = r.warp_insts;
+	uint64_t slow_and = run_s2r(and1, 400), and_insts = r.warp_insts;
 	cr_assert_gt(mod_insts, and_insts + 16 * 2, "the modulo is longer: %llu vs %llu instructions",
 		     (unsigned long long)mod_insts, (unsigned long long)and_insts);
 	cr_assert_leq(slow_mod, slow_and + 16 * 2 * (mod_insts - and_insts) / 16,
 		      "behind a 400-cycle S2R the modulo costs its issue slots: %llu vs %llu cycles",
 		      (unsigned long long)slow_mod, (unsigned long long)slow_and);
-	m.iclass_s2r_latency = 1;
-	uint64_t fast_mod = run_text(mod3, 32, 1, &m);
-	uint64_t fast_and = run_text(and1, 32, 1, &m);
+	uint64_t fast_mod = run_s2r(mod3, 1), fast_and = run_s2r(and1, 1);
 	cr_assert_geq(fast_mod, fast_and + 16 * 3 * 5, "behind a 1-cycle S2R its chain waits: %llu vs %llu cycles",
 		      (unsigned long long)fast_mod, (unsigned long long)fast_and);
 
-	/*
-	 * Two k-steps of a #pragma unroll loop: the second skips the S2R and the lane offsets between the
-	 * address arithmetic and the loads, and issues the rest, its modulo included.
-	 */
-	const char *unrolled_fmt = "\"shared\": {\"h\": {\"elems\": 16384, \"elem_bytes\": 2}}, \"body\": ["
-				   "{\"op\": \"for\", \"var\": \"kt\", \"from\": 0, \"to\": 16, \"body\": ["
-				   "{\"op\": \"for\", \"var\": \"ks\", \"from\": 0, \"to\": 2, \"unroll\": true, \"body\": ["
-				   "{\"op\": \"mma\", \"a\": \"h[(kt %s) * 2048 + ks * 16]\", \"lda\": 32, "
-				   "\"b\": \"h[8192 + ks * 1024]\", \"ldb\": 64, \"tiles_m\": 2, \"tiles_n\": 2}]}]}]";
-	snprintf(mod3, sizeof mod3, unrolled_fmt, "% 3");
-	snprintf(and1, sizeof and1, unrolled_fmt, "& 1");
-	uint64_t unrolled_fast = run_text(mod3, 32, 1, &m), unrolled_insts = r.warp_insts;
-	run_text(and1, 32, 1, &m);
-	cr_assert_eq(unrolled_insts - r.warp_insts, 2 * (mod_insts - and_insts),
+	snprintf(mod3, sizeof mod3, fmt, 2, "% 3");
+	snprintf(and1, sizeof and1, fmt, 2, "& 1");
+	uint64_t two_fast = run_s2r(mod3, 1), two_insts = r.warp_insts;
+	run_s2r(and1, 1);
+	cr_assert_eq(two_insts - r.warp_insts, 2 * (mod_insts - and_insts),
 		     "both k-steps issue the modulo: %llu more instructions, %llu per k-step alone",
-		     (unsigned long long)(unrolled_insts - r.warp_insts), (unsigned long long)(mod_insts - and_insts));
-	m.iclass_s2r_latency = 400;
-	uint64_t unrolled_slow = run_text(mod3, 32, 1, &m);
-	cr_assert_eq(r.warp_insts, unrolled_insts);
+		     (unsigned long long)(two_insts - r.warp_insts), (unsigned long long)(mod_insts - and_insts));
+	uint64_t two_slow = run_s2r(mod3, 400);
+	cr_assert_eq(r.warp_insts, two_insts);
 	/* less what the S2R hides: the address arithmetic and the last k-tile's HMMAs still in flight */
-	cr_assert(unrolled_slow - unrolled_fast >= 16 * 300 && unrolled_slow - unrolled_fast <= 16 * 400,
-		  "one S2R a k-tile, not two: %llu -> %llu cycles", (unsigned long long)unrolled_fast,
-		  (unsigned long long)unrolled_slow);
+	cr_assert(two_slow - two_fast >= 16 * 300 && two_slow - two_fast <= 16 * 400,
+		  "one S2R a k-tile, not two: %llu -> %llu cycles", (unsigned long long)two_fast,
+		  (unsigned long long)two_slow);
 }
 
 /*

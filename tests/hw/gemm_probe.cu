@@ -50,15 +50,7 @@ __global__ void __launch_bounds__(128) probe_cp_async(Params p, long long* stats
   const char* gB = reinterpret_cast<const char*>(p.B) + panel * size_t(kKT) * kTileBytes;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
   for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
-  auto issue = [&](int kt) {
-    unsigned char* st = smem + (kt % S) * kStageBytes;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int chunk = threadIdx.x + c * 128;
-      const char* src = chunk < 256 ? gA + size_t(kt) * kTileBytes + chunk * 16 : gB + size_t(kt) * kTileBytes + (chunk - 256) * 16;
-      __pipeline_memcpy_async(st + chunk * 16, src, 16);
-    }
-  };
+  auto issue = [&](int kt) { issue_cp_async_tile(smem + (kt % S) * kStageBytes, gA, gB, kt); };
   Probe pr;
   __syncthreads();
   const long long t0 = clock64();
@@ -111,12 +103,7 @@ __global__ void __launch_bounds__(160) probe_ws_bulk(Params p, long long* stats)
       wait_parity(sa(&empty[s]), ((kt / S) & 1) ^ 1);
       pr.other += clock64() - a;
       if (lane == 0) {
-        unsigned char* st = smem + s * kStageBytes;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(sa(&full[s])), "r"(kStageBytes) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                     :: "r"(sa(st)), "l"(gA + size_t(kt) * kTileBytes), "r"(kTileBytes), "r"(sa(&full[s])) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                     :: "r"(sa(st + kTileBytes)), "l"(gB + size_t(kt) * kTileBytes), "r"(kTileBytes), "r"(sa(&full[s])) : "memory");
+        issue_bulk_tile(&full[s], smem + s * kStageBytes, gA, gB, kt);
       }
       __syncwarp();
     }

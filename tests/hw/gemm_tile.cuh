@@ -3,6 +3,7 @@
 // wmma work and the accumulators' store. See gemm.cu for the designs.
 #pragma once
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 #include <mma.h>
 
 namespace gemm_tile {
@@ -53,5 +54,27 @@ __device__ __forceinline__ void store_acc(const Params& p, int warp, wmma::fragm
 }
 
 __device__ __forceinline__ uint32_t sa(const void* q) { return uint32_t(__cvta_generic_to_shared(q)); }
+
+
+// cp_async: this thread's four 16-byte chunks of k-tile kt (chunks tid and tid + 128 of A and of B) into
+// stage st, one __pipeline_memcpy_async each (a commit per k-tile is the caller's).
+__device__ __forceinline__ void issue_cp_async_tile(unsigned char* st, const char* gA, const char* gB, int kt) {
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int chunk = threadIdx.x + c * 128;  // 0..255: A, 256..511: B
+    const char* src = chunk < 256 ? gA + size_t(kt) * kTileBytes + chunk * 16 : gB + size_t(kt) * kTileBytes + (chunk - 256) * 16;
+    __pipeline_memcpy_async(st + chunk * 16, src, 16);
+  }
+}
+
+// ws_bulk's producer lane: mbarrier.arrive.expect_tx of the stage's 8 KB on full, then k-tile kt's A and
+// B tiles into stage st, two 4 KB cp.async.bulk completing on full.
+__device__ __forceinline__ void issue_bulk_tile(unsigned long long* full, unsigned char* st, const char* gA, const char* gB, int kt) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(sa(full)), "r"(kStageBytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(sa(st)), "l"(gA + size_t(kt) * kTileBytes), "r"(kTileBytes), "r"(sa(full)) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(sa(st + kTileBytes)), "l"(gB + size_t(kt) * kTileBytes), "r"(kTileBytes), "r"(sa(full)) : "memory");
+}
 
 }  // namespace gemm_tile
