@@ -608,6 +608,148 @@ static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 	return -1;
 }
 
+/* The most terms a linear form keeps (expr.h): an index of a few parts. */
+#define LIN_MAX_TERMS 4
+
+/* A node's linear form (expr.h) while expr_compile builds it; its value's magnitude is at most b0 + b1 * the bound. */
+struct lin {
+	int64_t k;
+	int n;
+	int64_t t[LIN_MAX_TERMS][EXPR_TERM_WORDS];
+	uint64_t b0, b1;
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+
+/* Lowers *bound so that the node's value stays within +-limit; false where no bound keeps it there. */
+static bool lin_within(const struct lin *l, uint64_t limit, uint64_t *bound)
+{
+	if (l->b0 > limit)
+		return false;
+	if (l->b1 && (limit - l->b0) / l->b1 < *bound)
+		*bound = (limit - l->b0) / l->b1;
+	return true;
+}
+
+/* The form times c; false where a coefficient would leave int64. */
+static bool lin_scale(struct lin *l, int64_t c)
+{
+	if (__builtin_mul_overflow(l->k, c, &l->k))
+		return false;
+	for (int i = 0; i < l->n; i++)
+		if (__builtin_mul_overflow(l->t[i][EXPR_TERM_COEF], c, &l->t[i][EXPR_TERM_COEF]))
+			return false;
+	l->b0 = sat_mul(l->b0, magnitude(c));
+	l->b1 = sat_mul(l->b1, magnitude(c));
+	return true;
+}
+
+/*
+ * Node n's linear form, with *bound lowered so that every value the
+ * program computes for n and below stays in range; false where n is not
+ * linear (a product of two variables, a comparison, a jump...).
+ */
+static bool linear_of(const struct node *nodes, int n, struct lin *l, uint64_t *bound)
+{
+	const struct node *nd = &nodes[n];
+	struct lin b;
+	*l = (struct lin){0};
+	switch (nd->kind) {
+	case N_CONST:
+		l->k = nd->value;
+		l->b0 = magnitude(nd->value);
+		break;
+	case N_SLOT:
+		l->n = 1;
+		l->t[0][EXPR_TERM_SLOT] = nd->value;
+		l->t[0][EXPR_TERM_OP] = OPC_LOAD;
+		l->t[0][EXPR_TERM_COEF] = 1;
+		l->b1 = 1;
+		break;
+	case N_UNARY:
+		if (!linear_of(nodes, nd->a, l, bound))
+			return false;
+		if (nd->op == OPC_INT32) {
+			if (!lin_within(l, INT32_MAX, bound))
+				return false;
+		} else if (nd->op != OPC_NEG || !lin_scale(l, -1)) {
+			return false;
+		}
+		break;
+	case N_BINARY:
+		if (nd->op == OPC_DIV || nd->op == OPC_MOD) {
+			/* a slot by a constant: |slot / d| and |slot % d| are at most |slot| */
+			const struct node *d = &nodes[nd->b];
+			if (nodes[nd->a].kind != N_SLOT || d->kind != N_CONST || d->value == 0 || d->value == INT64_MIN ||
+			    !linear_of(nodes, nd->a, l, bound))
+				return false;
+			l->t[0][EXPR_TERM_OP] = nd->op;
+			l->t[0][EXPR_TERM_DIV] = d->value;
+			break;
+		}
+		if (!linear_of(nodes, nd->a, l, bound) || !linear_of(nodes, nd->b, &b, bound))
+			return false;
+		if (nd->op == OPC_ADD || nd->op == OPC_SUB) {
+			if (l->n + b.n > LIN_MAX_TERMS || (nd->op == OPC_SUB && !lin_scale(&b, -1)) ||
+			    __builtin_add_overflow(l->k, b.k, &l->k))
+				return false;
+			memcpy(l->t[l->n], b.t, (size_t)b.n * sizeof b.t[0]);
+			l->n += b.n;
+			l->b0 = sat_add(l->b0, b.b0);
+			l->b1 = sat_add(l->b1, b.b1);
+		} else if (nd->op == OPC_MUL && b.n == 0) {
+			if (!lin_scale(l, b.k))
+				return false;
+		} else if (nd->op == OPC_MUL && l->n == 0) {
+			int64_t c = l->k;
+			*l = b;
+			if (!lin_scale(l, c))
+				return false;
+		} else if (nd->op == OPC_SHL && b.n == 0 && b.k >= 0 && b.k <= 62) {
+			/* no bit shifted out (the bound): a times 2^b */
+			if (!lin_scale(l, (int64_t)1 << b.k))
+				return false;
+		} else {
+			return false;
+		}
+		break;
+	default: return false;
+	}
+	return lin_within(l, INT64_MAX, bound);
+}
+
+/* Appends the linear form of the tree at root to the pool, if it has one with a slot, and says where in e->lin_at. */
+static int emit_linear(struct expr_pool *pool, const struct node *nodes, int root, struct expr *e)
+{
+	struct lin l;
+	uint64_t bound = (uint64_t)1 << 62;
+	if (!linear_of(nodes, root, &l, &bound) || l.n == 0 || bound == 0)
+		return 0;
+	uint32_t at = pool->len;
+	if (emit_word(pool, l.n) || emit_word(pool, l.k) || emit_word(pool, (int64_t)bound))
+		return -1;
+	for (int i = 0; i < l.n; i++)
+		for (int j = 0; j < EXPR_TERM_WORDS; j++)
+			if (emit_word(pool, l.t[i][j]))
+				return -1;
+	e->lin_at = at;
+	if (e->shape == EXPR_SHAPE_NONE)
+		e->shape = EXPR_SHAPE_LINEAR;
+	return 0;
+}
+
 /* Whether op is one of expr_apply()'s binary operators. */
 static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
 
@@ -658,6 +800,10 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			}
 			out->len = pool->len - out->at;
 			find_shape(pool->words + out->at, out);
+			if (emit_linear(pool, nodes, root, out)) {
+				snprintf(err, errsz, "out of memory");
+				goto done;
+			}
 			out->slots = slots_read(nodes, root);
 			if (lane_form(nodes, root, names->lane_slots) == FORM_AFFINE)
 				out->lane_affine = (uint8_t)(out->slots & names->lane_slots);
@@ -1065,6 +1211,28 @@ static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const 
 }
 
 /*
+ * e's values at lanes lo and hi from its linear form (expr.h), as eval_pair
+ * would find them; false where a slot lies outside the form's bound (then
+ * eval_pair runs the program).
+ */
+static bool linear_ends(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			size_t slot_stride, int lo, int hi, int64_t ends[2])
+{
+	const int64_t *t = pool->words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], at_lo = (uint64_t)t[EXPR_LIN_K], at_hi = at_lo;
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS) {
+		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
+		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
+		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
+			return false;
+	}
+	ends[0] = (int64_t)at_lo;
+	ends[1] = (int64_t)at_hi;
+	return true;
+}
+
+/*
  * A lane_affine expression's values at lanes lo and hi (ends), run as one
  * thread each, and the step between adjacent lanes: a program that faults
  * at neither end faults at no lane between (lane_form), and lane l's value
@@ -1077,13 +1245,18 @@ static bool affine_ends(const struct expr_pool *pool, const struct expr *e, cons
 {
 	if (e->slots >> 63 || e->slots & ~uniform & ~(uint64_t)e->lane_affine)
 		return false;
-	int64_t at_lo[63], at_hi[63], rise;
-	for (uint64_t b = e->slots; b; b &= b - 1) {
-		size_t slot = (size_t)__builtin_ctzll(b);
-		at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
-		at_hi[slot] = regs[(size_t)hi * lane_stride + slot * slot_stride];
+	int64_t rise;
+	if (!e->lin_at || !linear_ends(pool, e, regs, lane_stride, slot_stride, lo, hi, ends)) {
+		int64_t at_lo[63], at_hi[63];
+		for (uint64_t b = e->slots; b; b &= b - 1) {
+			size_t slot = (size_t)__builtin_ctzll(b);
+			at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
+			at_hi[slot] = regs[(size_t)hi * lane_stride + slot * slot_stride];
+		}
+		if (!eval_pair(pool, e, at_lo, at_hi, ends))
+			return false;
 	}
-	if (!eval_pair(pool, e, at_lo, at_hi, ends) || __builtin_sub_overflow(ends[1], ends[0], &rise))
+	if (__builtin_sub_overflow(ends[1], ends[0], &rise))
 		return false;
 	*step = hi > lo ? rise / (hi - lo) : 0;
 	return true;

@@ -912,3 +912,57 @@ Test(expr, lane_affine_agrees_with_thread_by_thread)
 	cr_assert_gt(filled, 500, "most run as two ends and a fill (%d did)", filled);
 	cr_assert_gt(faulted, 100, "faults are covered (%d)", faulted);
 }
+
+/* e's value from its linear form, as simt.c and affine_ends take it; false where a slot lies outside the bound. */
+static bool linear_value(const struct expr *e, const int64_t *slots, int64_t *v)
+{
+	const int64_t *t = pool.words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], acc = (uint64_t)t[EXPR_LIN_K];
+	for (int64_t i = 0; i < t[EXPR_LIN_TERMS]; i++) {
+		const int64_t *term = t + EXPR_LIN_HEAD + i * EXPR_TERM_WORDS;
+		if (!expr_lin_term(term, slots[term[EXPR_TERM_SLOT]], bound, &acc))
+			return false;
+	}
+	*v = (int64_t)acc;
+	return true;
+}
+
+Test(expr, linear_form_agrees_with_the_program)
+{
+	static const char *const linear[] = {
+		"(x % 3) * 2048 + tid * 8 + 1024", "block_batch(x) + tid", "-tid - y * 7", "x / 5 - y % 4 * 3 + 2",
+		"(tid << 3) + (x << 62)", "as_int(tid * 3 + x)", "tid * 4611686018427387904 + x", "x * 0 + tid",
+		"tid + 9223372036854775000 + x", "y % -1 + x / -1",
+	};
+	static const char *const other[] = {"x * tid", "x / y", "(x + 1) % 3", "x > 2 ? tid : y", "tid << x", "x & 3",
+					    "slot_of(x)"};
+	static const int64_t values[] = {0, 1, -1, 5, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40, -((int64_t)1 << 61),
+					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
+	const size_t nv = sizeof values / sizeof values[0];
+	int inside = 0, outside = 0;
+	for (size_t si = 0; si < sizeof linear / sizeof linear[0]; si++) {
+		struct expr e = compile_ok(linear[si]);
+		cr_assert_neq(e.lin_at, 0, "\"%s\" should have a linear form", linear[si]);
+		for (size_t a = 0; a < nv; a++)
+			for (size_t b = 0; b < nv; b++)
+				for (size_t c = 0; c < nv; c += 3) {
+					int64_t slots[NSLOTS] = {values[a], values[b], values[c]}, lin;
+					enum expr_fault f = EXPR_OK;
+					int64_t v = expr_eval_code(&pool, &e, slots, &f);
+					if (!linear_value(&e, slots, &lin)) {
+						outside++;
+						continue;
+					}
+					inside++;
+					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
+						     linear[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
+					cr_assert_eq(lin, v, "\"%s\" (%lld, %lld, %lld): linear %lld, program %lld", linear[si],
+						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)lin,
+						     (long long)v);
+				}
+	}
+	cr_assert_gt(inside, 1000, "values inside the bounds are covered (%d)", inside);
+	cr_assert_gt(outside, 1000, "values outside the bounds are covered (%d)", outside);
+	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
+		cr_assert_eq(compile_ok(other[si]).lin_at, 0, "\"%s\" is not linear", other[si]);
+}

@@ -97,9 +97,26 @@ void simt_describe_lane(const struct sim *s, const struct warp *w, int lane, cha
 }
 
 /*
+ * One lane's value of e from its linear form (expr.h), as the program would
+ * compute it; false where a slot lies outside the form's bound.
+ */
+static inline bool linear_lane(const struct sim *s, const struct warp *w, int lane, const struct expr *e, int64_t *v)
+{
+	const int64_t *t = s->k->pool.words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], acc = (uint64_t)t[EXPR_LIN_K];
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS)
+		if (!expr_lin_term(term, lane_reg(w, (uint64_t)term[EXPR_TERM_SLOT], lane), bound, &acc))
+			return false;
+	*v = (int64_t)acc;
+	return true;
+}
+
+/*
  * One lane's value of e.  A simple shape (a loop bound, an increment: most
- * warp-uniform expressions) applies its operator here; anything else runs
- * through expr_eval_code on the slots it reads, gathered into s->lane_regs.
+ * warp-uniform expressions) applies its operator here, a linear one (an
+ * index) adds up its terms; anything else runs through expr_eval_code on
+ * the slots it reads, gathered into s->lane_regs.
  */
 static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
 {
@@ -113,6 +130,10 @@ static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct e
 		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane),
 				lane_reg(w, (uint64_t)e->value, lane), &v);
 		return *f ? 0 : v;
+	case EXPR_SHAPE_LINEAR:
+		if (linear_lane(s, w, lane, e, &v))
+			return v;
+		break;
 	default: break;
 	}
 	int64_t *r = s->lane_regs;
