@@ -684,7 +684,8 @@ static bool linear_of(const struct node *nodes, int n, struct lin *l, uint64_t *
 		if (nd->op == OPC_INT32) {
 			if (!lin_within(l, INT32_MAX, bound))
 				return false;
-		} else if (nd->op != OPC_NEG || !lin_scale(l, -1)) {
+		} else if (nd->op != OPC_LOCAL && (nd->op != OPC_NEG || !lin_scale(l, -1))) {
+			/* a local array's element is its index's value (apply_unary): the load is the lowering's */
 			return false;
 		}
 		break;

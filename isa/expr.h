@@ -127,8 +127,8 @@ struct expr {
 /*
  * A linear form: k plus a sum of terms coef * atom, an atom a slot or a
  * slot divided by (or modulo) a nonzero constant, for a program of sums,
- * differences, products and left shifts by constants, negations and int
- * conversions.  Where every slot a term reads lies within +-bound, no value
+ * differences, products and left shifts by constants, negations, int
+ * conversions and local-array elements.  Where every slot a term reads lies within +-bound, no value
  * the program computes on the way can leave int64 (or an int conversion's
  * range), so the program does not fault and its value is the form's,
  * summed in any order: a caller adds the terms up without the stack

@@ -932,10 +932,10 @@ Test(expr, linear_form_agrees_with_the_program)
 	static const char *const linear[] = {
 		"(x % 3) * 2048 + tid * 8 + 1024", "block_batch(x) + tid", "-tid - y * 7", "x / 5 - y % 4 * 3 + 2",
 		"(tid << 3) + (x << 62)", "as_int(tid * 3 + x)", "tid * 4611686018427387904 + x", "x * 0 + tid",
-		"tid + 9223372036854775000 + x", "y % -1 + x / -1",
+		"tid + 9223372036854775000 + x", "y % -1 + x / -1", "slot_of(x % 3) + tid",
 	};
 	static const char *const other[] = {"x * tid", "x / y", "(x + 1) % 3", "x > 2 ? tid : y", "tid << x", "x & 3",
-					    "slot_of(x)"};
+					    "slot_of(x * y)"};
 	static const int64_t values[] = {0, 1, -1, 5, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40, -((int64_t)1 << 61),
 					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
 	const size_t nv = sizeof values / sizeof values[0];
