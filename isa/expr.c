@@ -1304,11 +1304,55 @@ __attribute__((flatten)) bool expr_eval_rise(const struct expr_pool *pool, const
 	return e->lane_affine && affine_ends(pool, e, regs, lane_stride, slot_stride, uniform, 0, 31, ends, step);
 }
 
+/*
+ * e over lanes lo..hi of mask from its linear form (expr.h) where one term
+ * reads a slot whose lanes differ, as it is (a uniform base plus a per-lane
+ * index: the producers' and consumers' batch indices), and the others are
+ * uniform; false where it is not so, or a lane between lo and hi holds a
+ * negative value or one outside the form's bound (then the program runs).
+ */
+static inline bool linear_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+				size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32])
+{
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	const int64_t *t = pool->words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], one = (uint64_t)t[EXPR_LIN_K];
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS, *row = NULL;
+	for (; term < end; term += EXPR_TERM_WORDS) {
+		size_t slot = (size_t)term[EXPR_TERM_SLOT];
+		if (slot < 63 && uniform >> slot & 1) {
+			if (!expr_lin_term(term, regs[(size_t)lo * lane_stride + slot * slot_stride], bound, &one))
+				return false;
+		} else if (row || term[EXPR_TERM_OP] != OPC_LOAD || term[EXPR_TERM_COEF] != 1) {
+			return false;
+		} else {
+			row = regs + slot * slot_stride;
+		}
+	}
+	if (!row)
+		return false; /* every slot uniform: eval_lanes runs it once */
+	/*
+	 * Inside the bound where every lane's value lies in 0..2^k - 1 <= bound, which their OR says: a test
+	 * the lane loop can widen (no 64-bit compare on the baseline target); a negative index runs the program.
+	 */
+	uint64_t within = (1ull << (63 - __builtin_clzll(bound + 1))) - 1, any = 0;
+	for (int l = lo; l <= hi; l++) {
+		uint64_t x = (uint64_t)row[(size_t)l * lane_stride];
+		any |= x;
+		out[l] = (int64_t)(one + x);
+	}
+	return !(any & ~within);
+}
+
 __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
 					     size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask,
 					     int64_t out[32], enum expr_fault *fault)
 {
 	if (mask && e->lane_affine && affine_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out))
+		return -1;
+	if (mask && e->lin_at &&
+	    (lane_stride == 1 ? linear_lanes(pool, e, regs, 1, slot_stride, uniform, mask, out)
+			      : linear_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out)))
 		return -1;
 	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
 	if (lane_stride == 1)

@@ -966,3 +966,52 @@ Test(expr, linear_form_agrees_with_the_program)
 	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
 		cr_assert_eq(compile_ok(other[si]).lin_at, 0, "\"%s\" is not linear", other[si]);
 }
+
+Test(expr, linear_lanes_agree_with_thread_by_thread)
+{
+	/* a uniform part plus one slot whose lanes differ, as it is; and forms that run the program instead */
+	static const char *const srcs[] = {"block_batch(x) + tid", "x * 3 + tid - 7", "as_int(x * 4) + y + tid",
+					   "tid + 9223372036854775000 + x", "x - tid", "tid * 2 + x"};
+	static const int64_t bases[] = {0, 5, -3, 1000000, INT32_MAX, INT64_MAX - 40, INT64_MIN + 3, (int64_t)1 << 61};
+	static const uint32_t masks[] = {0xffffffffu, 0x55555555u, 0xaaaaaaaau, 1u, 0x80000000u, 0x00f0f00fu};
+	int64_t slot_major[NSLOTS][32];
+	int checked = 0;
+	for (size_t si = 0; si < sizeof srcs / sizeof srcs[0]; si++) {
+		struct expr e = compile_ok(srcs[si]);
+		for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+			for (size_t x = 0; x < sizeof bases / sizeof bases[0]; x += 2)
+				for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+					for (int l = 0; l < 32; l++) {
+						/* odd lanes step down from the base, so a negative or an overflowing lane is among them */
+						slot_major[SLOT_TID_][l] = l % 2 ? bases[b] - l : bases[b] / 2 + l;
+						slot_major[SLOT_X][l] = bases[x] / 3;
+						slot_major[SLOT_Y][l] = 11;
+					}
+					uint32_t mask = masks[mi];
+					int64_t out[32];
+					enum expr_fault f = EXPR_OK;
+					int first = expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32,
+								    1ull << SLOT_X | 1ull << SLOT_Y, mask, out, &f);
+					if (first == EXPR_LANES_BY_THREAD)
+						continue;
+					int want_first = -1;
+					for (int l = 0; l < 32; l++) {
+						if (!(mask >> l & 1))
+							continue;
+						int64_t lane[NSLOTS] = {slot_major[0][l], slot_major[1][l], slot_major[2][l]};
+						enum expr_fault lf = EXPR_OK;
+						int64_t v = expr_eval(&pool, &e, lane, &lf);
+						if (lf && want_first < 0)
+							want_first = l;
+						cr_assert_eq(out[l], v, "\"%s\" base %lld x %lld mask %08x lane %d: %lld, thread by "
+									"thread %lld",
+							     srcs[si], (long long)bases[b], (long long)bases[x], mask, l,
+							     (long long)out[l], (long long)v);
+						checked++;
+					}
+					cr_assert_eq(first, want_first, "\"%s\" base %lld mask %08x: first fault at %d, expected %d",
+						     srcs[si], (long long)bases[b], mask, first, want_first);
+				}
+	}
+	cr_assert_gt(checked, 5000, "lanes are covered (%d)", checked);
+}
