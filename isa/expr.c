@@ -751,6 +751,74 @@ static int emit_linear(struct expr_pool *pool, const struct node *nodes, int roo
 	return 0;
 }
 
+/* A comparison of a condition form (expr.h): a op b, each side a linear form. */
+struct cmp {
+	int64_t op;
+	struct lin a, b;
+};
+
+static bool is_comparison(const struct node *nd)
+{
+	return (nd->kind == N_BINARY && nd->op >= OPC_LT && nd->op <= OPC_NE) ||
+	       (nd->kind == N_UNARY && (nd->op == OPC_LNOT || nd->op == OPC_BOOL));
+}
+
+/* Node n as a comparison of linear sides, a value's truth as one with 0 (inside && and ||); false where it is not. */
+static bool cmp_of(const struct node *nodes, int n, struct cmp *c, uint64_t *bound)
+{
+	const struct node *nd = &nodes[n];
+	c->b = (struct lin){0};
+	if (nd->kind == N_BINARY && is_comparison(nd)) {
+		c->op = nd->op;
+		return linear_of(nodes, nd->a, &c->a, bound) && linear_of(nodes, nd->b, &c->b, bound);
+	}
+	c->op = nd->kind == N_UNARY && nd->op == OPC_LNOT ? OPC_EQ : OPC_NE;
+	return linear_of(nodes, is_comparison(nd) ? nd->a : n, &c->a, bound);
+}
+
+/* One side of a comparison: its term count, k and terms. */
+static int emit_side(struct expr_pool *pool, const struct lin *l)
+{
+	if (emit_word(pool, l->n) || emit_word(pool, l->k))
+		return -1;
+	for (int i = 0; i < l->n; i++)
+		for (int j = 0; j < EXPR_TERM_WORDS; j++)
+			if (emit_word(pool, l->t[i][j]))
+				return -1;
+	return 0;
+}
+
+/* Appends the condition form of the tree at root to the pool, if it has one and no simpler shape, at e->cond_at. */
+static int emit_cond(struct expr_pool *pool, const struct node *nodes, int root, struct expr *e)
+{
+	const struct node *nd = &nodes[root];
+	struct cmp c[2];
+	uint64_t bound = (uint64_t)1 << 62;
+	int n = 1;
+	int64_t join = 0;
+	if (e->shape != EXPR_SHAPE_NONE)
+		return 0;
+	if (nd->kind == N_AND || nd->kind == N_OR) {
+		if (!cmp_of(nodes, nd->a, &c[0], &bound) || !cmp_of(nodes, nd->b, &c[1], &bound))
+			return 0;
+		n = 2;
+		join = nd->kind == N_AND ? OPC_AND : OPC_OR;
+	} else if (!is_comparison(nd) || !cmp_of(nodes, root, &c[0], &bound)) {
+		return 0;
+	}
+	if (bound == 0)
+		return 0;
+	uint32_t at = pool->len;
+	if (emit_word(pool, n) || emit_word(pool, join) || emit_word(pool, (int64_t)bound))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (emit_word(pool, c[i].op) || emit_side(pool, &c[i].a) || emit_side(pool, &c[i].b))
+			return -1;
+	e->cond_at = at;
+	e->shape = EXPR_SHAPE_COND;
+	return 0;
+}
+
 /* Whether op is one of expr_apply()'s binary operators. */
 static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
 
@@ -801,7 +869,7 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			}
 			out->len = pool->len - out->at;
 			find_shape(pool->words + out->at, out);
-			if (emit_linear(pool, nodes, root, out)) {
+			if (emit_linear(pool, nodes, root, out) || emit_cond(pool, nodes, root, out)) {
 				snprintf(err, errsz, "out of memory");
 				goto done;
 			}

@@ -1015,3 +1015,78 @@ Test(expr, linear_lanes_agree_with_thread_by_thread)
 	}
 	cr_assert_gt(checked, 5000, "lanes are covered (%d)", checked);
 }
+
+/* The side of a condition form at p (expr.h) into *v; the word after it, or NULL outside the bound. */
+static const int64_t *cond_side(const int64_t *p, const int64_t *slots, uint64_t bound, int64_t *v)
+{
+	uint64_t acc = (uint64_t)p[1];
+	const int64_t *term = p + 2, *end = term + p[0] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS)
+		if (!expr_lin_term(term, slots[term[EXPR_TERM_SLOT]], bound, &acc))
+			return NULL;
+	*v = (int64_t)acc;
+	return end;
+}
+
+/* e's value from its condition form, as simt.c takes it; false where a slot lies outside the bound. */
+static bool cond_value(const struct expr *e, const int64_t *slots, int64_t *v)
+{
+	const int64_t *t = pool.words + e->cond_at, *p = t + EXPR_COND_HEAD;
+	int64_t holds[2] = {0, 0};
+	for (int i = 0; i < t[EXPR_COND_CMPS]; i++) {
+		enum opc op = (enum opc)*p++;
+		int64_t a, b;
+		if (!(p = cond_side(p, slots, (uint64_t)t[EXPR_COND_BOUND], &a)) ||
+		    !(p = cond_side(p, slots, (uint64_t)t[EXPR_COND_BOUND], &b)))
+			return false;
+		cr_assert_eq(expr_apply(op, a, b, &holds[i]), EXPR_OK);
+	}
+	*v = t[EXPR_COND_CMPS] == 1 ? holds[0]
+	     : t[EXPR_COND_JOIN] == OPC_AND ? holds[0] && holds[1]
+					    : holds[0] || holds[1];
+	return true;
+}
+
+Test(expr, condition_form_agrees_with_the_program)
+{
+	static const char *const conds[] = {
+		"x < y && x < tid + stages", "!x", "x * 3 - 1 >= tid || y == 7", "tid != y * 4611686018427387904",
+		"x && y - 1", "x || !y", "as_int(x * 4) <= tid", "x / 3 > y % 5 && tid", "x == -y",
+		"x > 9223372036854775000 + y",
+	};
+	static const char *const other[] = {"x < y && y < tid && x", "(x < y) + 1", "x * y < 3", "x ? y < 1 : tid > 2",
+					    "x < y ? 1 : 0"};
+	static const int64_t values[] = {0, 1, -1, 3, 7, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40,
+					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
+	const size_t nv = sizeof values / sizeof values[0];
+	int inside = 0, outside = 0, held = 0;
+	for (size_t si = 0; si < sizeof conds / sizeof conds[0]; si++) {
+		struct expr e = compile_ok(conds[si]);
+		cr_assert_neq(e.cond_at, 0, "\"%s\" should have a condition form", conds[si]);
+		cr_assert_eq(e.shape, EXPR_SHAPE_COND, "\"%s\"", conds[si]);
+		for (size_t a = 0; a < nv; a++)
+			for (size_t b = 0; b < nv; b++)
+				for (size_t c = 0; c < nv; c += 2) {
+					int64_t slots[NSLOTS] = {values[c], values[a], values[b]}, v;
+					enum expr_fault f = EXPR_OK;
+					int64_t want = expr_eval_code(&pool, &e, slots, &f);
+					if (!cond_value(&e, slots, &v)) {
+						outside++;
+						continue;
+					}
+					inside++;
+					held += v != 0;
+					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
+						     conds[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
+					cr_assert_eq(v, want, "\"%s\" (%lld, %lld, %lld): form %lld, program %lld", conds[si],
+						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)v,
+						     (long long)want);
+				}
+	}
+	cr_assert_gt(inside, 5000, "values inside the bounds are covered (%d)", inside);
+	cr_assert_gt(outside, 1000, "values outside the bounds are covered (%d)", outside);
+	cr_assert_gt(held, 1000, "conditions that hold are covered (%d)", held);
+	cr_assert_lt(held, inside - 1000, "conditions that fail are covered (%d of %d hold)", held, inside);
+	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
+		cr_assert_eq(compile_ok(other[si]).cond_at, 0, "\"%s\" has no condition form", other[si]);
+}
