@@ -129,12 +129,12 @@ struct expr {
  * A linear form: k plus a sum of terms coef * atom, an atom a slot or a
  * slot divided by (or modulo) a nonzero constant, for a program of sums,
  * differences, products and left shifts by constants, negations, int
- * conversions and local-array elements.  Where every slot a term reads lies within +-bound, no value
- * the program computes on the way can leave int64 (or an int conversion's
- * range), so the program does not fault and its value is the form's,
- * summed in any order: a caller adds the terms up without the stack
- * machine, and runs the program where a slot lies outside the bound.
- * Words at lin_at: the term count, k, the bound, then 4 words a term.
+ * conversions and local-array elements.  Where every slot a term reads lies
+ * within +-bound, no value the program computes on the way can leave int64
+ * (or an int conversion's range), so the program does not fault and its
+ * value is the form's, summed in any order: a caller adds the terms up
+ * without the stack machine, and runs the program where a slot lies outside
+ * the bound.  Words at lin_at: the term count, k, the bound, 4 words a term.
  */
 enum { EXPR_LIN_TERMS, EXPR_LIN_K, EXPR_LIN_BOUND, EXPR_LIN_HEAD };
 enum { EXPR_TERM_SLOT, EXPR_TERM_OP, EXPR_TERM_DIV, EXPR_TERM_COEF, EXPR_TERM_WORDS };

@@ -153,8 +153,8 @@ static inline bool cond_lane(const struct sim *s, const struct warp *w, int lane
 /*
  * One lane's value of e.  A simple shape (a loop bound, an increment: most
  * warp-uniform expressions) applies its operator here, a linear one (an
- * index) adds up its terms, a condition form compares them; anything else runs through expr_eval_code on
- * the slots it reads, gathered into s->lane_regs.
+ * index) adds up its terms, a condition compares its sides' sums; anything
+ * else runs expr_eval_code on the slots it reads, gathered in s->lane_regs.
  */
 static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
 {
