@@ -608,6 +608,217 @@ static int emit(struct expr_pool *pool, const struct node *nodes, int n)
 	return -1;
 }
 
+/* The most terms a linear form keeps (expr.h): an index of a few parts. */
+#define LIN_MAX_TERMS 4
+
+/* A node's linear form (expr.h) while expr_compile builds it; its value's magnitude is at most b0 + b1 * the bound. */
+struct lin {
+	int64_t k;
+	int n;
+	int64_t t[LIN_MAX_TERMS][EXPR_TERM_WORDS];
+	uint64_t b0, b1;
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+
+/* Lowers *bound so that the node's value stays within +-limit; false where no bound keeps it there. */
+static bool lin_within(const struct lin *l, uint64_t limit, uint64_t *bound)
+{
+	if (l->b0 > limit)
+		return false;
+	if (l->b1 && (limit - l->b0) / l->b1 < *bound)
+		*bound = (limit - l->b0) / l->b1;
+	return true;
+}
+
+/* The form times c; false where a coefficient would leave int64. */
+static bool lin_scale(struct lin *l, int64_t c)
+{
+	if (__builtin_mul_overflow(l->k, c, &l->k))
+		return false;
+	for (int i = 0; i < l->n; i++)
+		if (__builtin_mul_overflow(l->t[i][EXPR_TERM_COEF], c, &l->t[i][EXPR_TERM_COEF]))
+			return false;
+	l->b0 = sat_mul(l->b0, magnitude(c));
+	l->b1 = sat_mul(l->b1, magnitude(c));
+	return true;
+}
+
+/*
+ * Node n's linear form, with *bound lowered so that every value the
+ * program computes for n and below stays in range; false where n is not
+ * linear (a product of two variables, a comparison, a jump...).
+ */
+static bool linear_of(const struct node *nodes, int n, struct lin *l, uint64_t *bound)
+{
+	const struct node *nd = &nodes[n];
+	struct lin b;
+	*l = (struct lin){0};
+	switch (nd->kind) {
+	case N_CONST:
+		l->k = nd->value;
+		l->b0 = magnitude(nd->value);
+		break;
+	case N_SLOT:
+		l->n = 1;
+		l->t[0][EXPR_TERM_SLOT] = nd->value;
+		l->t[0][EXPR_TERM_OP] = OPC_LOAD;
+		l->t[0][EXPR_TERM_COEF] = 1;
+		l->b1 = 1;
+		break;
+	case N_UNARY:
+		if (!linear_of(nodes, nd->a, l, bound))
+			return false;
+		if (nd->op == OPC_INT32) {
+			if (!lin_within(l, INT32_MAX, bound))
+				return false;
+		} else if (nd->op != OPC_LOCAL && (nd->op != OPC_NEG || !lin_scale(l, -1))) {
+			/* a local array's element is its index's value (apply_unary): the load is the lowering's */
+			return false;
+		}
+		break;
+	case N_BINARY:
+		if (nd->op == OPC_DIV || nd->op == OPC_MOD) {
+			/* a slot by a constant: |slot / d| and |slot % d| are at most |slot| */
+			const struct node *d = &nodes[nd->b];
+			if (nodes[nd->a].kind != N_SLOT || d->kind != N_CONST || d->value == 0 || d->value == INT64_MIN ||
+			    !linear_of(nodes, nd->a, l, bound))
+				return false;
+			l->t[0][EXPR_TERM_OP] = nd->op;
+			l->t[0][EXPR_TERM_DIV] = d->value;
+			break;
+		}
+		if (!linear_of(nodes, nd->a, l, bound) || !linear_of(nodes, nd->b, &b, bound))
+			return false;
+		if (nd->op == OPC_ADD || nd->op == OPC_SUB) {
+			if (l->n + b.n > LIN_MAX_TERMS || (nd->op == OPC_SUB && !lin_scale(&b, -1)) ||
+			    __builtin_add_overflow(l->k, b.k, &l->k))
+				return false;
+			memcpy(l->t[l->n], b.t, (size_t)b.n * sizeof b.t[0]);
+			l->n += b.n;
+			l->b0 = sat_add(l->b0, b.b0);
+			l->b1 = sat_add(l->b1, b.b1);
+		} else if (nd->op == OPC_MUL && b.n == 0) {
+			if (!lin_scale(l, b.k))
+				return false;
+		} else if (nd->op == OPC_MUL && l->n == 0) {
+			int64_t c = l->k;
+			*l = b;
+			if (!lin_scale(l, c))
+				return false;
+		} else if (nd->op == OPC_SHL && b.n == 0 && b.k >= 0 && b.k <= 62) {
+			/* no bit shifted out (the bound): a times 2^b */
+			if (!lin_scale(l, (int64_t)1 << b.k))
+				return false;
+		} else {
+			return false;
+		}
+		break;
+	default: return false;
+	}
+	return lin_within(l, INT64_MAX, bound);
+}
+
+/* Appends the linear form of the tree at root to the pool, if it has one with a slot, and says where in e->lin_at. */
+static int emit_linear(struct expr_pool *pool, const struct node *nodes, int root, struct expr *e)
+{
+	struct lin l;
+	uint64_t bound = (uint64_t)1 << 62;
+	if (!linear_of(nodes, root, &l, &bound) || l.n == 0 || bound == 0)
+		return 0;
+	uint32_t at = pool->len;
+	if (emit_word(pool, l.n) || emit_word(pool, l.k) || emit_word(pool, (int64_t)bound))
+		return -1;
+	for (int i = 0; i < l.n; i++)
+		for (int j = 0; j < EXPR_TERM_WORDS; j++)
+			if (emit_word(pool, l.t[i][j]))
+				return -1;
+	e->lin_at = at;
+	if (e->shape == EXPR_SHAPE_NONE)
+		e->shape = EXPR_SHAPE_LINEAR;
+	return 0;
+}
+
+/* A comparison of a condition form (expr.h): a op b, each side a linear form. */
+struct cmp {
+	int64_t op;
+	struct lin a, b;
+};
+
+static bool is_comparison(const struct node *nd)
+{
+	return (nd->kind == N_BINARY && nd->op >= OPC_LT && nd->op <= OPC_NE) ||
+	       (nd->kind == N_UNARY && (nd->op == OPC_LNOT || nd->op == OPC_BOOL));
+}
+
+/* Node n as a comparison of linear sides, a value's truth as one with 0 (inside && and ||); false where it is not. */
+static bool cmp_of(const struct node *nodes, int n, struct cmp *c, uint64_t *bound)
+{
+	const struct node *nd = &nodes[n];
+	c->b = (struct lin){0};
+	if (nd->kind == N_BINARY && is_comparison(nd)) {
+		c->op = nd->op;
+		return linear_of(nodes, nd->a, &c->a, bound) && linear_of(nodes, nd->b, &c->b, bound);
+	}
+	c->op = nd->kind == N_UNARY && nd->op == OPC_LNOT ? OPC_EQ : OPC_NE;
+	return linear_of(nodes, is_comparison(nd) ? nd->a : n, &c->a, bound);
+}
+
+/* One side of a comparison: its term count, k and terms. */
+static int emit_side(struct expr_pool *pool, const struct lin *l)
+{
+	if (emit_word(pool, l->n) || emit_word(pool, l->k))
+		return -1;
+	for (int i = 0; i < l->n; i++)
+		for (int j = 0; j < EXPR_TERM_WORDS; j++)
+			if (emit_word(pool, l->t[i][j]))
+				return -1;
+	return 0;
+}
+
+/* Appends the condition form of the tree at root to the pool, if it has one and no simpler shape, at e->cond_at. */
+static int emit_cond(struct expr_pool *pool, const struct node *nodes, int root, struct expr *e)
+{
+	const struct node *nd = &nodes[root];
+	struct cmp c[2];
+	uint64_t bound = (uint64_t)1 << 62;
+	int n = 1;
+	int64_t join = 0;
+	if (e->shape != EXPR_SHAPE_NONE)
+		return 0;
+	if (nd->kind == N_AND || nd->kind == N_OR) {
+		if (!cmp_of(nodes, nd->a, &c[0], &bound) || !cmp_of(nodes, nd->b, &c[1], &bound))
+			return 0;
+		n = 2;
+		join = nd->kind == N_AND ? OPC_AND : OPC_OR;
+	} else if (!is_comparison(nd) || !cmp_of(nodes, root, &c[0], &bound)) {
+		return 0;
+	}
+	if (bound == 0)
+		return 0;
+	uint32_t at = pool->len;
+	if (emit_word(pool, n) || emit_word(pool, join) || emit_word(pool, (int64_t)bound))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (emit_word(pool, c[i].op) || emit_side(pool, &c[i].a) || emit_side(pool, &c[i].b))
+			return -1;
+	e->cond_at = at;
+	e->shape = EXPR_SHAPE_COND;
+	return 0;
+}
+
 /* Whether op is one of expr_apply()'s binary operators. */
 static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
 
@@ -658,6 +869,10 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			}
 			out->len = pool->len - out->at;
 			find_shape(pool->words + out->at, out);
+			if (emit_linear(pool, nodes, root, out) || emit_cond(pool, nodes, root, out)) {
+				snprintf(err, errsz, "out of memory");
+				goto done;
+			}
 			out->slots = slots_read(nodes, root);
 			if (lane_form(nodes, root, names->lane_slots) == FORM_AFFINE)
 				out->lane_affine = (uint8_t)(out->slots & names->lane_slots);
@@ -1065,6 +1280,28 @@ static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const 
 }
 
 /*
+ * e's values at lanes lo and hi from its linear form (expr.h), as eval_pair
+ * would find them; false where a slot lies outside the form's bound (then
+ * eval_pair runs the program).
+ */
+static bool linear_ends(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			size_t slot_stride, int lo, int hi, int64_t ends[2])
+{
+	const int64_t *t = pool->words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], at_lo = (uint64_t)t[EXPR_LIN_K], at_hi = at_lo;
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS) {
+		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
+		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
+		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
+			return false;
+	}
+	ends[0] = (int64_t)at_lo;
+	ends[1] = (int64_t)at_hi;
+	return true;
+}
+
+/*
  * A lane_affine expression's values at lanes lo and hi (ends), run as one
  * thread each, and the step between adjacent lanes: a program that faults
  * at neither end faults at no lane between (lane_form), and lane l's value
@@ -1077,13 +1314,18 @@ static bool affine_ends(const struct expr_pool *pool, const struct expr *e, cons
 {
 	if (e->slots >> 63 || e->slots & ~uniform & ~(uint64_t)e->lane_affine)
 		return false;
-	int64_t at_lo[63], at_hi[63], rise;
-	for (uint64_t b = e->slots; b; b &= b - 1) {
-		size_t slot = (size_t)__builtin_ctzll(b);
-		at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
-		at_hi[slot] = regs[(size_t)hi * lane_stride + slot * slot_stride];
+	int64_t rise;
+	if (!e->lin_at || !linear_ends(pool, e, regs, lane_stride, slot_stride, lo, hi, ends)) {
+		int64_t at_lo[63], at_hi[63];
+		for (uint64_t b = e->slots; b; b &= b - 1) {
+			size_t slot = (size_t)__builtin_ctzll(b);
+			at_lo[slot] = regs[(size_t)lo * lane_stride + slot * slot_stride];
+			at_hi[slot] = regs[(size_t)hi * lane_stride + slot * slot_stride];
+		}
+		if (!eval_pair(pool, e, at_lo, at_hi, ends))
+			return false;
 	}
-	if (!eval_pair(pool, e, at_lo, at_hi, ends) || __builtin_sub_overflow(ends[1], ends[0], &rise))
+	if (__builtin_sub_overflow(ends[1], ends[0], &rise))
 		return false;
 	*step = hi > lo ? rise / (hi - lo) : 0;
 	return true;
@@ -1130,11 +1372,55 @@ __attribute__((flatten)) bool expr_eval_rise(const struct expr_pool *pool, const
 	return e->lane_affine && affine_ends(pool, e, regs, lane_stride, slot_stride, uniform, 0, 31, ends, step);
 }
 
+/*
+ * e over lanes lo..hi of mask from its linear form (expr.h) where one term
+ * reads a slot whose lanes differ, as it is (a uniform base plus a per-lane
+ * index: the producers' and consumers' batch indices), and the others are
+ * uniform; false where it is not so, or a lane between lo and hi holds a
+ * negative value or one outside the form's bound (then the program runs).
+ */
+static inline bool linear_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
+				size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask, int64_t out[32])
+{
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	const int64_t *t = pool->words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], one = (uint64_t)t[EXPR_LIN_K];
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS, *row = NULL;
+	for (; term < end; term += EXPR_TERM_WORDS) {
+		size_t slot = (size_t)term[EXPR_TERM_SLOT];
+		if (slot < 63 && uniform >> slot & 1) {
+			if (!expr_lin_term(term, regs[(size_t)lo * lane_stride + slot * slot_stride], bound, &one))
+				return false;
+		} else if (row || term[EXPR_TERM_OP] != OPC_LOAD || term[EXPR_TERM_COEF] != 1) {
+			return false;
+		} else {
+			row = regs + slot * slot_stride;
+		}
+	}
+	if (!row)
+		return false; /* every slot uniform: eval_lanes runs it once */
+	/*
+	 * Inside the bound where every lane's value lies in 0..2^k - 1 <= bound, which their OR says: a test
+	 * the lane loop can widen (no 64-bit compare on the baseline target); a negative index runs the program.
+	 */
+	uint64_t within = (1ull << (63 - __builtin_clzll(bound + 1))) - 1, any = 0;
+	for (int l = lo; l <= hi; l++) {
+		uint64_t x = (uint64_t)row[(size_t)l * lane_stride];
+		any |= x;
+		out[l] = (int64_t)(one + x);
+	}
+	return !(any & ~within);
+}
+
 __attribute__((flatten)) int expr_eval_lanes(const struct expr_pool *pool, const struct expr *e, const int64_t *regs,
 					     size_t lane_stride, size_t slot_stride, uint64_t uniform, uint32_t mask,
 					     int64_t out[32], enum expr_fault *fault)
 {
 	if (mask && e->lane_affine && affine_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out))
+		return -1;
+	if (mask && e->lin_at &&
+	    (lane_stride == 1 ? linear_lanes(pool, e, regs, 1, slot_stride, uniform, mask, out)
+			      : linear_lanes(pool, e, regs, lane_stride, slot_stride, uniform, mask, out)))
 		return -1;
 	/* A copy for adjacent lanes (slot-major registers), whose lane loops the compiler can widen. */
 	if (lane_stride == 1)

@@ -121,7 +121,49 @@ struct expr {
 	uint16_t shape_slot;  /* a shape's first slot */
 	int64_t value;        /* is_const: the value; a shape with a second operand: the constant or the slot */
 	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
+	uint32_t lin_at; /* nonzero: where the expression's linear form starts in the pool (below) */
+	uint32_t cond_at; /* nonzero: where its condition form starts in the pool (below) */
 };
+
+/*
+ * A linear form: k plus a sum of terms coef * atom, an atom a slot or a
+ * slot divided by (or modulo) a nonzero constant, for a program of sums,
+ * differences, products and left shifts by constants, negations, int
+ * conversions and local-array elements.  Where every slot a term reads lies
+ * within +-bound, no value the program computes on the way can leave int64
+ * (or an int conversion's range), so the program does not fault and its
+ * value is the form's, summed in any order: a caller adds the terms up
+ * without the stack machine, and runs the program where a slot lies outside
+ * the bound.  Words at lin_at: the term count, k, the bound, 4 words a term.
+ */
+enum { EXPR_LIN_TERMS, EXPR_LIN_K, EXPR_LIN_BOUND, EXPR_LIN_HEAD };
+enum { EXPR_TERM_SLOT, EXPR_TERM_OP, EXPR_TERM_DIV, EXPR_TERM_COEF, EXPR_TERM_WORDS };
+
+/*
+ * A condition form: one or two comparisons of linear forms (a value's truth
+ * is a comparison with 0), the two joined by && or ||, for a program such as
+ * a loop's "i < n && i < j + stages" or "!flag".  Where every slot a form
+ * reads lies within +-bound, no value the program computes leaves int64, so
+ * it does not fault whichever side of a jump it takes, and its value is the
+ * comparisons' joined.  Words at cond_at: the comparison count, the join
+ * (OPC_AND or OPC_OR; 0 for one), the bound, then each comparison: its
+ * operator (OPC_LT..OPC_NE) and its two sides, each a term count, k and 4
+ * words a term.
+ */
+enum { EXPR_COND_CMPS, EXPR_COND_JOIN, EXPR_COND_BOUND, EXPR_COND_HEAD };
+
+/* Adds the term at t for a slot value x to *acc; false where x lies outside bound. */
+static inline bool expr_lin_term(const int64_t *t, int64_t x, uint64_t bound, uint64_t *acc)
+{
+	if ((uint64_t)x + bound > 2 * bound)
+		return false;
+	if (t[EXPR_TERM_OP] == OPC_DIV)
+		x /= t[EXPR_TERM_DIV];
+	else if (t[EXPR_TERM_OP] == OPC_MOD)
+		x %= t[EXPR_TERM_DIV];
+	*acc += (uint64_t)x * (uint64_t)t[EXPR_TERM_COEF];
+	return true;
+}
 
 /*
  * Programs simple enough to run without the stack machine (a loop bound,
@@ -133,6 +175,8 @@ enum expr_shape {
 	EXPR_SHAPE_SLOT,       /* slot shape_slot */
 	EXPR_SHAPE_SLOT_CONST, /* slot shape_slot shape_op the constant value */
 	EXPR_SHAPE_SLOT_SLOT,  /* slot shape_slot shape_op slot value */
+	EXPR_SHAPE_LINEAR,     /* none of those, with a linear form at lin_at */
+	EXPR_SHAPE_COND,       /* none of those, with a condition form at cond_at */
 };
 
 enum expr_name_kind { EXPR_NAME_UNKNOWN, EXPR_NAME_CONST, EXPR_NAME_SLOT };

@@ -912,3 +912,181 @@ Test(expr, lane_affine_agrees_with_thread_by_thread)
 	cr_assert_gt(filled, 500, "most run as two ends and a fill (%d did)", filled);
 	cr_assert_gt(faulted, 100, "faults are covered (%d)", faulted);
 }
+
+/* e's value from its linear form, as simt.c and affine_ends take it; false where a slot lies outside the bound. */
+static bool linear_value(const struct expr *e, const int64_t *slots, int64_t *v)
+{
+	const int64_t *t = pool.words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], acc = (uint64_t)t[EXPR_LIN_K];
+	for (int64_t i = 0; i < t[EXPR_LIN_TERMS]; i++) {
+		const int64_t *term = t + EXPR_LIN_HEAD + i * EXPR_TERM_WORDS;
+		if (!expr_lin_term(term, slots[term[EXPR_TERM_SLOT]], bound, &acc))
+			return false;
+	}
+	*v = (int64_t)acc;
+	return true;
+}
+
+Test(expr, linear_form_agrees_with_the_program)
+{
+	static const char *const linear[] = {
+		"(x % 3) * 2048 + tid * 8 + 1024", "block_batch(x) + tid", "-tid - y * 7", "x / 5 - y % 4 * 3 + 2",
+		"(tid << 3) + (x << 62)", "as_int(tid * 3 + x)", "tid * 4611686018427387904 + x", "x * 0 + tid",
+		"tid + 9223372036854775000 + x", "y % -1 + x / -1", "slot_of(x % 3) + tid",
+	};
+	static const char *const other[] = {"x * tid", "x / y", "(x + 1) % 3", "x > 2 ? tid : y", "tid << x", "x & 3",
+					    "slot_of(x * y)"};
+	static const int64_t values[] = {0, 1, -1, 5, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40, -((int64_t)1 << 61),
+					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
+	const size_t nv = sizeof values / sizeof values[0];
+	int inside = 0, outside = 0;
+	for (size_t si = 0; si < sizeof linear / sizeof linear[0]; si++) {
+		struct expr e = compile_ok(linear[si]);
+		cr_assert_neq(e.lin_at, 0, "\"%s\" should have a linear form", linear[si]);
+		for (size_t a = 0; a < nv; a++)
+			for (size_t b = 0; b < nv; b++)
+				for (size_t c = 0; c < nv; c += 3) {
+					int64_t slots[NSLOTS] = {values[a], values[b], values[c]}, lin;
+					enum expr_fault f = EXPR_OK;
+					int64_t v = expr_eval_code(&pool, &e, slots, &f);
+					if (!linear_value(&e, slots, &lin)) {
+						outside++;
+						continue;
+					}
+					inside++;
+					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
+						     linear[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
+					cr_assert_eq(lin, v, "\"%s\" (%lld, %lld, %lld): linear %lld, program %lld", linear[si],
+						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)lin,
+						     (long long)v);
+				}
+	}
+	cr_assert_gt(inside, 1000, "values inside the bounds are covered (%d)", inside);
+	cr_assert_gt(outside, 1000, "values outside the bounds are covered (%d)", outside);
+	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
+		cr_assert_eq(compile_ok(other[si]).lin_at, 0, "\"%s\" is not linear", other[si]);
+}
+
+Test(expr, linear_lanes_agree_with_thread_by_thread)
+{
+	/* a uniform part plus one slot whose lanes differ, as it is; and forms that run the program instead */
+	static const char *const srcs[] = {"block_batch(x) + tid", "x * 3 + tid - 7", "as_int(x * 4) + y + tid",
+					   "tid + 9223372036854775000 + x", "x - tid", "tid * 2 + x"};
+	static const int64_t bases[] = {0, 5, -3, 1000000, INT32_MAX, INT64_MAX - 40, INT64_MIN + 3, (int64_t)1 << 61};
+	static const uint32_t masks[] = {0xffffffffu, 0x55555555u, 0xaaaaaaaau, 1u, 0x80000000u, 0x00f0f00fu};
+	int64_t slot_major[NSLOTS][32];
+	int checked = 0;
+	for (size_t si = 0; si < sizeof srcs / sizeof srcs[0]; si++) {
+		struct expr e = compile_ok(srcs[si]);
+		for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+			for (size_t x = 0; x < sizeof bases / sizeof bases[0]; x += 2)
+				for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
+					for (int l = 0; l < 32; l++) {
+						/* odd lanes step down from the base, so a negative or an overflowing lane is among them */
+						slot_major[SLOT_TID_][l] = l % 2 ? bases[b] - l : bases[b] / 2 + l;
+						slot_major[SLOT_X][l] = bases[x] / 3;
+						slot_major[SLOT_Y][l] = 11;
+					}
+					uint32_t mask = masks[mi];
+					int64_t out[32];
+					enum expr_fault f = EXPR_OK;
+					int first = expr_eval_lanes(&pool, &e, &slot_major[0][0], 1, 32,
+								    1ull << SLOT_X | 1ull << SLOT_Y, mask, out, &f);
+					if (first == EXPR_LANES_BY_THREAD)
+						continue;
+					int want_first = -1;
+					for (int l = 0; l < 32; l++) {
+						if (!(mask >> l & 1))
+							continue;
+						int64_t lane[NSLOTS] = {slot_major[0][l], slot_major[1][l], slot_major[2][l]};
+						enum expr_fault lf = EXPR_OK;
+						int64_t v = expr_eval(&pool, &e, lane, &lf);
+						if (lf && want_first < 0)
+							want_first = l;
+						cr_assert_eq(out[l], v, "\"%s\" base %lld x %lld mask %08x lane %d: %lld, thread by "
+									"thread %lld",
+							     srcs[si], (long long)bases[b], (long long)bases[x], mask, l,
+							     (long long)out[l], (long long)v);
+						checked++;
+					}
+					cr_assert_eq(first, want_first, "\"%s\" base %lld mask %08x: first fault at %d, expected %d",
+						     srcs[si], (long long)bases[b], mask, first, want_first);
+				}
+	}
+	cr_assert_gt(checked, 5000, "lanes are covered (%d)", checked);
+}
+
+/* The side of a condition form at p (expr.h) into *v; the word after it, or NULL outside the bound. */
+static const int64_t *cond_side(const int64_t *p, const int64_t *slots, uint64_t bound, int64_t *v)
+{
+	uint64_t acc = (uint64_t)p[1];
+	const int64_t *term = p + 2, *end = term + p[0] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS)
+		if (!expr_lin_term(term, slots[term[EXPR_TERM_SLOT]], bound, &acc))
+			return NULL;
+	*v = (int64_t)acc;
+	return end;
+}
+
+/* e's value from its condition form, as simt.c takes it; false where a slot lies outside the bound. */
+static bool cond_value(const struct expr *e, const int64_t *slots, int64_t *v)
+{
+	const int64_t *t = pool.words + e->cond_at, *p = t + EXPR_COND_HEAD;
+	int64_t holds[2] = {0, 0};
+	for (int i = 0; i < t[EXPR_COND_CMPS]; i++) {
+		enum opc op = (enum opc)*p++;
+		int64_t a, b;
+		if (!(p = cond_side(p, slots, (uint64_t)t[EXPR_COND_BOUND], &a)) ||
+		    !(p = cond_side(p, slots, (uint64_t)t[EXPR_COND_BOUND], &b)))
+			return false;
+		cr_assert_eq(expr_apply(op, a, b, &holds[i]), EXPR_OK);
+	}
+	*v = t[EXPR_COND_CMPS] == 1 ? holds[0]
+	     : t[EXPR_COND_JOIN] == OPC_AND ? holds[0] && holds[1]
+					    : holds[0] || holds[1];
+	return true;
+}
+
+Test(expr, condition_form_agrees_with_the_program)
+{
+	static const char *const conds[] = {
+		"x < y && x < tid + stages", "!x", "x * 3 - 1 >= tid || y == 7", "tid != y * 4611686018427387904",
+		"x && y - 1", "x || !y", "as_int(x * 4) <= tid", "x / 3 > y % 5 && tid", "x == -y",
+		"x > 9223372036854775000 + y",
+	};
+	static const char *const other[] = {"x < y && y < tid && x", "(x < y) + 1", "x * y < 3", "x ? y < 1 : tid > 2",
+					    "x < y ? 1 : 0"};
+	static const int64_t values[] = {0, 1, -1, 3, 7, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40,
+					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
+	const size_t nv = sizeof values / sizeof values[0];
+	int inside = 0, outside = 0, held = 0;
+	for (size_t si = 0; si < sizeof conds / sizeof conds[0]; si++) {
+		struct expr e = compile_ok(conds[si]);
+		cr_assert_neq(e.cond_at, 0, "\"%s\" should have a condition form", conds[si]);
+		cr_assert_eq(e.shape, EXPR_SHAPE_COND, "\"%s\"", conds[si]);
+		for (size_t a = 0; a < nv; a++)
+			for (size_t b = 0; b < nv; b++)
+				for (size_t c = 0; c < nv; c += 2) {
+					int64_t slots[NSLOTS] = {values[c], values[a], values[b]}, v;
+					enum expr_fault f = EXPR_OK;
+					int64_t want = expr_eval_code(&pool, &e, slots, &f);
+					if (!cond_value(&e, slots, &v)) {
+						outside++;
+						continue;
+					}
+					inside++;
+					held += v != 0;
+					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
+						     conds[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
+					cr_assert_eq(v, want, "\"%s\" (%lld, %lld, %lld): form %lld, program %lld", conds[si],
+						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)v,
+						     (long long)want);
+				}
+	}
+	cr_assert_gt(inside, 5000, "values inside the bounds are covered (%d)", inside);
+	cr_assert_gt(outside, 1000, "values outside the bounds are covered (%d)", outside);
+	cr_assert_gt(held, 1000, "conditions that hold are covered (%d)", held);
+	cr_assert_lt(held, inside - 1000, "conditions that fail are covered (%d of %d hold)", held, inside);
+	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
+		cr_assert_eq(compile_ok(other[si]).cond_at, 0, "\"%s\" has no condition form", other[si]);
+}

@@ -97,9 +97,64 @@ void simt_describe_lane(const struct sim *s, const struct warp *w, int lane, cha
 }
 
 /*
+ * One lane's value of e from its linear form (expr.h), as the program would
+ * compute it; false where a slot lies outside the form's bound.
+ */
+static inline bool linear_lane(const struct sim *s, const struct warp *w, int lane, const struct expr *e, int64_t *v)
+{
+	const int64_t *t = s->k->pool.words + e->lin_at;
+	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], acc = (uint64_t)t[EXPR_LIN_K];
+	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS)
+		if (!expr_lin_term(term, lane_reg(w, (uint64_t)term[EXPR_TERM_SLOT], lane), bound, &acc))
+			return false;
+	*v = (int64_t)acc;
+	return true;
+}
+
+/*
+ * One lane's value of a side of a condition form (expr.h) at p into *v:
+ * the word after it, or NULL where a slot lies outside bound.
+ */
+static inline const int64_t *side_lane(const struct warp *w, int lane, const int64_t *p, uint64_t bound, int64_t *v)
+{
+	uint64_t acc = (uint64_t)p[1];
+	const int64_t *term = p + 2, *end = term + p[0] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS)
+		if (!expr_lin_term(term, lane_reg(w, (uint64_t)term[EXPR_TERM_SLOT], lane), bound, &acc))
+			return NULL;
+	*v = (int64_t)acc;
+	return end;
+}
+
+/*
+ * One lane's value of e from its condition form (expr.h), as the program
+ * would compute it; false where a slot lies outside the form's bound.
+ */
+static inline bool cond_lane(const struct sim *s, const struct warp *w, int lane, const struct expr *e, int64_t *v)
+{
+	const int64_t *t = s->k->pool.words + e->cond_at, *p = t + EXPR_COND_HEAD;
+	uint64_t bound = (uint64_t)t[EXPR_COND_BOUND];
+	int64_t holds[2] = {0, 0};
+	for (int i = 0; i < t[EXPR_COND_CMPS]; i++) {
+		enum opc op = (enum opc)*p++;
+		int64_t a, b;
+		if (!(p = side_lane(w, lane, p, bound, &a)) || !(p = side_lane(w, lane, p, bound, &b)))
+			return false;
+		expr_apply(op, a, b, &holds[i]); /* a comparison: no fault */
+	}
+	if (t[EXPR_COND_CMPS] == 1)
+		*v = holds[0];
+	else
+		*v = t[EXPR_COND_JOIN] == OPC_AND ? holds[0] && holds[1] : holds[0] || holds[1];
+	return true;
+}
+
+/*
  * One lane's value of e.  A simple shape (a loop bound, an increment: most
- * warp-uniform expressions) applies its operator here; anything else runs
- * through expr_eval_code on the slots it reads, gathered into s->lane_regs.
+ * warp-uniform expressions) applies its operator here, a linear one (an
+ * index) adds up its terms, a condition compares its sides' sums; anything
+ * else runs expr_eval_code on the slots it reads, gathered in s->lane_regs.
  */
 static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct expr *e, enum expr_fault *f)
 {
@@ -113,6 +168,14 @@ static int64_t eval_lane(struct sim *s, struct warp *w, int lane, const struct e
 		*f = expr_apply((enum opc)e->shape_op, lane_reg(w, e->shape_slot, lane),
 				lane_reg(w, (uint64_t)e->value, lane), &v);
 		return *f ? 0 : v;
+	case EXPR_SHAPE_LINEAR:
+		if (linear_lane(s, w, lane, e, &v))
+			return v;
+		break;
+	case EXPR_SHAPE_COND:
+		if (cond_lane(s, w, lane, e, &v))
+			return v;
+		break;
 	default: break;
 	}
 	int64_t *r = s->lane_regs;
