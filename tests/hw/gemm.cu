@@ -34,9 +34,8 @@ template <int S>
 __global__ void __launch_bounds__(128) gemm_cp_async(Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x >> 5;
-  const size_t panel = p.per_block_panels ? blockIdx.x : 0;
-  const char* gA = reinterpret_cast<const char*>(p.A) + panel * size_t(kKT) * kTileBytes;
-  const char* gB = reinterpret_cast<const char*>(p.B) + panel * size_t(kKT) * kTileBytes;
+  const char *gA, *gB;
+  block_panels(p, &gA, &gB);
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
   for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
   auto issue = [&](int kt) { issue_cp_async_tile(smem + (kt % S) * kStageBytes, gA, gB, kt); };
@@ -72,16 +71,9 @@ __global__ void __launch_bounds__(160) gemm_ws_bulk(Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long full[S], empty[S];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const size_t panel = p.per_block_panels ? blockIdx.x : 0;
-  const char* gA = reinterpret_cast<const char*>(p.A) + panel * size_t(kKT) * kTileBytes;
-  const char* gB = reinterpret_cast<const char*>(p.B) + panel * size_t(kKT) * kTileBytes;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(sa(&full[s])));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;" :: "r"(sa(&empty[s])));
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  const char *gA, *gB;
+  block_panels(p, &gA, &gB);
+  init_stage_barriers(full, empty, S);
   __syncthreads();
   const long long t0 = clock64();
   if (warp == 4) {

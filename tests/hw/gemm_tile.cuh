@@ -77,4 +77,23 @@ __device__ __forceinline__ void issue_bulk_tile(unsigned long long* full, unsign
                :: "r"(sa(st + kTileBytes)), "l"(gB + size_t(kt) * kTileBytes), "r"(kTileBytes), "r"(sa(full)) : "memory");
 }
 
+
+// This block's A and B panels: its own (DRAM rows) or panel 0 (L2 rows).
+__device__ __forceinline__ void block_panels(const Params& p, const char** gA, const char** gB) {
+  const size_t panel = p.per_block_panels ? blockIdx.x : 0;
+  *gA = reinterpret_cast<const char*>(p.A) + panel * size_t(kKT) * kTileBytes;
+  *gB = reinterpret_cast<const char*>(p.B) + panel * size_t(kKT) * kTileBytes;
+}
+
+// ws_bulk's barriers, by thread 0: full[s] completes with the producer's arrive and the copies' bytes,
+// empty[s] with the four consumer warps' arrives.
+__device__ __forceinline__ void init_stage_barriers(unsigned long long* full, unsigned long long* empty, int stages) {
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < stages; ++s) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(sa(&full[s])));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;" :: "r"(sa(&empty[s])));
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
 }  // namespace gemm_tile
