@@ -982,8 +982,9 @@ Test(expr, linear_lanes_agree_with_thread_by_thread)
 			for (size_t x = 0; x < sizeof bases / sizeof bases[0]; x += 2)
 				for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++) {
 					for (int l = 0; l < 32; l++) {
-						/* odd lanes step down from the base, so a negative or an overflowing lane is among them */
-						slot_major[SLOT_TID_][l] = l % 2 ? bases[b] - l : bases[b] / 2 + l;
+						/* odd lanes step down from the base, so a negative or a wrapped lane is among them
+						 * (two's complement wrap, computed unsigned: the test itself must not overflow) */
+						slot_major[SLOT_TID_][l] = l % 2 ? (int64_t)((uint64_t)bases[b] - (uint64_t)l) : bases[b] / 2 + l;
 						slot_major[SLOT_X][l] = bases[x] / 3;
 						slot_major[SLOT_Y][l] = 11;
 					}
