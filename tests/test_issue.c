@@ -949,6 +949,15 @@ static uint64_t beside_busy_port(const char *ops, const struct machine *m)
 }
 #define BUSY_PORT_DRAIN(m) (7 * 32 * (uint64_t)(m).smem_wavefront_cycles)
 
+/* beside_busy_port with the instruction's wait behind the port off (*rule = 0) and on: the two cycle counts. */
+static void off_and_on(const char *ops, struct machine *m, int64_t *rule, uint64_t *at_issue, uint64_t *behind)
+{
+	*rule = 0;
+	*at_issue = beside_busy_port(ops, m);
+	*rule = 1;
+	*behind = beside_busy_port(ops, m);
+}
+
 /*
  * An S2R waits in the MIO queue behind the shared loads queued before it (tests/hw/s2r_mio.cu: an S2R
  * beside 8-way LDSM streams takes 713 cycles a trip where it takes 57 alone): a wmma issued while seven
@@ -961,10 +970,8 @@ Test(issue, an_s2r_waits_for_the_shared_loads_queued_before_it)
 	const char *mma = "{\"op\": \"mma\", \"a\": \"h[0]\", \"lda\": 32, \"b\": \"h[4096]\", \"ldb\": 64}";
 	struct machine m = plain();
 	m.iclass_s2r_latency = 200;
-	m.s2r_behind_smem_port = 0;
-	uint64_t at_issue = beside_busy_port(mma, &m);
-	m.s2r_behind_smem_port = 1;
-	uint64_t behind = beside_busy_port(mma, &m);
+	uint64_t at_issue, behind;
+	off_and_on(mma, &m, &m.s2r_behind_smem_port, &at_issue, &behind);
 	cr_assert(behind >= at_issue + 150, "behind the port the S2R's 200 cycles follow the loads' wavefronts: %llu vs %llu cycles",
 		  (unsigned long long)behind, (unsigned long long)at_issue);
 	cr_assert(behind >= BUSY_PORT_DRAIN(m) + 200, "%llu cycles", (unsigned long long)behind);
@@ -981,10 +988,8 @@ Test(issue, a_fence_waits_for_the_other_warps_shared_loads)
 	const char *ops = "{\"op\": \"fence_proxy_async\"}, {\"op\": \"fma\", \"n\": 64}";
 	struct machine m = plain();
 	m.fence_membar_latency = 10;
-	m.membar_behind_smem_port = 0;
-	uint64_t at_issue = beside_busy_port(ops, &m);
-	m.membar_behind_smem_port = 1;
-	uint64_t behind = beside_busy_port(ops, &m);
+	uint64_t at_issue, behind;
+	off_and_on(ops, &m, &m.membar_behind_smem_port, &at_issue, &behind);
 	cr_assert_lt(at_issue, BUSY_PORT_DRAIN(m) + 64 * 4, "the fence alone lets warp 0 run its 64 FMAs under the loads: %llu cycles",
 		     (unsigned long long)at_issue);
 	cr_assert_geq(behind, BUSY_PORT_DRAIN(m) + 10 + 64 * 4,
@@ -1000,10 +1005,8 @@ Test(issue, a_shuffle_waits_for_the_shared_loads_queued_before_it)
 {
 	const char *shfl = "{\"op\": \"shfl\", \"n\": 5}";
 	struct machine m = plain();
-	m.shfl_behind_smem_port = 0;
-	uint64_t at_issue = beside_busy_port(shfl, &m);
-	m.shfl_behind_smem_port = 1;
-	uint64_t behind = beside_busy_port(shfl, &m);
+	uint64_t at_issue, behind;
+	off_and_on(shfl, &m, &m.shfl_behind_smem_port, &at_issue, &behind);
 	cr_assert_geq(behind, BUSY_PORT_DRAIN(m) + 5 * (uint64_t)m.iclass_shfl_latency,
 		      "the five steps follow the 224 wavefronts: %llu cycles", (unsigned long long)behind);
 	cr_assert_gt(behind, at_issue + 50, "read at issue, the steps run under the loads: %llu vs %llu cycles",

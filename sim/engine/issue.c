@@ -559,12 +559,14 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	if (li->flags & LI_TAKEN) /* a try_wait's ready case jumps over its retry loop */
 		e->redirect = taken_redirect(s, now, stall);
 	e->li++;
-	if (in->op == OP_MMA && e->li == in->mma.lane_at && in->mma.lane_n && mma_lanes_kept(w, in, e))
-		for (int j = 0; j < in->mma.lane_n; j++) /* a later trip: its lanes' offsets are in registers */
-			w->res[e->li++] = 0;
-	/* mma's HMMAs: its form's loop, once per repeat (isa/lower.c) */
-	if (in->op == OP_MMA && f->loop_begin >= 0 && e->li == (uint16_t)f->loop_end && ++e->op_step < in->mma.rep)
-		e->li = (uint16_t)f->loop_begin;
+	if (in->op == OP_MMA) {
+		if (e->li == in->mma.lane_at && in->mma.lane_n && mma_lanes_kept(w, in, e))
+			for (int j = 0; j < in->mma.lane_n; j++) /* a later trip: its lanes' offsets are in registers */
+				w->res[e->li++] = 0;
+		/* its HMMAs: its form's loop, once per repeat (isa/lower.c) */
+		if (f->loop_begin >= 0 && e->li == (uint16_t)f->loop_end && ++e->op_step < in->mma.rep)
+			e->li = (uint16_t)f->loop_begin;
+	}
 	/* a form with rounds: back to its loop (or its anchor) while the anchor wants another round */
 	if (e->again) {
 		int lb = f->loop_begin >= 0 ? f->loop_begin : f->anchor;

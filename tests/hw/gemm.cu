@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(128) gemm_cp_async(Params p) {
   const char *gA, *gB;
   block_panels(p, &gA, &gB);
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-  for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
+  zero_acc(acc);
   auto issue = [&](int kt) { issue_cp_async_tile(smem + (kt % S) * kStageBytes, gA, gB, kt); };
   __syncthreads();
   const long long t0 = clock64();
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(160) gemm_ws_bulk(Params p) {
     }
   } else {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-    for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
+    zero_acc(acc);
     for (int kt = 0; kt < kKT; ++kt) {
       const int s = kt % S;
       const uint32_t parity = (kt / S) & 1;

@@ -48,6 +48,7 @@ __global__ void __launch_bounds__(128) probe_cp_async(Params p, long long* stats
   const char *gA, *gB;
   block_panels(p, &gA, &gB);
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+  // zeroed here, not through gemm_tile's zero_acc, which gives this kernel other SASS than it was measured with
   for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
   auto issue = [&](int kt) { issue_cp_async_tile(smem + (kt % S) * kStageBytes, gA, gB, kt); };
   Probe pr;
@@ -101,7 +102,7 @@ __global__ void __launch_bounds__(160) probe_ws_bulk(Params p, long long* stats)
     }
   } else {
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-    for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
+    for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);  // as above
     for (int kt = 0; kt < kKT; ++kt) {
       const int s = kt % S;
       const long long a = clock64();

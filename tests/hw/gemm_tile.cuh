@@ -96,4 +96,10 @@ __device__ __forceinline__ void init_stage_barriers(unsigned long long* full, un
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
+
+// A warp's 2x2 fp32 accumulators, zeroed.
+__device__ __forceinline__ void zero_acc(wmma::fragment<wmma::accumulator, 16, 16, 16, float> (&acc)[2][2]) {
+  for (int i = 0; i < 2; ++i) for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
+}
+
 }  // namespace gemm_tile
