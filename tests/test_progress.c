@@ -320,6 +320,69 @@ Test(progress, a_short_wait_finds_the_other_path_at_the_loops_join)
 }
 
 /*
+ * The same shape with libcu++'s wait (cuda::barrier's arrive and wait: one try, then YIELD and TRYWAIT
+ * polls), as trywait_restep_fine.csv has it on the H100 (shape 1, gaps 20 cycles apart): the lanes let
+ * go at P's failed try run the rest of the fetch loop's trip and wait at its join; P's first poll begins
+ * when they do, reads the phase diverged_poll_look cycles in and answers at its end.  A phase completed
+ * before that look finds C still at the join (the paths go on in step: on the H100 X up to ~145 cycles
+ * after P's try); one completed after it does not, and only the YIELD after that failed poll lets C go
+ * (C's region ~364 cycles after the try on the H100, apart to the end).  Before, C went on at the first
+ * poll's start and a phase completed ~30 cycles after the try already split the paths.
+ */
+static uint64_t restep_library_insts(const struct machine *m, int delay)
+{
+	char text[4096];
+	snprintf(text, sizeof text,
+		 "{\"kernel\": \"restep\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
+		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 48}]},"
+		 "{\"op\": \"syncthreads\"},"
+		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
+		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": ["
+		 "{\"op\": \"let\", \"var\": \"f\", \"value\": 0},"
+		 "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": ["
+		 " {\"op\": \"while\", \"cond\": \"f < 9 && f < i + 2\", \"body\": ["
+		 "  {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"if\", \"cond\": \"f == 3\", \"then\": ["
+		 "   {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
+		 "   {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]}, {\"op\": \"fma\", \"n\": 4}]},"
+		 "  {\"op\": \"set\", \"var\": \"f\", \"value\": \"f + 1\"}]},"
+		 " {\"op\": \"if\", \"cond\": \"lane >= 16\", \"then\": [{\"op\": \"fma\", \"n\": 4}]}]},"
+		 "{\"op\": \"syncwarp\"}]}]}",
+		 delay);
+	cr_assert_eq(run_kernel_text(text, 64, 1, m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
+}
+
+Test(progress, a_library_waits_first_poll_sees_a_phase_completed_while_the_released_lanes_ran)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.reconverge = RECONVERGE_CONVERGENCE_BARRIER;
+	/* P's try at ~780; warp 1's FMAs take ~4 cycles each from ~130 */
+	uint64_t unwaited = restep_library_insts(&m, 0);
+	uint64_t soon = restep_library_insts(&m, 180); /* X ~70 cycles after P's try */
+	cr_assert_lt(soon, unwaited + 40, "X before P's first poll looked: in step (%llu against %llu instructions)",
+		     (unsigned long long)soon, (unsigned long long)unwaited);
+	uint64_t late = restep_library_insts(&m, 250); /* X ~350 cycles after it */
+	cr_assert_gt(late, unwaited + 100, "X after the look: apart to the end (%llu against %llu)",
+		     (unsigned long long)late, (unsigned long long)unwaited);
+	/*
+	 * With a poll of 5000 cycles that looks at 4000, X ~1000 cycles after the try is seen by the first
+	 * poll, and C, held at the fetch loop's join through it, is found there: in step.  Had the poll let C
+	 * go at its start, or looked at it, the paths would part.
+	 */
+	m.diverged_poll_cycles = 5000;
+	m.diverged_poll_look = 4000;
+	uint64_t long_poll = restep_library_insts(&m, 420);
+	cr_assert_lt(long_poll, unwaited + 40, "a long poll holds C at the join until it answers (%llu against %llu)",
+		     (unsigned long long)long_poll, (unsigned long long)unwaited);
+	m.diverged_poll_look = 0;
+	uint64_t look_at_start = restep_library_insts(&m, 420);
+	cr_assert_gt(look_at_start, unwaited + 100, "looking at its start, the poll misses X (%llu against %llu)",
+		     (unsigned long long)look_at_start, (unsigned long long)unwaited);
+}
+
+/*
  * Released lanes held at the statement around a spinning path's join stay well-formed under many
  * spinning paths (tests/fixtures/spin_paths.json): each lane of warp 0 its own path (D of them), some
  * waiting on a parity that, once warp 1 has completed phases ahead of them, is two phases behind and
@@ -512,9 +575,9 @@ Test(progress, a_diverged_warp_polls_and_each_poll_answers_as_the_phase_began)
 /*
  * libcu++'s waits (cuda::barrier::wait, the pipeline's consumer_wait and producer_acquire) try once and
  * then loop on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0): a diverged path in one
- * polls, each poll diverged_poll_cycles long and answering as the phase was when it began, so it sees
- * the phase one to two polls after it completes (traces/h100/trywait_paths.csv, bare rows); a
- * converged warp is woken by it.
+ * polls, each poll diverged_poll_cycles long and answering as the phase was diverged_poll_look cycles
+ * into it, so it sees the phase one to two polls after it completes (traces/h100/trywait_paths.csv,
+ * bare rows; trywait_restep_fine.csv); a converged warp is woken by it.
  */
 Test(progress, a_diverged_path_in_a_library_wait_sees_the_phase_on_its_polls)
 {
@@ -541,8 +604,9 @@ Test(progress, a_diverged_path_in_a_library_wait_sees_the_phase_on_its_polls)
 	uint64_t together = r.cycles;
 	cr_assert_gt(apart, together, "lane 0 alone sees the phase on its next poll: %llu, the warp is woken: %llu",
 		     (unsigned long long)apart, (unsigned long long)together);
-	/* the poll that sees it begins within a poll of the completion and answers a poll later */
-	cr_assert_geq(apart + (uint64_t)m.mbarrier_wake_latency, together + (uint64_t)m.diverged_poll_cycles, "%llu against %llu",
+	/* the poll that sees it looks within a poll of the completion and answers the rest of a poll later */
+	cr_assert_geq(apart + (uint64_t)m.mbarrier_wake_latency,
+		      together + (uint64_t)(m.diverged_poll_cycles - m.diverged_poll_look), "%llu against %llu",
 		      (unsigned long long)apart, (unsigned long long)together);
 	cr_assert_leq(apart, together + 2 * (uint64_t)m.diverged_poll_cycles, "%llu against %llu",
 		      (unsigned long long)apart, (unsigned long long)together);

@@ -536,6 +536,42 @@ static void derive_memory(struct calib *c)
 	cite(c, "mbarrier_count_latency", "trywait_window.csv row %d: arrive to the suspended waiter's next instruction %.1f cycles, less mbarrier_wake_latency and the ready branch (stall 5, branch_redirect + 1)", r2, wake);
 }
 
+/*
+ * When a diverged path's poll reads the phase: trywait_restep_fine.csv (trywait_window.cu restep_fine),
+ * shape 1 (the partitioned pipeline's: a fetch loop around P's region, then C's region), trip 2, whose
+ * last fetch waits on barrier X completed gap_x cycles from the start.  While X comes early enough for
+ * P's first poll to see it the paths stay in step (c_minus_p > 0) and P's stamp is the same in every
+ * such row: that poll answers then; from the first later X on they are apart.  The poll read the phase
+ * between the last in-step row's X and the first apart row's (their midpoint), so it answered
+ * P's stamp less that midpoint after its look, diverged_poll_cycles after it began.  (P's stamp comes
+ * a few instructions after the answer: the look is that much later than this puts it.)
+ */
+static void derive_poll_look(struct calib *c)
+{
+	struct csv *v;
+	if (csv_column(c, "trywait_restep_fine.csv", "shape", &v) < 0)
+		return;
+	int in_step = -1, apart = -1;
+	for (int i = 0; i < v->nrows && apart < 0; i++) {
+		if (row_num(c, v, i, "shape") != 1 || row_num(c, v, i, "trip") != 2 || !(row_num(c, v, i, "gap_x") > 0))
+			continue;
+		if (row_num(c, v, i, "c_minus_p_median") > 0)
+			in_step = i;
+		else
+			apart = i;
+	}
+	if (in_step < 0 || apart < 0) {
+		diag_set(c->d, DIAG_INPUT, "%s/trywait_restep_fine.csv: expected shape 1 trip 2 rows in step and then apart as gap_x grows", c->dir);
+		return;
+	}
+	double seen = row_num(c, v, in_step, "x_median"), missed = row_num(c, v, apart, "x_median");
+	double look = (seen + missed) / 2, answer = row_num(c, v, in_step, "p_stamp_median");
+	c->m.diverged_poll_look = iround((double)c->m.diverged_poll_cycles - (answer - look));
+	if (c->m.diverged_poll_look < 0)
+		c->m.diverged_poll_look = 0;
+	cite(c, "diverged_poll_look", "trywait_restep_fine.csv rows %d and %d (shape 1, trip 2): P's first poll saw X completed at %.1f cycles, not at %.1f, and answered at %.1f (P's stamp, in step): it read the phase %.1f cycles before its answer, diverged_poll_cycles after its start", in_step + 1, apart + 1, seen, missed, answer, answer - look);
+}
+
 /* Forward progress: forward_progress.csv (tests/hw/forward_progress.cu), a try_wait on a phase nobody completes. */
 static void derive_progress(struct calib *c)
 {
@@ -574,6 +610,7 @@ static void derive_progress(struct calib *c)
 	}
 	c->m.diverged_poll_cycles = iround(period);
 	cite(c, "diverged_poll_cycles", "trywait_paths.csv rows %d-%d (%d rows, bare solo_arrive, three tries or more): a diverged path's libcu++-shaped wait lengthens by %.1f cycles a try (least-squares slope of a_done_after_try_median over a_tries_median)", first_row, last_row, fit.n, period);
+	derive_poll_look(c);
 }
 
 /*

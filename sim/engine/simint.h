@@ -86,6 +86,7 @@ struct simt_entry {
 	int32_t blocked_obj;  /* mbarrier waited on (-1: none), for deadlock reports */
 	uint32_t token;       /* arrive_and_wait: the phase it arrived in */
 	int8_t parent;        /* convergence_barrier: the entry it rejoins at that entry's pc; -1: none */
+	uint64_t poll_look;   /* a library wait's poll in a diverged warp: when it reads the phase (mbar_await) */
 };
 
 /* A waiter is one group of one warp: warp id << 6 | entry. */
@@ -480,8 +481,8 @@ bool simt_pick_path(struct warp *w);
  * warp's other paths, so a spin cannot starve the path it waits for.
  */
 void simt_yield(const struct sim *s, struct warp *w);
-/* convergence_barrier: the issuing group, just blocked in a wait that spins or whose poll failed, leaves the convergence barriers it is in. */
-void simt_detach(struct sim *s, struct warp *w, uint64_t now);
+/* convergence_barrier: the issuing group, in a wait that spins or whose poll failed, lets the lanes at the convergence barriers it is in go on; whether any went. */
+bool simt_detach(struct sim *s, struct warp *w, uint64_t now);
 /* Chooses the group to issue; false when none can. */
 static inline bool simt_pick(const struct sim *s, struct warp *w)
 {
@@ -699,8 +700,11 @@ void mbar_complete_tx_later(struct sim *s, uint32_t bar, uint64_t at, int64_t by
 void mbar_note_copy(struct sim *s, uint32_t bar, uint64_t issue, uint64_t land);
 void mbar_finish_stats(struct sim *s);
 void mbar_wait_on(struct sim *s, struct warp *w, uint32_t bar);
-/* A library wait's (cuda::barrier, pipeline) state of its retry loop in a diverged warp (mbar_await). */
-enum wait_poll { POLL_NONE, POLL_ON, POLL_SAW };
+/*
+ * A library wait's (cuda::barrier, pipeline) state of its retry loop in a diverged warp (mbar_await):
+ * a failed answer due (its YIELD next), a poll to begin, a poll under way.
+ */
+enum wait_poll { POLL_NONE, POLL_ON, POLL_TRIED, POLL_LOOKING };
 bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now);
 /* Takes a waiter off the barrier's list (a try_wait whose time limit came first). */
 void mbar_unwait(struct sim *s, uint32_t bar, uint32_t waiter);

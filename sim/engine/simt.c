@@ -700,7 +700,7 @@ static int32_t enclosing_branch(const struct kernel *k, int32_t join, int32_t ou
  * lets them run on to the end (trywait_rejoin.csv: the other path runs its
  * trips and waits at the closing __syncwarp).
  */
-static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
+static bool release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 {
 	bool released = false;
 	for (int b = w->stack[i].parent; b >= 0; b = w->stack[b].parent) {
@@ -721,7 +721,7 @@ static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 				e = free_slot(w);
 				if (e < 0) {
 					sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
-					return;
+					return released;
 				}
 				put_entry(w, e, join, branch, above, 0);
 				w->stack[e].order = w->stack[b].order; /* the group that split: it goes on as that once joined */
@@ -736,7 +736,7 @@ static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 		int r = free_slot(w);
 		if (r < 0) {
 			sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
-			return;
+			return released;
 		}
 		put_entry(w, r, w->stack[b].pc, -1, above, arrived);
 		inherit(&w->stack[r], now + (uint64_t)s->m->path_switch_latency, w->stack[b].loop_pred);
@@ -746,10 +746,10 @@ static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 		released = true;
 	}
 	if (!released)
-		return;
+		return false;
 	converge(s, w);
 	if (!w->stack[i].blocked)
-		return; /* a failed poll: the warp issues on, its released lanes among its runnable paths */
+		return true; /* a failed poll: the warp issues on, its released lanes among its runnable paths */
 	if (w->runnable && !w->done) {
 		w->next_known = false;
 		sched_charge(s, w, now);
@@ -757,12 +757,12 @@ static void release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 			warp_set_ready(s, w, now);
 		sched_kick(s, w->sp, warp_ready(w));
 	}
+	return true;
 }
 
-void simt_detach(struct sim *s, struct warp *w, uint64_t now)
+bool simt_detach(struct sim *s, struct warp *w, uint64_t now)
 {
-	if (paths_mode(s))
-		release_joins(s, w, w->cur, now);
+	return paths_mode(s) && release_joins(s, w, w->cur, now);
 }
 
 uint32_t simt_held_back(const struct warp *w)

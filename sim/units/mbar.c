@@ -194,19 +194,21 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count,
  * finds it now: whether the wait is over.  libcu++ tries once and then
  * loops on YIELD and TRYWAIT (traces/h100/pipelines.sass 0x1510-0x16d0).
  * A converged warp's TRYWAIT suspends it until the phase completes (woken
- * mbarrier_wake_latency after).  In a diverged warp it does not: each poll
- * of the loop holds the path diverged_poll_cycles and answers as the phase
- * was when it began, and between polls the path yields, so the next begins
- * only when the warp's other paths let it issue
- * (traces/h100/trywait_paths.csv).  The op runs again at each poll's start.
+ * mbarrier_wake_latency after).  In a diverged warp it does not
+ * (traces/h100/trywait_paths.csv): the first try answers after a try's
+ * latency; a failed answer is followed by the loop's YIELD, which lets the
+ * lanes waiting at the path's joins go on; the next poll begins when the
+ * path issues again, after those lanes have had the warp, reads the phase
+ * diverged_poll_look cycles in and answers diverged_poll_cycles after it
+ * began, whatever the phase did meanwhile.  So lanes held again at the
+ * statement around the join stay held through a failed poll, and a phase
+ * completed while they ran the rest of that statement is seen by the
+ * first poll (traces/h100/trywait_restep_fine.csv).  The op runs again at
+ * each answer and at each poll's start.
  */
 bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now)
 {
 	struct simt_entry *e = simt_cur(w);
-	if (e->polling == POLL_SAW) {
-		e->polling = POLL_NONE;
-		return true;
-	}
 	if (complete && e->polling == POLL_NONE)
 		return true; /* the first try, or a converged warp woken */
 	if (e->polling == POLL_NONE && !simt_polls_apart(s, w, e)) {
@@ -215,17 +217,40 @@ bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum
 		mbar_wait_on(s, w, bar);
 		return false;
 	}
-	uint64_t until = now + (uint64_t)s->m->diverged_poll_cycles;
-	if (e->polling == POLL_NONE)
-		until = now + (uint64_t)s->cls_lat[IC_SYNCS]; /* the first try failed: it answers, then the loop polls */
-	e->polling = complete ? POLL_SAW : POLL_ON;
-	if (!complete) {
+	if (e->polling == POLL_LOOKING) {
+		/* a poll ends: it saw the phase as it was at its look (a phase that completed later is the one waited on) */
+		if (complete && (e->poll < 0 || s->mbars[e->poll].completed_at <= e->poll_look)) {
+			e->polling = POLL_NONE;
+			return true;
+		}
+		e->polling = POLL_ON;
 		simt_failed_poll(e, (int32_t)bar);
-		simt_detach(s, w, now);
 	}
+	if (e->polling == POLL_NONE) {
+		/* the first try failed: its answer comes after a try's latency */
+		e->polling = POLL_ON;
+		simt_failed_poll(e, (int32_t)bar);
+		simt_yield(s, w);
+		sched_block(s, w, cause, WAIT_SLEEP, now);
+		sched_timer(s, w, now + (uint64_t)s->cls_lat[IC_SYNCS]);
+		return false;
+	}
+	if (e->polling == POLL_ON) {
+		/* a failed answer: the YIELD; with lanes let go, they issue before the next poll begins */
+		e->polling = POLL_TRIED;
+		if (simt_detach(s, w, now)) {
+			simt_yield(s, w);
+			sched_block(s, w, cause, WAIT_SLEEP, now);
+			sched_timer(s, w, now + (uint64_t)s->m->path_switch_latency);
+			return false;
+		}
+	}
+	/* a poll begins */
+	e->polling = POLL_LOOKING;
+	e->poll_look = now + (uint64_t)s->m->diverged_poll_look;
 	simt_yield(s, w); /* between polls the warp's other paths issue first */
 	sched_block(s, w, cause, WAIT_SLEEP, now);
-	sched_timer(s, w, until);
+	sched_timer(s, w, now + (uint64_t)s->m->diverged_poll_cycles);
 	if (e->polls >= SPIN_POLLS)
 		sim_check_spin(s, now);
 	return false;

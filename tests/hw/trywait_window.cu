@@ -27,6 +27,7 @@
 //        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
 //        trywait_window OUTDIR rejoin -> OUTDIR/trywait_rejoin.csv
 //        trywait_window OUTDIR restep -> OUTDIR/trywait_restep.csv
+//        trywait_window OUTDIR restep_fine -> OUTDIR/trywait_restep_fine.csv (gaps 20 cycles apart)
 #include <array>
 #include <string>
 #include <vector>
@@ -496,8 +497,11 @@ int rejoin(int argc, char** argv) {
 }
 
 // Per shape, gap and trip, the median over blocks of each path's stamp (cycles from the block's start).
-int restep(int argc, char** argv) {
-  FILE* f = open_csv(argc, argv, "trywait_restep.csv",
+// restep_fine: gaps 20 cycles apart from just before P's try to ~250 cycles after it (the coarse run
+// has X ~10 or ~210 cycles after the try and nothing between), for where a wait stops re-stepping
+// and when the released lanes go on.
+int restep(int argc, char** argv, bool fine) {
+  FILE* f = open_csv(argc, argv, fine ? "trywait_restep_fine.csv" : "trywait_restep.csv",
                      "shape,p_fetch,gap_x,trip,p_stamp_median,c_stamp_median,c_minus_p_median,x_median,blocks");
   const int sms = sm_count();
   const int per = 2 * kTrips + 1;
@@ -506,8 +510,18 @@ int restep(int argc, char** argv) {
   std::vector<long long> h(size_t(sms) * per);
   restep_kernel<<<sms, 64>>>(1, -1, 0, d);  // warms the code
   CK_LAUNCH();
+  std::vector<int> gaps[2];
+  for (int shape : {0, 1}) {
+    if (!fine) {
+      gaps[shape] = {0, 500, 700, 800, 900, 1000, 1200, 1500, 2000, 3000};
+      continue;
+    }
+    gaps[shape] = {0};
+    const int first = shape ? 960 : 860;  // P's try is at ~990 (shape 1) or ~880 (shape 0)
+    for (int gap = first; gap <= first + 300; gap += 20) gaps[shape].push_back(gap);
+  }
   for (int shape : {0, 1})
-    for (int gap : {0, 500, 700, 800, 900, 1000, 1200, 1500, 2000, 3000}) {
+    for (int gap : gaps[shape]) {
       const int p_fetch = gap ? 3 : -1;
       restep_kernel<<<sms, 64>>>(shape, p_fetch, gap, d);
       CK_LAUNCH();
@@ -538,7 +552,8 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv);
-  if (argc > 2 && std::string(argv[2]) == "restep") return restep(argc, argv);
+  if (argc > 2 && std::string(argv[2]) == "restep_fine") return restep(argc, argv, true);
+  if (argc > 2 && std::string(argv[2]) == "restep") return restep(argc, argv, false);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
                      "gap_target,arrive_after_try_median,wake_after_try_median,wake_after_arrive_median,wake_after_try_min,wake_after_try_max,reps");
   long long* d;
