@@ -26,6 +26,7 @@
 //        trywait_window OUTDIR partial -> OUTDIR/trywait_partial.csv
 //        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
 //        trywait_window OUTDIR rejoin -> OUTDIR/trywait_rejoin.csv
+//        trywait_window OUTDIR rejoin_fine -> OUTDIR/trywait_rejoin_fine.csv (lanes swapped too)
 //        trywait_window OUTDIR restep -> OUTDIR/trywait_restep.csv
 //        trywait_window OUTDIR restep_fine -> OUTDIR/trywait_restep_fine.csv (gaps 20 cycles apart)
 #include <array>
@@ -245,6 +246,9 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, int b_mode, const 
 // the other again shows in the trips after both waits: each path stamps every trip (shared memory).
 constexpr int kTrips = 8;
 
+// Swap: P is lanes 16-31 and C lanes 0-15 (P's region still first in each trip), to tell whether what
+// happens to the lanes waiting at a join while the other path polls follows the lanes or the regions.
+template <bool Swap>
 __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long long* stamps) {
   __shared__ alignas(8) unsigned long long bar[2];
   __shared__ long long trip_stamps[2][kTrips];
@@ -259,16 +263,19 @@ __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long
   long long* s = stamps + blockIdx.x * (2 * kTrips + 2);
   if (warp == 0) {
     long long mine[4];
+    // Two conditions written out (not one and its negation), as in the unswapped kernel: given a flag
+    // and its negation nvcc makes one if/else of the regions (the first run of rejoin_fine).
+    const int p_first = Swap ? 16 : 0, c_first = Swap ? 0 : 16;
     for (int i = 0; i < kTrips; ++i) {
-      if (lane < 16) {
+      if (Swap ? lane >= 16 : lane < 16) {
         if (i == p_trip) wait_path<0, true>(smem_addr(&bar[0]), 0u, mine);
         const long long t = clock64();
-        if (lane == 0) trip_stamps[0][i] = t;
+        if (lane == p_first) trip_stamps[0][i] = t;
       }
-      if (lane >= 16) {
+      if (Swap ? lane < 16 : lane >= 16) {
         if (i == c_trip) wait_path<1, true>(smem_addr(&bar[1]), 0u, mine);
         const long long t = clock64();
-        if (lane == 16) trip_stamps[1][i] = t;
+        if (lane == c_first) trip_stamps[1][i] = t;
       }
     }
     __syncwarp();
@@ -451,9 +458,12 @@ int paths(int argc, char** argv) {
 }
 
 // Per case and trip, the median over blocks of each path's stamp (cycles from the block's start).
-int rejoin(int argc, char** argv) {
-  FILE* f = open_csv(argc, argv, "trywait_rejoin.csv",
-                     "case,p_trip,c_trip,gap_x,gap_y,trip,p_stamp_median,c_stamp_median,x_median,y_median,blocks");
+// rejoin_fine: the one-wait cases with C's wait ending 50 cycles apart from just before its try to
+// ~500 cycles after it, and p_only and c_only again, each with the lanes as in rejoin and swapped.
+int rejoin(int argc, char** argv, bool fine) {
+  FILE* f = open_csv(argc, argv, fine ? "trywait_rejoin_fine.csv" : "trywait_rejoin.csv",
+                     fine ? "swap,case,p_trip,c_trip,gap_x,gap_y,trip,p_stamp_median,c_stamp_median,x_median,y_median,blocks"
+                          : "case,p_trip,c_trip,gap_x,gap_y,trip,p_stamp_median,c_stamp_median,x_median,y_median,blocks");
   const int sms = sm_count();
   const int per = 2 * kTrips + 2;
   long long* d;
@@ -469,10 +479,18 @@ int rejoin(int argc, char** argv) {
       {"p_then_c_late", 2, 5, 1000, 6000},
       {"c_then_p_late", 5, 2, 6000, 1000},
   };
-  rejoin_kernel<<<sms, 96>>>(-1, -1, 0, 0, d);  // warms the code
+  std::vector<Case> fine_cases = {{"none", -1, -1, 0, 0}, {"p_only", 2, -1, 2000, 0}, {"c_only", -1, 2, 0, 2000}};
+  for (int gap = 800; gap <= 1400; gap += 50) fine_cases.push_back({"c_only", -1, 2, 0, gap});
+  for (int gap = 700; gap <= 1300; gap += 50) fine_cases.push_back({"p_only", 2, -1, gap, 0});
+  rejoin_kernel<false><<<sms, 96>>>(-1, -1, 0, 0, d);  // warms the code
+  rejoin_kernel<true><<<sms, 96>>>(-1, -1, 0, 0, d);
   CK_LAUNCH();
-  for (const Case& c : cases) {
-    rejoin_kernel<<<sms, 96>>>(c.p_trip, c.c_trip, c.gap_x, c.gap_y, d);
+  for (int swap = 0; swap < (fine ? 2 : 1); ++swap)
+  for (const Case& c : fine ? fine_cases : std::vector<Case>(std::begin(cases), std::end(cases))) {
+    if (swap)
+      rejoin_kernel<true><<<sms, 96>>>(c.p_trip, c.c_trip, c.gap_x, c.gap_y, d);
+    else
+      rejoin_kernel<false><<<sms, 96>>>(c.p_trip, c.c_trip, c.gap_x, c.gap_y, d);
     CK_LAUNCH();
     CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
     for (int b = 0; b < 2; ++b) {
@@ -487,6 +505,7 @@ int rejoin(int argc, char** argv) {
     for (int i = 0; i < kTrips; ++i) {
       std::vector<long long> ps, cs;
       for (int b = 0; b < sms; ++b) ps.push_back(h[size_t(b) * per + i]), cs.push_back(h[size_t(b) * per + kTrips + i]);
+      if (fine) ROW(f, "%d,", swap);
       ROW(f, "%s,%d,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.1f,%d\n", c.name, c.p_trip, c.c_trip, c.gap_x, c.gap_y, i, median(ps),
           median(cs), median(x), median(y), sms);
     }
@@ -551,7 +570,8 @@ int restep(int argc, char** argv, bool fine) {
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
-  if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv);
+  if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv, false);
+  if (argc > 2 && std::string(argv[2]) == "rejoin_fine") return rejoin(argc, argv, true);
   if (argc > 2 && std::string(argv[2]) == "restep_fine") return restep(argc, argv, true);
   if (argc > 2 && std::string(argv[2]) == "restep") return restep(argc, argv, false);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
