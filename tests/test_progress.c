@@ -260,74 +260,65 @@ Test(progress, partitioned_paths_fall_out_of_step_and_expose_the_copy)
 }
 
 /*
- * traces/h100/trywait_restep.csv (tests/hw/trywait_window.cu restep): the partitioned pipeline's shape,
- * each trip a fetch loop around the even lanes' region (P) and then the odd lanes' (C).  P's wait fails
- * once; the lanes waiting at P's join go on, and a short wait lets P catch them at the join of the loop
- * around its region (nvcc's BSSY/BSYNC there): on the H100, with the barrier completed ~10 cycles after
- * P's try the paths are in step from the next trip on (C 130 cycles after P, as without a wait), at ~210
- * cycles after it, or without the loop around P's region (shape 0), C runs on alone to the end.  The
- * counts tell: apart, the loop code the paths share issues once per path.
+ * The lanes waiting at the join of a region whose path waits (libcu++'s shape: one try, then YIELD and
+ * TRYWAIT polls) stay there through the first poll and go on only at a failed poll's end: on the H100
+ * with either role waiting and either half of the lanes (traces/h100/trywait_rejoin_fine.csv: in step
+ * while the barrier completes up to ~130-175 cycles after the try, the other path's next stamp ~230-270
+ * cycles after it when the poll fails), and in the partitioned pipeline itself
+ * (traces/h100/specialized_trace.csv.gz: the other path's next stamp 257-273 cycles after a spinning
+ * consumer_wait began).  Here P's region stands alone, converged work after it: with P's barrier
+ * completed before the first poll looks, C waits at the join and the work after it issues once; had C
+ * gone on at the failed try, both paths would issue it.  The first poll's answer then comes a try's
+ * latency and a poll after the try.
  */
-static uint64_t restep_insts(int loop_around, int delay)
+static uint64_t lone_region_insts(const struct machine *m, int delay)
 {
-	char text[4096];
-	const char *wait = "{\"op\": \"set\", \"var\": \"ok\", \"value\": 0},"
-			   "{\"op\": \"while\", \"cond\": \"!ok\", \"body\": [{\"op\": \"barrier_try_wait\", \"barrier\": \"x\","
-			   " \"parity\": 0, \"var\": \"ok\"}]}";
-	char region[1024];
-	snprintf(region, sizeof region,
-		 "{\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"if\", \"cond\": \"%s == 3\", \"then\": [%s]},"
-		 "{\"op\": \"fma\", \"n\": 4}]}",
-		 loop_around ? "f" : "i", wait);
-	char trip[2048];
-	if (loop_around)
-		snprintf(trip, sizeof trip,
-			 "{\"op\": \"while\", \"cond\": \"f < 9 && f < i + 2\", \"body\": [%s, {\"op\": \"set\", \"var\": \"f\","
-			 " \"value\": \"f + 1\"}]}",
-			 region);
-	else
-		snprintf(trip, sizeof trip, "%s", region);
+	char text[2048];
 	snprintf(text, sizeof text,
-		 "{\"kernel\": \"restep\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
-		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 32}]},"
+		 "{\"kernel\": \"lone\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
+		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 48}]},"
 		 "{\"op\": \"syncthreads\"},"
 		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
 		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": ["
-		 "{\"op\": \"let\", \"var\": \"f\", \"value\": 0}, {\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
-		 "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": [%s,"
-		 "{\"op\": \"if\", \"cond\": \"lane >= 16\", \"then\": [{\"op\": \"fma\", \"n\": 4}]}]},"
-		 "{\"op\": \"syncwarp\"}]}]}",
-		 delay, trip);
-	cr_assert_eq(run_text(text, 64, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
-	cr_assert_eq(r.hazards, 0);
+		 " {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": ["
+		 "  {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
+		 "  {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]},"
+		 " {\"op\": \"fma\", \"n\": 16}, {\"op\": \"syncwarp\"}]}]}",
+		 delay);
+	cr_assert_eq(run_kernel_text(text, 64, 1, m, &r, &d), 0, "%s", d.msg);
 	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
 }
 
-Test(progress, a_short_wait_finds_the_other_path_at_the_loops_join)
+Test(progress, the_lanes_at_a_pollers_join_wait_through_its_first_poll)
 {
-	uint64_t unwaited = restep_insts(1, 0);
-	uint64_t short_wait = restep_insts(1, 200);
-	cr_assert_gt(short_wait, unwaited, "P's try failed and it polled (%llu against %llu instructions)",
-		     (unsigned long long)short_wait, (unsigned long long)unwaited);
-	cr_assert_lt(short_wait, unwaited + 40, "and the paths went on in step: %llu against %llu",
-		     (unsigned long long)short_wait, (unsigned long long)unwaited);
-	uint64_t long_wait = restep_insts(1, 600);
-	cr_assert_gt(long_wait, unwaited + 100, "a long wait: apart to the end (%llu against %llu)",
-		     (unsigned long long)long_wait, (unsigned long long)unwaited);
-	uint64_t flat = restep_insts(0, 0), flat_short = restep_insts(0, 200);
-	cr_assert_gt(flat_short, flat + 40, "no loop around P's region: the short wait splits them too (%llu against %llu)",
-		     (unsigned long long)flat_short, (unsigned long long)flat);
+	struct machine m;
+	machine_defaults(&m);
+	m.reconverge = RECONVERGE_CONVERGENCE_BARRIER;
+	uint64_t unwaited = lone_region_insts(&m, 0);
+	/* a poll of 5000 cycles that looks at 4000: P's barrier, completed ~1000 cycles after the try, is seen */
+	m.diverged_poll_cycles = 5000;
+	m.diverged_poll_look = 4000;
+	uint64_t seen = lone_region_insts(&m, 250);
+	cr_assert_eq(seen, unwaited, "C waited at the join through the poll: %llu against %llu instructions",
+		     (unsigned long long)seen, (unsigned long long)unwaited);
+	cr_assert_geq(r.cycles, (uint64_t)m.diverged_poll_cycles, "the first poll answered at its end: %llu cycles",
+		      (unsigned long long)r.cycles);
+	/* looking at its start, the poll fails; its YIELD lets C go, and both paths issue the work after */
+	m.diverged_poll_look = 0;
+	uint64_t missed = lone_region_insts(&m, 250);
+	cr_assert_gt(missed, unwaited + 10, "C went on after the failed poll: %llu against %llu",
+		     (unsigned long long)missed, (unsigned long long)unwaited);
 }
 
 /*
- * The same shape with libcu++'s wait (cuda::barrier's arrive and wait: one try, then YIELD and TRYWAIT
- * polls), as trywait_restep_fine.csv has it on the H100 (shape 1, gaps 20 cycles apart): the lanes let
- * go at P's failed try run the rest of the fetch loop's trip and wait at its join; P's first poll begins
- * when they do, reads the phase diverged_poll_look cycles in and answers at its end.  A phase completed
- * before that look finds C still at the join (the paths go on in step: on the H100 X up to ~145 cycles
- * after P's try); one completed after it does not, and only the YIELD after that failed poll lets C go
- * (C's region ~364 cycles after the try on the H100, apart to the end).  Before, C went on at the first
- * poll's start and a phase completed ~30 cycles after the try already split the paths.
+ * The partitioned pipeline's shape (a fetch loop around P's region, then C's region) with libcu++'s
+ * wait (cuda::barrier's arrive and wait: one try, then YIELD and TRYWAIT polls), as
+ * trywait_restep_fine.csv has it on the H100 (shape 1, gaps 20 cycles apart): C waits at P's join
+ * through P's first poll, which reads the phase diverged_poll_look cycles in and answers at its end.  A
+ * phase completed before that look keeps the paths in step (on the H100 X up to ~145 cycles after P's
+ * try); one completed after it does not, and the YIELD after that failed poll lets C go, apart to the end
+ * (C's region ~364 cycles after the try on the H100).  Before session 18 C went on at the first poll's
+ * start, and a phase completed ~30 cycles after the try already split the paths.
  */
 static uint64_t restep_library_insts(const struct machine *m, int delay)
 {
@@ -353,7 +344,7 @@ static uint64_t restep_library_insts(const struct machine *m, int delay)
 	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
 }
 
-Test(progress, a_library_waits_first_poll_sees_a_phase_completed_while_the_released_lanes_ran)
+Test(progress, a_library_waits_first_poll_keeps_the_paths_in_step_when_it_sees_the_phase)
 {
 	struct machine m;
 	machine_defaults(&m);
@@ -368,8 +359,8 @@ Test(progress, a_library_waits_first_poll_sees_a_phase_completed_while_the_relea
 		     (unsigned long long)late, (unsigned long long)unwaited);
 	/*
 	 * With a poll of 5000 cycles that looks at 4000, X ~1000 cycles after the try is seen by the first
-	 * poll, and C, held at the fetch loop's join through it, is found there: in step.  Had the poll let C
-	 * go at its start, or looked at it, the paths would part.
+	 * poll, and C, held at P's join through it, is found there: in step.  Had the poll let C go at its
+	 * start, or looked at it, the paths would part.
 	 */
 	m.diverged_poll_cycles = 5000;
 	m.diverged_poll_look = 4000;
@@ -383,13 +374,12 @@ Test(progress, a_library_waits_first_poll_sees_a_phase_completed_while_the_relea
 }
 
 /*
- * Released lanes held at the statement around a spinning path's join stay well-formed under many
- * spinning paths (tests/fixtures/spin_paths.json): each lane of warp 0 its own path (D of them), some
- * waiting on a parity that, once warp 1 has completed phases ahead of them, is two phases behind and
- * never comes back (a hang on a GPU too).  The run ends as a deadlock naming the spins: not at the
- * event limit (D = 32: a joined statement barrier left below the spinning paths' order would never
- * issue again), not at the limit of groups per warp (D = 7: one statement barrier per released join
- * rather than one per path that released lanes into it).
+ * Lanes released from spinning paths' joins stay well-formed under many spinning paths
+ * (tests/fixtures/spin_paths.json): each lane of warp 0 its own path (D of them), some waiting on a
+ * parity that, once warp 1 has completed phases ahead of them, is two phases behind and never comes
+ * back (a hang on a GPU too).  The run ends as a deadlock naming the spins: not at the event limit and
+ * not at the limit of groups per warp (D = 32 and D = 7 hit those under session 17's statement
+ * barriers, removed since).
  */
 Test(progress, many_spinning_paths_beside_released_lanes_end_as_a_deadlock)
 {

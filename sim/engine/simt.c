@@ -661,44 +661,15 @@ static int free_slot(struct warp *w)
 }
 
 /*
- * The innermost if or loop of the kernel around pc join (a convergence
- * barrier's) that does not end there and ends before outer (the barrier's
- * own barrier's join; -1: none): its branch, -1 if there is none.  nvcc's
- * BSSY/BSYNC around that statement holds lanes that passed the inner join.
- * A loop holding a divergent region is such a statement whatever its own
- * test (the partitioned pipeline's fetch loop, traces/h100/validation_pcsamp:
- * BSSY B0 around it, its paths' BSYNC B1 inside).
- */
-static int32_t enclosing_branch(const struct kernel *k, int32_t join, int32_t outer)
-{
-	int32_t best = -1;
-	for (int pc = 0; pc < join && pc < k->ncode; pc++) {
-		const struct insn *in = &k->code[pc];
-		if (in->op != OP_BRZ || in->unrolled || in->reconv <= join || (outer >= 0 && in->reconv >= outer))
-			continue;
-		if (best < 0 || in->reconv < k->code[best].reconv)
-			best = pc;
-	}
-	return best;
-}
-
-/*
  * A path whose wait spins (nvcc's retry loop around a failed try_wait
  * YIELDs) no longer holds back the lanes waiting at the convergence
  * barriers it is in: on the H100 they go on past the join without it, a
  * consumer path into the next trip of its loop while the producer path
  * still waits in producer_acquire (tests/hw/specialized_trace.cu,
- * traces/h100/specialized_trace.csv.gz), within ~5 cycles of the failed
- * try (tests/hw/yield_window.cu).  The spinning path stays in those
- * barriers, and the statement around the inner one is a barrier of its
- * own (its BSSY/BSYNC): lanes that reach a join after the yield wait there
- * again until the next failed try.  So a path whose wait is soon satisfied
- * meets the released lanes at the next join and the warp is back in step
- * (the partitioned pipeline from L2 at two blocks per SM: the producer's
- * retry loop runs in 6% of its batches, the loop around it executes with
- * 31 of 32 lanes on average, validation_pcsamp), and one that spins long
- * lets them run on to the end (trywait_rejoin.csv: the other path runs its
- * trips and waits at the closing __syncwarp).
+ * traces/h100/specialized_trace.csv.gz), and run on until a wait of their
+ * own or the closing __syncwarp (trywait_rejoin.csv).  The spinning path
+ * stays in those barriers: lanes that reach one of them later wait there
+ * until its next failed poll, or until it arrives.
  */
 static bool release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 {
@@ -707,32 +678,7 @@ static bool release_joins(struct sim *s, struct warp *w, int i, uint64_t now)
 		uint32_t arrived = simt_arrived(w, b);
 		if (!arrived)
 			continue;
-		int32_t outer = w->stack[b].parent >= 0 ? w->stack[w->stack[b].parent].pc : -1;
-		int32_t branch = enclosing_branch(s->k, w->stack[b].pc, outer);
 		int above = w->stack[b].parent;
-		if (branch >= 0) { /* the statement around: a barrier between this one and its own */
-			int32_t join = s->k->code[branch].reconv;
-			int e = -1;
-			for (int x = 0; x < w->depth && e < 0; x++) /* one the warp's other paths made there already */
-				if (w->stack[x].mask && w->stack[x].blocked == WAIT_CONVERGE && w->stack[x].pc == join &&
-				    w->stack[x].parent == above)
-					e = x;
-			if (e < 0) {
-				e = free_slot(w);
-				if (e < 0) {
-					sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);
-					return released;
-				}
-				put_entry(w, e, join, branch, above, 0);
-				w->stack[e].order = w->stack[b].order; /* the group that split: it goes on as that once joined */
-				w->stack[e].blocked = WAIT_CONVERGE;
-			}
-			w->stack[e].mask |= w->stack[b].mask;
-			simt_mark(w, e);
-			w->stack[b].parent = (int8_t)e;
-			simt_mark(w, b);
-			above = e;
-		}
 		int r = free_slot(w);
 		if (r < 0) {
 			sim_fail(s, DIAG_LIMIT, w, "more than %d thread groups in one warp", SIMT_MAX_DEPTH);

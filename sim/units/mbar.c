@@ -196,14 +196,16 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count,
  * A converged warp's TRYWAIT suspends it until the phase completes (woken
  * mbarrier_wake_latency after).  In a diverged warp it does not
  * (traces/h100/trywait_paths.csv): the first try answers after a try's
- * latency; a failed answer is followed by the loop's YIELD, which lets the
- * lanes waiting at the path's joins go on; the next poll begins when the
- * path issues again, after those lanes have had the warp, reads the phase
- * diverged_poll_look cycles in and answers diverged_poll_cycles after it
- * began, whatever the phase did meanwhile.  So lanes held again at the
- * statement around the join stay held through a failed poll, and a phase
- * completed while they ran the rest of that statement is seen by the
- * first poll (traces/h100/trywait_restep_fine.csv).  The op runs again at
+ * latency and the retry loop's first poll begins; each poll reads the
+ * phase diverged_poll_look cycles in and answers diverged_poll_cycles after
+ * it began, whatever the phase did meanwhile.  The lanes waiting at the
+ * path's joins stay there until a poll fails: its YIELD lets them go on,
+ * and the next poll begins when the path issues again, after they have had
+ * the warp.  So a phase completed up to a look after the try keeps the
+ * warp in step (traces/h100/trywait_restep_fine.csv, trywait_rejoin_fine.csv,
+ * and the stamped partitioned pipeline, specialized_trace.csv.gz: the other
+ * path's next stamp 257-273 cycles after a spinning wait began).  The op
+ * runs again at each answer and at each poll's start.
  * each answer and at each poll's start.
  */
 bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now)
@@ -227,8 +229,8 @@ bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum
 		simt_failed_poll(e, (int32_t)bar);
 	}
 	if (e->polling == POLL_NONE) {
-		/* the first try failed: its answer comes after a try's latency */
-		e->polling = POLL_ON;
+		/* the first try failed: its answer comes after a try's latency, and the first poll begins */
+		e->polling = POLL_TRIED;
 		simt_failed_poll(e, (int32_t)bar);
 		simt_yield(s, w);
 		sched_block(s, w, cause, WAIT_SLEEP, now);
