@@ -73,10 +73,11 @@ fi
 # The benchmarks' other modes: inflight_latency's (inflight_spread.csv: calibrate's dram_spread*;
 # inflight_lines.csv: dram_load_latency; inflight_occupancy.csv: evidence only) and trywait_window's
 # (trywait_paths.csv: calibrate's diverged_poll_cycles; trywait_restep_fine.csv: diverged_poll_look;
-# trywait_partial.csv, trywait_rejoin.csv, trywait_rejoin_fine.csv, trywait_restep.csv: evidence)
+# trywait_partial.csv, trywait_rejoin.csv, trywait_rejoin_fine.csv, trywait_restep.csv, trywait_siblings.csv: evidence)
 for run in inflight_latency:spread inflight_latency:occupancy inflight_latency:lines \
            trywait_window:partial trywait_window:paths trywait_window:rejoin trywait_window:restep \
-           trywait_window:restep_fine trywait_window:rejoin_fine; do
+           trywait_window:restep_fine trywait_window:rejoin_fine \
+           trywait_window:siblings; do
   b=${run%%:*} mode=${run#*:}
   [ -x "$build/$b" ] || continue
   "$build/$b" "$outdir" "$mode" 2>&1 | tee -a "$log"

@@ -27,6 +27,7 @@
 //        trywait_window OUTDIR paths -> OUTDIR/trywait_paths.csv
 //        trywait_window OUTDIR rejoin -> OUTDIR/trywait_rejoin.csv
 //        trywait_window OUTDIR rejoin_fine -> OUTDIR/trywait_rejoin_fine.csv (lanes swapped too)
+//        trywait_window OUTDIR siblings -> OUTDIR/trywait_siblings.csv
 //        trywait_window OUTDIR restep -> OUTDIR/trywait_restep.csv
 //        trywait_window OUTDIR restep_fine -> OUTDIR/trywait_restep_fine.csv (gaps 20 cycles apart)
 #include <array>
@@ -350,6 +351,63 @@ __global__ void restep_kernel(int shape, int p_fetch, int gap_x, long long* stam
   }
 }
 
+
+// Does a path wait at the end of its region for the other path inside the next trip's fetch loop?
+// The partitioned pipeline's shape (restep_kernel's shape 1, whose fetch loop and the region after it
+// ptxas may give one convergence-barrier register, as pipelines.sass gives the guide's fetch loop and
+// consumer region B0) with a wait in each region: C (lanes 16-31) waits on Y in trip c_trip, P (lanes
+// 0-15) on X in fetch p_fetch.  With C's wait long P goes ahead (trywait_rejoin_fine.csv) into the next
+// trip's fetch loop and waits there on X; when Y comes C stamps its trip and reaches its region's join.
+// If that join waits for P (a barrier register P set on entering the fetch loop), C's next stamp comes
+// after X; if not, C runs its next trip at once.
+__global__ void siblings_kernel(int p_fetch, int c_trip, int gap_x, int gap_y, long long* stamps) {
+  __shared__ alignas(8) unsigned long long bar[2];
+  __shared__ long long trip_stamps[2][kTrips];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const long long t0 = clock64();
+  long long* s = stamps + blockIdx.x * (2 * kTrips + 2);
+  if (warp == 0) {
+    long long mine[4];
+    size_t f = 0;
+    const size_t n = kTrips + 1;
+    for (int i = 0; i < kTrips; ++i) {
+      for (; f < n && f < size_t(i) + 2; ++f) {
+        if (lane < 16) {
+          if (int(f) == p_fetch) wait_path<0, true>(smem_addr(&bar[0]), 0u, mine);
+          const long long t = clock64();
+          if (lane == 0) trip_stamps[0][i] = t;
+        }
+      }
+      if (lane >= 16) {
+        if (i == c_trip) wait_path<1, true>(smem_addr(&bar[1]), 0u, mine);
+        const long long t = clock64();
+        if (lane == 16) trip_stamps[1][i] = t;
+      }
+    }
+    __syncwarp();
+    if (lane == 0)
+      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+  }
+  if (warp == 1) {
+    long long tb;
+    do { tb = clock64(); } while (tb < t0 + gap_x);
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
+    if (lane == 0) s[2 * kTrips] = tb - t0;
+  }
+  if (warp == 2) {
+    long long tc;
+    do { tc = clock64(); } while (tc < t0 + gap_y);
+    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
+    if (lane == 0) s[2 * kTrips + 1] = tc - t0;
+  }
+}
+
 }  // namespace
 
 int partial(int argc, char** argv) {
@@ -567,11 +625,50 @@ int restep(int argc, char** argv, bool fine) {
   return 0;
 }
 
+// Per case and trip, the median over blocks of each path's stamp (cycles from the block's start).
+int siblings(int argc, char** argv) {
+  FILE* f = open_csv(argc, argv, "trywait_siblings.csv",
+                     "case,p_fetch,c_trip,gap_x,gap_y,trip,p_stamp_median,c_stamp_median,x_median,y_median,blocks");
+  const int sms = sm_count();
+  const int per = 2 * kTrips + 2;
+  long long* d;
+  CK(cudaMalloc(&d, size_t(sms) * per * sizeof(long long)));
+  std::vector<long long> h(size_t(sms) * per);
+  struct Case { const char* name; int p_fetch, c_trip, gap_x, gap_y; };
+  const Case cases[] = {
+      {"none", -1, -1, 0, 0},
+      {"c_only", -1, 2, 0, 2000},        // C polls in trip 2: P goes ahead
+      {"c_then_p", 4, 2, 3000, 2000},    // and P waits in fetch 4 (trip 3's) until after Y
+      {"c_then_p_long", 4, 2, 4000, 2000},
+      {"c_then_p_short", 4, 2, 2300, 2000},
+      {"p_only", 4, -1, 3000, 0},        // P waits in fetch 4 alone
+  };
+  siblings_kernel<<<sms, 96>>>(-1, -1, 0, 0, d);  // warms the code
+  CK_LAUNCH();
+  for (const Case& c : cases) {
+    siblings_kernel<<<sms, 96>>>(c.p_fetch, c.c_trip, c.gap_x, c.gap_y, d);
+    CK_LAUNCH();
+    CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+    std::vector<long long> x, y;
+    for (int b = 0; b < sms; ++b) x.push_back(h[size_t(b) * per + 2 * kTrips]), y.push_back(h[size_t(b) * per + 2 * kTrips + 1]);
+    for (int i = 0; i < kTrips; ++i) {
+      std::vector<long long> ps, cs;
+      for (int b = 0; b < sms; ++b) ps.push_back(h[size_t(b) * per + i]), cs.push_back(h[size_t(b) * per + kTrips + i]);
+      ROW(f, "%s,%d,%d,%d,%d,%d,%.1f,%.1f,%.1f,%.1f,%d\n", c.name, c.p_fetch, c.c_trip, c.gap_x, c.gap_y, i, median(ps),
+          median(cs), median(x), median(y), sms);
+    }
+  }
+  fclose(f);
+  CK(cudaFree(d));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "partial") return partial(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "paths") return paths(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "rejoin") return rejoin(argc, argv, false);
   if (argc > 2 && std::string(argv[2]) == "rejoin_fine") return rejoin(argc, argv, true);
+  if (argc > 2 && std::string(argv[2]) == "siblings") return siblings(argc, argv);
   if (argc > 2 && std::string(argv[2]) == "restep_fine") return restep(argc, argv, true);
   if (argc > 2 && std::string(argv[2]) == "restep") return restep(argc, argv, false);
   FILE* f = open_csv(argc, argv, "trywait_window.csv",
