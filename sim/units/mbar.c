@@ -206,7 +206,6 @@ void mbar_arrive_later(struct sim *s, uint32_t bar, uint64_t at, uint32_t count,
  * and the stamped partitioned pipeline, specialized_trace.csv.gz: the other
  * path's next stamp 257-273 cycles after a spinning wait began).  The op
  * runs again at each answer and at each poll's start.
- * each answer and at each poll's start.
  */
 bool mbar_await(struct sim *s, struct warp *w, bool complete, uint32_t bar, enum stall cause, uint64_t now)
 {
