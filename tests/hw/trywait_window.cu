@@ -239,6 +239,14 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, int b_mode, const 
   }
 }
 
+// The barrier at b gets this warp's arrivals gap cycles after t0; lane 0 stamps when (from t0).
+__device__ __forceinline__ void arrive_at(unsigned long long* b, long long t0, int gap, int lane, long long* stamp) {
+  long long t;
+  do { t = clock64(); } while (t < t0 + gap);
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(b)) : "memory");
+  if (lane == 0) *stamp = t - t0;
+}
+
 // Do a diverged warp's paths come back into step?  The partitioned pipeline's shape, one warp: each
 // trip runs a P region (lanes 0-15) and then a C region (lanes 16-31), each behind its own join.  P
 // waits (libcu++'s shape) on barrier X in trip p_trip, which warp 1 completes at gap_x; C waits on Y in
@@ -283,18 +291,8 @@ __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long
     if (lane == 0)
       for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
   }
-  if (warp == 1) {
-    long long tb;
-    do { tb = clock64(); } while (tb < t0 + gap_x);
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
-    if (lane == 0) s[2 * kTrips] = tb - t0;
-  }
-  if (warp == 2) {
-    long long tc;
-    do { tc = clock64(); } while (tc < t0 + gap_y);
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
-    if (lane == 0) s[2 * kTrips + 1] = tc - t0;
-  }
+  if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
+  if (warp == 2) arrive_at(&bar[1], t0, gap_y, lane, &s[2 * kTrips + 1]);
 }
 
 // Does a loop around the producer region bring the paths back into step?  The partitioned
@@ -343,12 +341,7 @@ __global__ void restep_kernel(int shape, int p_fetch, int gap_x, long long* stam
     if (lane == 0)
       for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
   }
-  if (warp == 1) {
-    long long tb;
-    do { tb = clock64(); } while (tb < t0 + gap_x);
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
-    if (lane == 0) s[2 * kTrips] = tb - t0;
-  }
+  if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
 }
 
 
@@ -394,18 +387,8 @@ __global__ void siblings_kernel(int p_fetch, int c_trip, int gap_x, int gap_y, l
     if (lane == 0)
       for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
   }
-  if (warp == 1) {
-    long long tb;
-    do { tb = clock64(); } while (tb < t0 + gap_x);
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[0])) : "memory");
-    if (lane == 0) s[2 * kTrips] = tb - t0;
-  }
-  if (warp == 2) {
-    long long tc;
-    do { tc = clock64(); } while (tc < t0 + gap_y);
-    asm volatile("{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(smem_addr(&bar[1])) : "memory");
-    if (lane == 0) s[2 * kTrips + 1] = tc - t0;
-  }
+  if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
+  if (warp == 2) arrive_at(&bar[1], t0, gap_y, lane, &s[2 * kTrips + 1]);
 }
 
 }  // namespace
