@@ -44,6 +44,17 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Thread 0 inits the block's n barriers, 32 arrivals each, and the block waits for it.
+template <int N>
+__device__ __forceinline__ void init_barriers(unsigned long long (&bar)[N]) {
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < N; ++i)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[i])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+}
+
 __global__ void window_kernel(int gap, long long* stamps) {
   __shared__ alignas(8) unsigned long long bar;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -178,12 +189,7 @@ __global__ void paths_kernel(int gap_x, int gap_y, bool copy, int b_mode, const 
   __shared__ int landing[32];
   __shared__ long long path_stamps[2][4];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  init_barriers(bar);
   const long long t0 = clock64();
   long long* s = stamps + blockIdx.x * 16;
   if (lane == 0) s[10 + warp] = t0;
@@ -255,6 +261,14 @@ __device__ __forceinline__ void arrive_at(unsigned long long* b, long long t0, i
 // the other again shows in the trips after both waits: each path stamps every trip (shared memory).
 constexpr int kTrips = 8;
 
+// After warp 0's trips: its paths' stamps, from t0, to global memory (lane 0, once both paths are done).
+__device__ __forceinline__ void copy_trip_stamps(const long long (&trip_stamps)[2][kTrips], long long t0, int lane,
+                                                 long long* s) {
+  __syncwarp();
+  if (lane == 0)
+    for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+}
+
 // Swap: P is lanes 16-31 and C lanes 0-15 (P's region still first in each trip), to tell whether what
 // happens to the lanes waiting at a join while the other path polls follows the lanes or the regions.
 template <bool Swap>
@@ -262,12 +276,7 @@ __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long
   __shared__ alignas(8) unsigned long long bar[2];
   __shared__ long long trip_stamps[2][kTrips];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  init_barriers(bar);
   const long long t0 = clock64();
   long long* s = stamps + blockIdx.x * (2 * kTrips + 2);
   if (warp == 0) {
@@ -287,9 +296,7 @@ __global__ void rejoin_kernel(int p_trip, int c_trip, int gap_x, int gap_y, long
         if (lane == c_first) trip_stamps[1][i] = t;
       }
     }
-    __syncwarp();
-    if (lane == 0)
-      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+    copy_trip_stamps(trip_stamps, t0, lane, s);
   }
   if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
   if (warp == 2) arrive_at(&bar[1], t0, gap_y, lane, &s[2 * kTrips + 1]);
@@ -307,11 +314,7 @@ __global__ void restep_kernel(int shape, int p_fetch, int gap_x, long long* stam
   __shared__ alignas(8) unsigned long long bar[1];
   __shared__ long long trip_stamps[2][kTrips];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  init_barriers(bar);
   const long long t0 = clock64();
   long long* s = stamps + blockIdx.x * (2 * kTrips + 1);
   if (warp == 0) {
@@ -337,9 +340,7 @@ __global__ void restep_kernel(int shape, int p_fetch, int gap_x, long long* stam
         if (lane == 16) trip_stamps[1][i] = t;
       }
     }
-    __syncwarp();
-    if (lane == 0)
-      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+    copy_trip_stamps(trip_stamps, t0, lane, s);
   }
   if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
 }
@@ -357,12 +358,7 @@ __global__ void siblings_kernel(int p_fetch, int c_trip, int gap_x, int gap_y, l
   __shared__ alignas(8) unsigned long long bar[2];
   __shared__ long long trip_stamps[2][kTrips];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[0])) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(smem_addr(&bar[1])) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  init_barriers(bar);
   const long long t0 = clock64();
   long long* s = stamps + blockIdx.x * (2 * kTrips + 2);
   if (warp == 0) {
@@ -383,9 +379,7 @@ __global__ void siblings_kernel(int p_fetch, int c_trip, int gap_x, int gap_y, l
         if (lane == 16) trip_stamps[1][i] = t;
       }
     }
-    __syncwarp();
-    if (lane == 0)
-      for (int i = 0; i < 2 * kTrips; ++i) s[i] = trip_stamps[i / kTrips][i % kTrips] - t0;
+    copy_trip_stamps(trip_stamps, t0, lane, s);
   }
   if (warp == 1) arrive_at(&bar[0], t0, gap_x, lane, &s[2 * kTrips]);
   if (warp == 2) arrive_at(&bar[1], t0, gap_y, lane, &s[2 * kTrips + 1]);
