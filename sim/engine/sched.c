@@ -330,7 +330,6 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	uint64_t *ready = &p->ready[i];
 	p->last_issue = now;
 	p->greedy = i;
-	p->issued++;
 	charge(tr, w, *ready, now);
 	w->stalls[STALL_ISSUE]++;
 	w->since = now + 1;

@@ -192,7 +192,7 @@ struct subpart {
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
 	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; 0 before any */
 	uint32_t rr;          /* LRR: where the next search starts */
-	uint64_t issued;
+	uint64_t issued;      /* its warps' issues, summed from their counts at the end (stats.c), not counted per issue */
 	uint64_t pipe_free[IC_COUNT]; /* per instruction class: the next cycle its pipe takes an instruction */
 };
 

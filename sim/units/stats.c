@@ -81,10 +81,20 @@ void stats_finish(struct sim *s)
 	trace_finish(s->trace);
 	r->hidden_fraction =
 		r->unloaded_budget ? 1.0 - (double)r->exposed_unloaded / (double)r->unloaded_budget : 0.0;
+	/*
+	 * A sub-partition's issues are its warps' (each issue counts one
+	 * STALL_ISSUE cycle of the warp that issued): summed here instead of
+	 * an increment at every issue in the tick.
+	 */
 	uint64_t busiest = 0;
-	for (int64_t p = 0; p < s->m->subpartitions; p++)
-		if (s->sps[p].issued > busiest)
-			busiest = s->sps[p].issued;
+	for (int64_t p = 0; p < s->m->subpartitions; p++) {
+		struct subpart *sp = &s->sps[p];
+		sp->issued = 0;
+		for (uint32_t i = 0; i < sp->nwarps; i++)
+			sp->issued += sp->warps[i]->stalls[STALL_ISSUE];
+		if (sp->issued > busiest)
+			busiest = sp->issued;
+	}
 	r->compute_bound = busiest > longest_chain ? busiest : longest_chain;
 	r->memory_bound = (uint64_t)((double)r->dram_bytes / s->m->dram_bytes_per_cycle + 0.5);
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
