@@ -24,7 +24,12 @@ const char *const stall_key[STALL_COUNT] = {
 #undef STALL_KEY
 };
 
-/* Charges the warp's time from since to now: its cause until it is ready, then not_selected (tr: s->trace). */
+/*
+ * Charges the warp's time from since to now: its cause until it is ready,
+ * then not_selected (tr: s->trace).  Every cycle of a warp is charged once,
+ * from 0 to the run's end, so stats_finish counts not_selected as the time
+ * no other cause took instead of an add here at every issue and deferral.
+ */
 static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
@@ -33,7 +38,6 @@ static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready
 	if (split > now)
 		split = now;
 	w->stalls[w->cause] += split - w->since;
-	w->stalls[STALL_NOT_SELECTED] += now - split;
 	if (tr) {
 		trace_warp(tr, w->id, w->cause, w->since, split);
 		trace_warp(tr, w->id, STALL_NOT_SELECTED, split, now);

@@ -72,6 +72,14 @@ void stats_finish(struct sim *s)
 			w->stalls[STALL_EXITED] += end - w->done_at;
 			trace_warp(s->trace, w->id, STALL_EXITED, w->done_at, end);
 		}
+		/*
+		 * Its cycles from 0 to end, each charged once (sched.c's charge, ISSUE
+		 * and EXITED here): not_selected is what the other causes did not take.
+		 */
+		uint64_t taken = 0;
+		for (int c = 0; c < STALL_COUNT; c++)
+			taken += c == STALL_NOT_SELECTED ? 0 : w->stalls[c];
+		w->stalls[STALL_NOT_SELECTED] = end - taken;
 		for (int c = 0; c < STALL_COUNT; c++)
 			r->stalls[c] += w->stalls[c];
 		r->warp_insts += w->stalls[STALL_ISSUE]; /* a cycle of issue per warp-instruction */
