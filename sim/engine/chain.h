@@ -182,6 +182,7 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 	 * took, stores of what they held already).  The cursor is read where
 	 * it is, not copied: in the tick a copy went to the stack and back.
 	 */
+	s->cls_issued[cls]++;
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
@@ -204,7 +205,10 @@ void issue_next_group(struct sim *s, struct warp *w);
 static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp *w, struct simt_entry *e,
 				   const struct insn *in, uint64_t now)
 {
-	/* the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain */
+	/*
+	 * the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain.
+	 * compute_issues counts it, not cls_issued, which stats_finish reads for the tensor pipe alone.
+	 */
 	issue_occupy(s, w, IC_FMA, false, now);
 	uint64_t lat = s->cls_lat[IC_FMA];
 	if (tr)
