@@ -340,14 +340,20 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	w->cause = STALL_NOT_SELECTED;
 	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
 	*ready = now + 1;
-	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	if (w->next_known && !w->next.f) /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
+	/*
+	 * s->issuing only spares warp_set_ready a fix of the tree that the end
+	 * of the tick makes anyway: an op sets it, not the inline slots (a
+	 * chain's end may fix the path twice).
+	 */
+	if (w->next_known && !w->next.f) { /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
 		issue_fma(s, tr, w, w->next.e, w->next.in, now);
-	else if (w->next_known && w->next_plain)
+	} else if (w->next_known && w->next_plain) {
 		issue_plain(s, tr, w, now);
-	else
+	} else {
+		s->issuing = w;
 		issue_one(s, tr, w, now);
+	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {
