@@ -343,8 +343,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
 	/*
 	 * s->issuing only spares warp_set_ready a fix of the tree that the end
-	 * of the tick makes anyway: an op sets it, not the inline slots (a
-	 * chain's end may fix the path twice).
+	 * of the tick makes anyway: it is set around what runs ops, not the
+	 * inline slots (a chain's end may fix the path twice).
 	 */
 	if (w->next_known && !w->next.f) { /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
 		issue_fma(s, tr, w, w->next.e, w->next.in, now);
@@ -353,6 +353,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	} else {
 		s->issuing = w;
 		issue_one(s, tr, w, now);
+		s->issuing = NULL;
 	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
@@ -364,7 +365,9 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 			at = issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause);
 		} else {
 			enum stall checked = STALL_NOT_SELECTED; /* apart, as in the pick above */
+			s->issuing = w;
 			at = issue_check(s, w, now + 1, &checked);
+			s->issuing = NULL;
 			cause = checked;
 		}
 		if (at > now + 1) {
@@ -373,7 +376,6 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 				w->cause = cause;
 		}
 	}
-	s->issuing = NULL;
 	if (tr)
 		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
 	tree_fix(p, p->leaves + i, depth);
