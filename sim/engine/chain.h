@@ -132,7 +132,12 @@ static ISSUE_INLINE void plan_form_in_place(const struct sim *s, struct warp *w,
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
-	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's loop end is not (lower_kernel) */
+	/*
+	 * bit li of the form's plain mask (an mma's loop end is not in it: lower_kernel), unless the group
+	 * goes round again; !again is 0 or 1, so the AND leaves that bit alone (with an "& 1" of its own
+	 * GCC stored the byte and masked it again in memory, at every plan)
+	 */
+	w->next_plain = (uint8_t)(c->f->plain >> c->e->li & !c->e->again);
 	plan_waits(w, c->e, at, why);
 }
 static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
