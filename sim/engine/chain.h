@@ -132,7 +132,12 @@ static ISSUE_INLINE void plan_form_in_place(const struct sim *s, struct warp *w,
 	enum stall why;
 	w->next_cls = (uint8_t)next_inst(s, w, c, &at, &why);
 	w->next_free = c->e->li == c->f->anchor && c->e->resumed && c->f->code[c->e->li].cls == IC_SYNCS;
-	w->next_plain = (c->f->plain >> c->e->li & 1) & !c->e->again; /* an mma's loop end is not (lower_kernel) */
+	/*
+	 * bit li of the form's plain mask (an mma's loop end is not in it: lower_kernel), unless the group
+	 * goes round again; !again is 0 or 1, so the AND leaves that bit alone (with an "& 1" of its own
+	 * GCC stored the byte and masked it again in memory, at every plan)
+	 */
+	w->next_plain = (uint8_t)(c->f->plain >> c->e->li & !c->e->again);
 	plan_waits(w, c->e, at, why);
 }
 static ISSUE_INLINE void plan_form(const struct sim *s, struct warp *w, const struct cursor *c)
@@ -182,6 +187,7 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 	 * took, stores of what they held already).  The cursor is read where
 	 * it is, not copied: in the tick a copy went to the stack and back.
 	 */
+	s->cls_issued[cls]++;
 	uint64_t start = issue_occupy(s, w, cls, false, now);
 	if (tr)
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
@@ -204,7 +210,10 @@ void issue_next_group(struct sim *s, struct warp *w);
 static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp *w, struct simt_entry *e,
 				   const struct insn *in, uint64_t now)
 {
-	/* the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain */
+	/*
+	 * the FMA is w->next (planned by plan_fma); next_known is cleared only where the warp leaves the chain.
+	 * compute_issues counts it, not cls_issued, which stats_finish reads for the tensor pipe alone.
+	 */
 	issue_occupy(s, w, IC_FMA, false, now);
 	uint64_t lat = s->cls_lat[IC_FMA];
 	if (tr)

@@ -497,6 +497,7 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	const struct lform *f = c.f;
 	enum iclass cls = (enum iclass)w->next_cls;
 	const struct linst *li = &f->code[e->li];
+	s->cls_issued[cls]++;
 	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr)

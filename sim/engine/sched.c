@@ -24,7 +24,12 @@ const char *const stall_key[STALL_COUNT] = {
 #undef STALL_KEY
 };
 
-/* Charges the warp's time from since to now: its cause until it is ready, then not_selected (tr: s->trace). */
+/*
+ * Charges the warp's time from since to now: its cause until it is ready,
+ * then not_selected (tr: s->trace).  Every cycle of a warp is charged once,
+ * from 0 to the run's end, so stats_finish counts not_selected as the time
+ * no other cause took instead of an add here at every issue and deferral.
+ */
 static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready, uint64_t now)
 {
 	if (now <= w->since)
@@ -33,7 +38,6 @@ static ISSUE_INLINE void charge(struct trace *tr, struct warp *w, uint64_t ready
 	if (split > now)
 		split = now;
 	w->stalls[w->cause] += split - w->since;
-	w->stalls[STALL_NOT_SELECTED] += now - split;
 	if (tr) {
 		trace_warp(tr, w->id, w->cause, w->since, split);
 		trace_warp(tr, w->id, STALL_NOT_SELECTED, split, now);
@@ -330,21 +334,27 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	uint64_t *ready = &p->ready[i];
 	p->last_issue = now;
 	p->greedy = i;
-	p->issued++;
 	charge(tr, w, *ready, now);
 	w->stalls[STALL_ISSUE]++;
 	w->since = now + 1;
 	w->cause = STALL_NOT_SELECTED;
 	/* Ready next cycle unless the op says otherwise; the tree above the leaf is fixed once, after it. */
 	*ready = now + 1;
-	s->issuing = w;
 	int32_t pc = w->depth > 0 ? simt_pc(w) : -1; /* the op this slot issues from, for the trace */
-	if (w->next_known && !w->next.f) /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
+	/*
+	 * s->issuing only spares warp_set_ready a fix of the tree that the end
+	 * of the tick makes anyway: it is set around what runs ops, not the
+	 * inline slots (a chain's end may fix the path twice).
+	 */
+	if (w->next_known && !w->next.f) { /* a planned FMA of a chain, or a plain instruction of a form: inline (chain.h) */
 		issue_fma(s, tr, w, w->next.e, w->next.in, now);
-	else if (w->next_known && w->next_plain)
+	} else if (w->next_known && w->next_plain) {
 		issue_plain(s, tr, w, now);
-	else
+	} else {
+		s->issuing = w;
 		issue_one(s, tr, w, now);
+		s->issuing = NULL;
+	}
 	if (tr && pc >= 0)
 		trace_op_at(tr, w->id, (uint32_t)pc); /* names the span the slot began or kept */
 	if (*ready == now + 1 && !s->error) {
@@ -355,7 +365,9 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 			at = issue_when_planned_on(s, w, p->pipe_free, now + 1, &cause);
 		} else {
 			enum stall checked = STALL_NOT_SELECTED; /* apart, as in the pick above */
+			s->issuing = w;
 			at = issue_check(s, w, now + 1, &checked);
+			s->issuing = NULL;
 			cause = checked;
 		}
 		if (at > now + 1) {
@@ -364,7 +376,6 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 				w->cause = cause;
 		}
 	}
-	s->issuing = NULL;
 	if (tr)
 		trace_issue(tr, w->id, now); /* after the op: it says whether the slot is part of a spread op */
 	tree_fix(p, p->leaves + i, depth);

@@ -192,7 +192,7 @@ struct subpart {
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
 	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; 0 before any */
 	uint32_t rr;          /* LRR: where the next search starts */
-	uint64_t issued;
+	uint64_t issued;      /* its warps' issues, summed from their counts at the end (stats.c), not counted per issue */
 	uint64_t pipe_free[IC_COUNT]; /* per instruction class: the next cycle its pipe takes an instruction */
 };
 
@@ -376,7 +376,7 @@ struct sim {
 	uint64_t cls_lat[IC_COUNT], cls_ivl[IC_COUNT], cls_mio[IC_COUNT];
 	uint64_t pred_extra; /* a compare's predicate reaches a branch this long after its register reaches an ALU */
 	struct lform forms[LF_COUNT]; /* lform_table with each form's plain bits (issue_setup): the forms issue takes */
-	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class (the binding limit's pipe figures) */
+	uint64_t cls_issued[IC_COUNT]; /* warp-instructions issued per class, a chain's FMAs (compute_issues) left out */
 	uint64_t cls_mio_busy[IC_COUNT]; /* MIO cycles charged per class: an arrive's, a woken try_wait's none */
 	/* Set by an anchor whose result comes from the memory model (a load's data): when it is back. */
 	uint64_t anchor_result;
@@ -907,7 +907,6 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
  */
 static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
 {
-	s->cls_issued[cls]++;
 	if (w->next_free)
 		return now;
 	w->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);

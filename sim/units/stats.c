@@ -72,6 +72,14 @@ void stats_finish(struct sim *s)
 			w->stalls[STALL_EXITED] += end - w->done_at;
 			trace_warp(s->trace, w->id, STALL_EXITED, w->done_at, end);
 		}
+		/*
+		 * Its cycles from 0 to end, each charged once (sched.c's charge, ISSUE
+		 * and EXITED here): not_selected is what the other causes did not take.
+		 */
+		uint64_t taken = 0;
+		for (int c = 0; c < STALL_COUNT; c++)
+			taken += c == STALL_NOT_SELECTED ? 0 : w->stalls[c];
+		w->stalls[STALL_NOT_SELECTED] = end - taken;
 		for (int c = 0; c < STALL_COUNT; c++)
 			r->stalls[c] += w->stalls[c];
 		r->warp_insts += w->stalls[STALL_ISSUE]; /* a cycle of issue per warp-instruction */
@@ -81,10 +89,20 @@ void stats_finish(struct sim *s)
 	trace_finish(s->trace);
 	r->hidden_fraction =
 		r->unloaded_budget ? 1.0 - (double)r->exposed_unloaded / (double)r->unloaded_budget : 0.0;
+	/*
+	 * A sub-partition's issues are its warps' (each issue counts one
+	 * STALL_ISSUE cycle of the warp that issued): summed here instead of
+	 * an increment at every issue in the tick.
+	 */
 	uint64_t busiest = 0;
-	for (int64_t p = 0; p < s->m->subpartitions; p++)
-		if (s->sps[p].issued > busiest)
-			busiest = s->sps[p].issued;
+	for (int64_t p = 0; p < s->m->subpartitions; p++) {
+		struct subpart *sp = &s->sps[p];
+		sp->issued = 0;
+		for (uint32_t i = 0; i < sp->nwarps; i++)
+			sp->issued += sp->warps[i]->stalls[STALL_ISSUE];
+		if (sp->issued > busiest)
+			busiest = sp->issued;
+	}
 	r->compute_bound = busiest > longest_chain ? busiest : longest_chain;
 	r->memory_bound = (uint64_t)((double)r->dram_bytes / s->m->dram_bytes_per_cycle + 0.5);
 	r->lower_bound = r->compute_bound > r->memory_bound ? r->compute_bound : r->memory_bound;
