@@ -260,6 +260,26 @@ Test(progress, partitioned_paths_fall_out_of_step_and_expose_the_copy)
 }
 
 /*
+ * Warps 0 and 1 of a 64-thread block around barrier x (48 arrivals): warp 1 runs `delay` FMAs and
+ * arrives, warp 0 runs warp0 (a JSON statement list in which P's lanes arrive and wait on x).  The
+ * warp-instructions less warp 1's FMAs.
+ */
+static uint64_t x_after_fmas_insts(const struct machine *m, int delay, const char *warp0)
+{
+	char text[4096];
+	snprintf(text, sizeof text,
+		 "{\"kernel\": \"x_after_fmas\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
+		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 48}]},"
+		 "{\"op\": \"syncthreads\"},"
+		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
+		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": [%s]}]}",
+		 delay, warp0);
+	cr_assert_eq(run_kernel_text(text, 64, 1, m, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 0);
+	return r.warp_insts - (uint64_t)delay;
+}
+
+/*
  * The lanes waiting at the join of a region whose path waits (libcu++'s shape: one try, then YIELD and
  * TRYWAIT polls) stay there through the first poll and go on only at a failed poll's end: on the H100
  * with either role waiting and either half of the lanes (traces/h100/trywait_rejoin_fine.csv: in step
@@ -273,20 +293,11 @@ Test(progress, partitioned_paths_fall_out_of_step_and_expose_the_copy)
  */
 static uint64_t lone_region_insts(const struct machine *m, int delay)
 {
-	char text[2048];
-	snprintf(text, sizeof text,
-		 "{\"kernel\": \"lone\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
-		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 48}]},"
-		 "{\"op\": \"syncthreads\"},"
-		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
-		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": ["
-		 " {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": ["
-		 "  {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
-		 "  {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]},"
-		 " {\"op\": \"fma\", \"n\": 16}, {\"op\": \"syncwarp\"}]}]}",
-		 delay);
-	cr_assert_eq(run_kernel_text(text, 64, 1, m, &r, &d), 0, "%s", d.msg);
-	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
+	return x_after_fmas_insts(m, delay,
+				  " {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": ["
+				  "  {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
+				  "  {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]},"
+				  " {\"op\": \"fma\", \"n\": 16}, {\"op\": \"syncwarp\"}");
 }
 
 Test(progress, the_lanes_at_a_pollers_join_wait_through_its_first_poll)
@@ -322,26 +333,16 @@ Test(progress, the_lanes_at_a_pollers_join_wait_through_its_first_poll)
  */
 static uint64_t restep_library_insts(const struct machine *m, int delay)
 {
-	char text[4096];
-	snprintf(text, sizeof text,
-		 "{\"kernel\": \"restep\", \"source\": \"test\", \"barriers\": {\"x\": {}}, \"body\": ["
-		 "{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"x\", \"count\": 48}]},"
-		 "{\"op\": \"syncthreads\"},"
-		 "{\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d},"
-		 "{\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"}], \"else\": ["
-		 "{\"op\": \"let\", \"var\": \"f\", \"value\": 0},"
-		 "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": ["
-		 " {\"op\": \"while\", \"cond\": \"f < 9 && f < i + 2\", \"body\": ["
-		 "  {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"if\", \"cond\": \"f == 3\", \"then\": ["
-		 "   {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
-		 "   {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]}, {\"op\": \"fma\", \"n\": 4}]},"
-		 "  {\"op\": \"set\", \"var\": \"f\", \"value\": \"f + 1\"}]},"
-		 " {\"op\": \"if\", \"cond\": \"lane >= 16\", \"then\": [{\"op\": \"fma\", \"n\": 4}]}]},"
-		 "{\"op\": \"syncwarp\"}]}]}",
-		 delay);
-	cr_assert_eq(run_kernel_text(text, 64, 1, m, &r, &d), 0, "%s", d.msg);
-	cr_assert_eq(r.hazards, 0);
-	return r.warp_insts - (uint64_t)delay; /* less warp 1's FMAs */
+	return x_after_fmas_insts(m, delay,
+				  "{\"op\": \"let\", \"var\": \"f\", \"value\": 0},"
+				  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 8, \"body\": ["
+				  " {\"op\": \"while\", \"cond\": \"f < 9 && f < i + 2\", \"body\": ["
+				  "  {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"if\", \"cond\": \"f == 3\", \"then\": ["
+				  "   {\"op\": \"barrier_arrive\", \"barrier\": \"x\", \"token\": \"tk\"},"
+				  "   {\"op\": \"barrier_wait\", \"barrier\": \"x\", \"token\": \"tk\"}]}, {\"op\": \"fma\", \"n\": 4}]},"
+				  "  {\"op\": \"set\", \"var\": \"f\", \"value\": \"f + 1\"}]},"
+				  " {\"op\": \"if\", \"cond\": \"lane >= 16\", \"then\": [{\"op\": \"fma\", \"n\": 4}]}]},"
+				  "{\"op\": \"syncwarp\"}");
 }
 
 Test(progress, a_library_waits_first_poll_keeps_the_paths_in_step_when_it_sees_the_phase)

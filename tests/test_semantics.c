@@ -389,25 +389,9 @@ static uint64_t not_selected_of(const struct trace *t, uint32_t warp)
  */
 static uint64_t not_selected_both(const char *name, const char *const *sets, int nsets, uint64_t *spans)
 {
-	char file[256];
-	snprintf(file, sizeof file, "configs/experiments/%s.json", name);
-	struct setting st[4];
-	char buf[4][64];
-	cr_assert_leq(nsets, 4);
-	for (int i = 0; i < nsets; i++) {
-		snprintf(buf[i], sizeof buf[i], "%s", sets[i]);
-		char *eq = strchr(buf[i], '=');
-		cr_assert(eq);
-		*eq = '\0';
-		st[i] = (struct setting){buf[i], eq + 1};
-	}
-	struct experiment *e = calloc(1, sizeof *e);
-	cr_assert_eq(experiment_load(file, st, nsets, e, &d), 0, "%s", d.msg);
-	e->limits.trace = true;
-	sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, &r, &d); /* a run cut short still reports */
-	experiment_free(e);
-	free(e);
-	cr_assert(r.trace && r.cycles > 0, "%s: a report with its timeline", name);
+	r.trace = NULL;
+	run_experiment_traced(name, sets, nsets, true, &r, &d); /* a run cut short still reports */
+	cr_assert(r.trace && r.cycles > 0, "%s: a report with its timeline (%s)", name, d.msg);
 	*spans = 0;
 	for (uint32_t w = 0; w < r.trace->nwarps; w++)
 		*spans += not_selected_of(r.trace, w);

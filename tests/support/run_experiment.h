@@ -7,14 +7,16 @@
 #define SMSIM_TEST_RUN_EXPERIMENT_H
 
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/cli/experiment.h"
 
-static inline int run_experiment(const char *name, const char *const *sets, int nsets, struct sim_report *r,
-				 struct diag *d)
+/* As run_experiment, with the run's timeline recorded into r->trace where trace is set. */
+static inline int run_experiment_traced(const char *name, const char *const *sets, int nsets, bool trace,
+					struct sim_report *r, struct diag *d)
 {
 	char file[256];
 	snprintf(file, sizeof file, "configs/experiments/%s.json", name);
@@ -30,11 +32,19 @@ static inline int run_experiment(const char *name, const char *const *sets, int 
 	}
 	struct experiment *e = calloc(1, sizeof *e);
 	int rc = experiment_load(file, st, nsets, e, d);
-	if (rc == 0)
+	if (rc == 0) {
+		e->limits.trace = trace;
 		rc = sim_run(&e->kernel, &e->machine, &e->launch, &e->limits, r, d);
+	}
 	experiment_free(e);
 	free(e);
 	return rc;
+}
+
+static inline int run_experiment(const char *name, const char *const *sets, int nsets, struct sim_report *r,
+				 struct diag *d)
+{
+	return run_experiment_traced(name, sets, nsets, false, r, d);
 }
 
 #endif
