@@ -116,6 +116,7 @@ struct sim_report {
 	uint64_t mio_pipe_cycles;   /* the busiest memory pipe: max over classes of issued x MIO cycles */
 	char mio_pipe[16];          /* its instruction class (isa/lower.h), "" when no memory instruction issued */
 	uint64_t tensor_busy_cycles; /* sum over issued MMAs of the mma pipe's interval */
+	uint64_t pipe_issues[IC_COUNT]; /* warp-instructions issued per instruction class (its pipe), compute's FMAs in fma */
 
 	uint64_t warp_insts, events;
 	double host_seconds;

@@ -8,6 +8,21 @@
 /* Six decimals are plenty and make reports byte-stable across libcs. */
 static double round6(double x) { return isfinite(x) ? round(x * 1e6) / 1e6 : 0.0; }
 
+/* The warp-instructions each pipe took, its share of all: what to set beside ncu's sm__inst_executed_pipe_*. */
+static void print_pipes(FILE *out, const struct sim_report *r)
+{
+	uint64_t all = 0;
+	for (int c = 0; c < IC_COUNT; c++)
+		all += r->pipe_issues[c];
+	if (!all)
+		return;
+	fprintf(out, "pipes           ");
+	for (int c = 0, n = 0; c < IC_COUNT; c++)
+		if (r->pipe_issues[c])
+			fprintf(out, "%s %s %.1f%%", n++ ? "," : "", iclass_name[c], 100.0 * (double)r->pipe_issues[c] / (double)all);
+	fprintf(out, " of %llu warp-instructions\n", (unsigned long long)all);
+}
+
 static double mean_latency(const struct sim_report *r)
 {
 	return r->copies ? (double)r->copy_latency_sum / (double)r->copies : 0.0;
@@ -148,6 +163,10 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 	cJSON_AddNumberToObject(dram, "bytes_per_cycle",
 				round6(r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0));
 
+	cJSON *pipes = cJSON_AddObjectToObject(o, "pipes");
+	for (int c = 0; c < IC_COUNT; c++)
+		cJSON_AddNumberToObject(pipes, iclass_name[c], (double)r->pipe_issues[c]);
+
 	cJSON *sim = cJSON_AddObjectToObject(o, "sim");
 	cJSON_AddNumberToObject(sim, "warp_instructions", (double)r->warp_insts);
 	cJSON_AddNumberToObject(sim, "events", (double)r->events);
@@ -272,6 +291,7 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 			(double)r->global_bytes / 1e6, 100.0 * r->l2_warm, 100.0 * r->l2_hit_fraction);
 	fprintf(out, "DRAM             %llu bytes, %.2f bytes/cycle\n", (unsigned long long)r->dram_bytes,
 		r->cycles ? (double)r->dram_bytes / (double)r->cycles : 0.0);
+	print_pipes(out, r);
 	if (r->mma_ops)
 		fprintf(out, "tensor pipe      %llu HMMA from %llu mma ops, %.1f%% busy\n", (unsigned long long)r->hmma,
 			(unsigned long long)r->mma_ops, r->cycles ? 100.0 * r->tensor_busy / (double)r->cycles : 0.0);

@@ -2,6 +2,8 @@
  * stats: the run's metrics (DESIGN.md §5), gathered as the run goes and
  * completed at its end.
  */
+#include <string.h>
+
 #include "simint.h"
 
 void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t issue, uint64_t land, uint64_t unloaded)
@@ -141,6 +143,8 @@ void stats_finish(struct sim *s)
 		}
 	}
 	r->tensor_busy_cycles = s->cls_issued[IC_MMA] * s->cls_ivl[IC_MMA];
+	memcpy(r->pipe_issues, s->cls_issued, sizeof r->pipe_issues);
+	r->pipe_issues[IC_FMA] += r->compute_issues;
 	if (s->trace)
 		s->trace->end = end;
 }
