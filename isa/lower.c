@@ -30,6 +30,7 @@ struct seq {
 	struct linst code[SEQ_MAX];
 	int n;
 	bool full; /* instructions were left out: the expression was longer than SEQ_MAX */
+	int before; /* ALU less FMA-heavy instructions of the straight-line block before this sequence (emit_add) */
 };
 
 /* A value some earlier code computed into a register: later code reads it instead of computing it again. */
@@ -75,6 +76,7 @@ struct preheader {
 struct lower_ctx {
 	const struct kernel *k;
 	struct seq op;         /* the sequence of the op being lowered */
+	int block_balance;     /* ALU less FMA-heavy instructions of the current straight-line block so far */
 	struct preheader **pre; /* per op: its sequence while it is a loop's preheader, else NULL */
 	struct avail block;   /* what the current straight-line block has computed */
 	uint64_t forms_seen;  /* forms lowered in this block: their set-up is in registers */
@@ -132,6 +134,21 @@ static int emit(struct seq *q, enum iclass cls, uint64_t deps, bool input)
 	return q->n++;
 }
 
+/*
+ * A 32-bit add, subtraction or negation, or the carry half of a 64-bit one:
+ * ptxas writes it as IADD3 (IADD3.X) for the ALU pipe or as IMAD.IADD,
+ * IMAD.MOV (IMAD.X) for the FMA-heavy pipe, to even out the two pipes'
+ * work in a straight-line block (pipelines.sass, validation.sass: both forms
+ * beside each other); here the one the block has used less so far.
+ */
+static int emit_add(struct seq *q, uint64_t deps, bool input)
+{
+	int alu_over_imad = q->before;
+	for (int i = 0; i < q->n; i++)
+		alu_over_imad += (q->code[i].cls == IC_ALU) - (q->code[i].cls == IC_IMAD);
+	return emit(q, alu_over_imad > 0 ? IC_IMAD : IC_ALU, deps, input);
+}
+
 /* A chain of n dependent instructions of one class after deps; returns the last. */
 static int chain(struct seq *q, enum iclass cls, int n, uint64_t deps, bool input)
 {
@@ -164,8 +181,10 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 	case OPC_ADD:
 	case OPC_SUB:
 	case OPC_NEG:
-		/* IADD3, and for 64 bits IADD3.X on its carry */
-		return wide ? chain(q, IC_ALU, 2, d, in) : emit(q, IC_ALU, d, in);
+		/* IADD3 (or IMAD.IADD), and for 64 bits IADD3.X or IMAD.X on its carry */
+		if (!wide)
+			return emit_add(q, d, in);
+		return emit_add(q, dep_bit(emit(q, IC_ALU, d, in)), false); /* the low half's carry-out: IADD3 */
 	case OPC_MUL:
 		if (bconst && is_pow2(bval))
 			return wide ? chain(q, IC_ALU, 2, d, in) : emit(q, IC_IMAD, d, in); /* SHF pair / IMAD.SHL */
@@ -474,7 +493,7 @@ static struct val remat_load(struct lower_ctx *c, const struct node *n, bool wid
 		if (!c->def[n->value] || !build_tree(c->k, c->def[n->value], c->remat_slots, &def))
 			return (struct val){.at = -1, .pc = -1, .input = true};
 		struct val v = lower_node(c, &def, def.root, wide);
-		at = v.pc == c->pc ? v.at : emit(s.q, IC_ALU, 0, false);
+		at = v.pc == c->pc ? v.at : emit(s.q, IC_IMAD, 0, false);
 	}
 	avail_add(s.av, key, 0, c->pc, at);
 	return (struct val){.at = at, .pc = c->pc};
@@ -585,7 +604,7 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	if (v.pc == c->pc)
 		return v.at;
 	if (v.input && root == t.root && !address) /* a variable as it is, where a value is wanted: a move */
-		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
+		return emit(sink_at(c, c->pc).q, IC_IMAD, 0, true);
 	return -1;
 }
 
@@ -921,7 +940,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 	case OP_SET: {
 		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, false);
 		if (at < 0)
-			at = emit(q, IC_ALU, 0, false); /* MOV of an immediate, an invariant or a value computed before */
+			at = emit(q, IC_IMAD, 0, false); /* MOV of an immediate, an invariant or a value computed before */
 		q->code[at].flags |= LI_RESULT;
 		*anchor = (int8_t)at;
 		break;
@@ -1292,9 +1311,11 @@ int lower_kernel(struct kernel *k)
 		if (target[pc]) { /* paths meet here: what one of them computed is not known on the other */
 			c.block.n = 0;
 			c.forms_seen = 0;
+			c.block_balance = 0;
 		}
 		c.pc = pc;
 		c.op.n = 0;
+		c.op.before = c.block_balance;
 		c.op.full = false;
 		c.remat_slots = 0;
 		for (int i = 0; i < c.nloops; i++)
@@ -1307,6 +1328,8 @@ int lower_kernel(struct kernel *k)
 		if (in->op == OP_MMA)
 			mma_places(&c, in);
 		avail_kill(&c.block, writes_of(k, in));
+		for (int i = 0; i < c.op.n; i++)
+			c.block_balance += (c.op.code[i].cls == IC_ALU) - (c.op.code[i].cls == IC_IMAD);
 		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))
 			goto out;
 	}

@@ -17,7 +17,7 @@ const char *const iclass_name[IC_COUNT] = {
 static const struct linst form_acquire_block[] = {
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 0  0550: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
 	{IC_UNI, 0, 2, 0, 0x1u}, /* 1  0560: R2UR UR6, R10 */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_IMAD, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  0580: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  0590: UMOV UR8, 0x400 */
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 5  05a0: LOP3.LUT R12, R0, 0x1, RZ, 0xc0, !PT */
@@ -62,9 +62,9 @@ static const struct linst form_wait_block[] = {
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0ae0: LOP3.LUT R10, R0, 0x2, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0af0: LOP3.LUT R12, R4, 0xff, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 2, 0, 0x1u}, /* 2  0b00: SHF.R.U32.HI R14, RZ, 0x1, R10 */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_IMAD, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0b20: S2R R18, SR_CgaCtaId */
-	{IC_ALU, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
+	{IC_IMAD, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
 	{IC_ALU, 0, 2, 0, 0x30u}, /* 6  0b40: LEA R17, R18, R15, 0x18 */
 	{IC_ALU, 0, 3, 0, 0x4u}, /* 7  0b50: SHF.L.U32 R15, R14, 0x1f, RZ */
 	{IC_IMAD, 0, 4, 0, 0x42u}, /* 8  0b60: IMAD R12, R12, 0x10, R17 */
@@ -291,13 +291,13 @@ static const struct linst form_make_pipeline[] = {
 /* QUIT: traces/h100/forms.sass forms_pipe_block 0x1340-0x1520 */
 static const struct linst form_quit[] = {
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  1340: S2R R3, SR_CgaCtaId */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  1350: MOV R0, 0x400 */
+	{IC_IMAD, 0, 1, 0, 0x0u}, /* 1  1350: MOV R0, 0x400 */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 2  1360: BSSY B0, 0x1530 */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  1370: S2R R7, SR_SWINHI */
 	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 4  1380: S2R R9, SR_LANEID */
 	{IC_ALU, 0, 4, 0, 0x3u}, /* 5  1390: LEA R6, R3, R0, 0x18 */
-	{IC_ALU, 0, 2, 0, 0x20u}, /* 6  13a0: MOV R4, R6 */
-	{IC_ALU, 0, 2, 0, 0x8u}, /* 7  13b0: MOV R5, R7 */
+	{IC_IMAD, 0, 2, 0, 0x20u}, /* 6  13a0: MOV R4, R6 */
+	{IC_IMAD, 0, 2, 0, 0x8u}, /* 7  13b0: MOV R5, R7 */
 	{IC_SHFL, 0, 2, 0, 0x0u}, /* 8  13c0: VOTE.ANY R7, PT, PT */
 	{IC_ALU, 0, 5, 0, 0x40u}, /* 9  13d0: IADD3 R2, P0, R4, 0x20, RZ */
 	{IC_IMAD, 0, 4, 0, 0x280u}, /* 10  13e0: IMAD.X R3, RZ, RZ, R5, P0 */
@@ -343,7 +343,7 @@ static const struct linst form_barrier_arrive[] = {
 
 /* BARRIER_WAIT: traces/h100/forms.sass forms_barrier 0x01e0-0x0370 */
 static const struct linst form_barrier_wait[] = {
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_IMAD, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x0u}, /* 1  01f0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x2u}, /* 2  0200: @P0 BRA 0x380 */
 };
@@ -351,7 +351,7 @@ static const struct linst form_barrier_wait[] = {
 /* BARRIER_ARRIVE_WAIT: traces/h100/forms.sass forms_barrier 0x0390-0x0530 */
 static const struct linst form_barrier_arrive_wait[] = {
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 1, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_IMAD, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x1u}, /* 2  03b0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
 };
@@ -422,7 +422,7 @@ static const struct linst form_compute_load[] = {
 	{IC_UNI, 0, 6, 0, 0x3u}, /* 3  0200: ULEA UR8, UR9, UR8, 0x18 */
 	{IC_ALU, 0, 6, 0, 0xcu}, /* 4  0210: LEA R4, R4, UR8, 0x2 */
 	{IC_LDS, LI_ANCHOR, 2, 1, 0x10u}, /* 5  0220: LDS R4, [R4] */
-	{IC_CONV, LI_RESULT, 1, 0, 0x20u}, /* 6  0230: I2FP.F32.S32 R7, R4 */
+	{IC_IMAD, LI_RESULT, 1, 0, 0x20u}, /* 6  0230: I2FP.F32.S32 R7, R4 */
 };
 
 /* CHAIN_TRIP: traces/h100/with_staging_unified4.sass 0x1140-0x1370 */

@@ -65,3 +65,75 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
 	cr_assert_eq(rows, 54);
 	cr_expect_lt(sum / rows, 0.045, "mean difference %.1f%% over %d rows", 100 * sum / rows, rows);
 }
+
+/*
+ * Which pipes the lowered instructions take, against Nsight Compute's per-pipe counts
+ * (traces/h100/pipes_ncu.csv, sm__inst_executed_pipe_alu and _fma less the float opcodes: the
+ * FMA-heavy pipe's integer work) over the rows whose opcode counts add up to the instructions
+ * executed (exact = 1: no try_wait loop spun differently in ncu's two passes).  The thread-scope
+ * pipeline's rows are where ptxas's IMAD.IADD/IMAD.X/IMAD.MOV and the moves, CS2R and I2FP the
+ * hardware sends to the FMA-heavy pipe add up; the single stage sends those three to the ALU
+ * instead (same encodings: the hardware picks), so there only their sum is checked.
+ */
+Test(counts, the_alu_and_fma_heavy_pipes_take_about_what_ncu_counts)
+{
+	FILE *f = fopen("traces/h100/pipes_ncu.csv", "r");
+	cr_assert(f);
+	static char line[8192];
+	cr_assert(fgets(line, sizeof line, f));
+	int checked = 0;
+	while (fgets(line, sizeof line, f)) {
+		/* kernel,stages,block_size,blocks_per_sm,k,batch_sz,source,divergence,per_group,inst_executed,
+		 * pipe_alu,pipe_fmaheavy,pipe_fma,pipe_adu,pipe_cbu,pipe_lsu,pipe_uniform,pipe_xu,opcode_total,exact,opcodes */
+		char *field[21];
+		int nf = 0;
+		for (char *p = line; nf < 21; p++) {
+			field[nf++] = p;
+			p = strchr(p, ',');
+			if (!p)
+				break;
+			*p = '\0';
+		}
+		cr_assert_eq(nf, 21, "21 columns");
+		const char *kernel = field[0], *opcodes = field[20];
+		int stages = atoi(field[1]), bs = atoi(field[2]), bps = atoi(field[3]), k = atoi(field[4]),
+		    batch_sz = atoi(field[5]), exact = atoi(field[19]);
+		double inst = atof(field[9]), alu = atof(field[10]), fma = atof(field[12]);
+		bool scope = strcmp(kernel, "with_staging_scope_thread") == 0, single = strcmp(kernel, "with_single_stage") == 0;
+		if (!exact || !(scope || single))
+			continue;
+		/* the FMA-heavy pipe's integer work: the fma pipes' count less the float opcodes */
+		for (const char *op = opcodes; op && *op; op = strchr(op, ';') ? strchr(op, ';') + 1 : NULL) {
+			double n = 0;
+			if (!strncmp(op, "FFMA:", 5) || !strncmp(op, "FADD:", 5) || !strncmp(op, "FMUL:", 5) ||
+			    !strncmp(op, "HFMA2:", 6))
+				n = atof(strchr(op, ':') + 1);
+			fma -= n;
+		}
+		char s_stages[32], s_bs[32], s_bps[32], s_k[32], s_batches[32];
+		snprintf(s_stages, sizeof s_stages, "stages=%d", stages);
+		snprintf(s_bs, sizeof s_bs, "block_size=%d", bs);
+		snprintf(s_bps, sizeof s_bps, "blocks=%d", bps);
+		snprintf(s_k, sizeof s_k, "k=%d", k);
+		snprintf(s_batches, sizeof s_batches, "batch_sz=%d", batch_sz);
+		const char *sets[] = {s_bs, s_bps, s_k, s_batches, "machine_set=none", "machine.l2_hit_fraction=0", s_stages};
+		struct sim_report r;
+		struct diag d = {0};
+		cr_assert_eq(run_experiment(kernel, sets, single ? 6 : 7, &r, &d), 0, "%s: %s", kernel, d.msg);
+		double all = (double)r.warp_insts, s_alu = (double)r.pipe_issues[IC_ALU] / all,
+		       s_imad = (double)r.pipe_issues[IC_IMAD] / all;
+		if (scope) {
+			cr_expect(fabs(s_imad - fma / inst) < 0.03, "%s, %d stages, %d threads x %d, k = %d: FMA-heavy %.3f, ncu %.3f",
+				  kernel, stages, bs, bps, k, s_imad, fma / inst);
+			cr_expect(fabs(s_alu - alu / inst) < 0.08, "%s, %d stages, %d threads x %d, k = %d: ALU %.3f, ncu %.3f",
+				  kernel, stages, bs, bps, k, s_alu, alu / inst);
+		}
+		else
+			cr_expect(fabs(s_alu + s_imad - (alu + fma) / inst) < 0.04,
+				  "%s, %d threads x %d, k = %d: ALU + FMA-heavy %.3f, ncu %.3f", kernel, bs, bps, k, s_alu + s_imad,
+				  (alu + fma) / inst);
+		checked++;
+	}
+	fclose(f);
+	cr_assert_eq(checked, 4, "three thread-scope rows and a single-stage one");
+}

@@ -765,6 +765,34 @@ static uint64_t insts_of(const char *fmt, const char *variant, const struct mach
 	return r.warp_insts;
 }
 
+/*
+ * ptxas writes an integer add as IADD3 for the ALU pipe or IMAD.IADD for the FMA-heavy one, to
+ * spread a straight-line block's work over both (validation.sass, with_staging_scope_thread<2>
+ * 0x04f0-0x0830: IADD3, IADD3.X beside IMAD.IADD, IMAD.X, IMAD.MOV); a move, CS2R and I2FP issue
+ * to the FMA-heavy pipe (pipes_ncu.csv: ncu's pipe counts of that kernel add up only so).
+ */
+Test(issue, adds_spread_over_the_alu_and_fma_heavy_pipes_and_moves_take_the_fma_heavy_one)
+{
+	struct machine m = plain();
+	run_text("\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+		 "{\"op\": \"let\", \"var\": \"a\", \"type\": \"int\", \"value\": \"x + 1\"},"
+		 "{\"op\": \"let\", \"var\": \"b\", \"type\": \"int\", \"value\": \"x + 2\"},"
+		 "{\"op\": \"let\", \"var\": \"c\", \"type\": \"int\", \"value\": \"x + 3\"},"
+		 "{\"op\": \"let\", \"var\": \"e\", \"type\": \"int\", \"value\": \"x + 4\"}]",
+		 32, 1, &m);
+	/* x's move (FMA-heavy), then the adds: ALU, ALU, IMAD.IADD, ALU, each to the pipe the block has used less */
+	cr_assert_eq(r.pipe_issues[IC_ALU], 3, "three adds on the ALU: %llu", (unsigned long long)r.pipe_issues[IC_ALU]);
+	cr_assert_eq(r.pipe_issues[IC_IMAD], 2, "the move and an IMAD.IADD: %llu", (unsigned long long)r.pipe_issues[IC_IMAD]);
+	/* y = x: a register move, as x's own from tid's register */
+	run_text("\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
+		 "{\"op\": \"let\", \"var\": \"y\", \"type\": \"int\", \"value\": \"x\"}]",
+		 32, 1, &m);
+	cr_assert_eq(r.pipe_issues[IC_IMAD], 2, "x's and y's moves: %llu", (unsigned long long)r.pipe_issues[IC_IMAD]);
+	cr_assert_eq(r.pipe_issues[IC_ALU], 0);
+	const struct lform *f = &lform_table[LF_COMPUTE_LOAD];
+	cr_assert_eq(f->code[f->n - 1].cls, IC_IMAD, "compute's I2FP.F32.S32 takes the FMA-heavy pipe, not the conversion unit");
+}
+
 Test(issue, an_int_helper_computes_in_32_bits)
 {
 	struct machine m = plain();

@@ -24,10 +24,12 @@ CLASS_RULES = [
     (r"^(HMMA|IMMA|HGMMA|WGMMA)", "MMA"),
     (r"^IMAD", "IMAD"),
     (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
-    (r"^(I2F|I2FP|F2I|F2F|MUFU|POPC|FLO|BREV|F2FP)", "CONV"),
+    # MOV, CS2R and I2FP issue to the FMA-heavy pipe, as IMAD does (pipes_ncu.csv: Nsight Compute's
+    # per-pipe counts of with_staging_scope_thread<2> add up only so)
+    (r"^(I2FP|MOV|CS2R)", "IMAD"),
+    (r"^(I2F|F2I|F2F|MUFU|POPC|FLO|BREV|F2FP)", "CONV"),
     (r"^S2UR", "S2R"),  # a special register into the uniform datapath: the S2R path and latency (pcsamp_latency.csv)
     (r"^S2R", "S2R"),
-    (r"^CS2R", "ALU"),  # fixed latency (no scoreboard in its control bits), unlike S2R
     (r"^(UBLKCP|UTMALDG|UTMASTG)", "LDGSTS"),  # bulk async copy: issued like cp.async
     (r"^UTMACMDFLUSH", "LDGDEPBAR"),  # cp.async.bulk.commit_group: closes the bulk group as LDGDEPBAR does cp.async's
     (r"^(LDC|R2UR|VOTEU|ELECT|U)", "UNI"),
