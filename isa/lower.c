@@ -136,10 +136,11 @@ static int emit(struct seq *q, enum iclass cls, uint64_t deps, bool input)
 
 /*
  * A 32-bit add, subtraction or negation, or the carry half of a 64-bit one:
- * ptxas writes it as IADD3 (IADD3.X) for the ALU pipe or as IMAD.IADD,
- * IMAD.MOV (IMAD.X) for the FMA-heavy pipe, to even out the two pipes'
- * work in a straight-line block (pipelines.sass, validation.sass: both forms
- * beside each other); here the one the block has used less so far.
+ * ptxas writes it as IADD3 (IADD3.X) for the ALU pipe or as VIADD, IMAD.IADD,
+ * IMAD.MOV (IMAD.X) for the FMA-heavy pipe, to even out the two pipes' work
+ * in a straight-line block (validation.sass: both beside each other;
+ * pipe_dual.sass: x + y beside an xor becomes VIADD); here the one the block
+ * has used less so far.
  */
 static int emit_add(struct seq *q, uint64_t deps, bool input)
 {
@@ -493,7 +494,7 @@ static struct val remat_load(struct lower_ctx *c, const struct node *n, bool wid
 		if (!c->def[n->value] || !build_tree(c->k, c->def[n->value], c->remat_slots, &def))
 			return (struct val){.at = -1, .pc = -1, .input = true};
 		struct val v = lower_node(c, &def, def.root, wide);
-		at = v.pc == c->pc ? v.at : emit(s.q, IC_IMAD, 0, false);
+		at = v.pc == c->pc ? v.at : emit(s.q, IC_ALU, 0, false);
 	}
 	avail_add(s.av, key, 0, c->pc, at);
 	return (struct val){.at = at, .pc = c->pc};
@@ -604,7 +605,7 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	if (v.pc == c->pc)
 		return v.at;
 	if (v.input && root == t.root && !address) /* a variable as it is, where a value is wanted: a move */
-		return emit(sink_at(c, c->pc).q, IC_IMAD, 0, true);
+		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
 	return -1;
 }
 
@@ -940,7 +941,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 	case OP_SET: {
 		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, false);
 		if (at < 0)
-			at = emit(q, IC_IMAD, 0, false); /* MOV of an immediate, an invariant or a value computed before */
+			at = emit(q, IC_ALU, 0, false); /* MOV of an immediate, an invariant or a value computed before */
 		q->code[at].flags |= LI_RESULT;
 		*anchor = (int8_t)at;
 		break;

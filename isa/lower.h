@@ -20,8 +20,8 @@
  * (iclass_<name>_interval, iclass_<name>_latency).
  */
 #define ICLASS_LIST(X)                                                                                 \
-	X(ALU, "alu", "32-bit integer and logic: IADD3, LOP3, ISETP, SEL, SHF, LEA, IMNMX, PLOP3, P2R, R2P, FSEL") \
-	X(IMAD, "imad", "the FMA-heavy pipe's integer work: IMAD, IMAD.WIDE, IMAD.HI, IMAD.SHL, IMAD.MOV, IMAD.X; MOV, CS2R, I2FP") \
+	X(ALU, "alu", "32-bit integer and logic: IADD3, LOP3, ISETP, SEL, MOV, SHF, LEA, IMNMX, PLOP3, P2R, R2P, FSEL, PRMT, CS2R, I2FP") \
+	X(IMAD, "imad", "the FMA-heavy pipe's integer work: IMAD, IMAD.WIDE, IMAD.HI, IMAD.SHL, IMAD.MOV, IMAD.X, VIADD") \
 	X(FMA, "fma", "FP32 FFMA, FADD, FMUL, FSETP")                                                 \
 	X(CONV, "conv", "conversions and special functions: I2F, F2I, F2F, MUFU, POPC, FLO, BREV")       \
 	X(UNI, "uniform", "uniform datapath: ULDC, UIADD3, UIMAD, UMOV, ULOP3, USHF, UISETP, R2UR, S2UR, LDC") \

@@ -17,7 +17,7 @@ const char *const iclass_name[IC_COUNT] = {
 static const struct linst form_acquire_block[] = {
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 0  0550: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
 	{IC_UNI, 0, 2, 0, 0x1u}, /* 1  0560: R2UR UR6, R10 */
-	{IC_IMAD, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  0580: S2UR UR9, SR_CgaCtaId */
 	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  0590: UMOV UR8, 0x400 */
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 5  05a0: LOP3.LUT R12, R0, 0x1, RZ, 0xc0, !PT */
@@ -36,7 +36,7 @@ static const struct linst form_commit_block[] = {
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 1  0920: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR8], RZ */
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 2  0930: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR8] */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 3  0940: NOP */
-	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 4  0950: VIADD R2, R2, 0x1 */
+	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 4  0950: VIADD R2, R2, 0x1 */
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 5  0960: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR8], RZ */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 6  0970: LOP3.LUT P1, RZ, R0.reuse, 0x1, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 7  0980: LOP3.LUT R11, R0, 0xfffe, RZ, 0xc0, !PT */
@@ -62,9 +62,9 @@ static const struct linst form_wait_block[] = {
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0ae0: LOP3.LUT R10, R0, 0x2, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0af0: LOP3.LUT R12, R4, 0xff, RZ, 0xc0, !PT */
 	{IC_ALU, 0, 2, 0, 0x1u}, /* 2  0b00: SHF.R.U32.HI R14, RZ, 0x1, R10 */
-	{IC_IMAD, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0b20: S2R R18, SR_CgaCtaId */
-	{IC_IMAD, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
+	{IC_ALU, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
 	{IC_ALU, 0, 2, 0, 0x30u}, /* 6  0b40: LEA R17, R18, R15, 0x18 */
 	{IC_ALU, 0, 3, 0, 0x4u}, /* 7  0b50: SHF.L.U32 R15, R14, 0x1f, RZ */
 	{IC_IMAD, 0, 4, 0, 0x42u}, /* 8  0b60: IMAD R12, R12, 0x10, R17 */
@@ -96,7 +96,7 @@ static const struct linst form_wait_thread[] = {
 
 /* RELEASE_BLOCK: traces/h100/forms.sass forms_pipe_block 0x1220-0x12b0 */
 static const struct linst form_release_block[] = {
-	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 0  1220: VIADD R4, R4, 0x1 */
+	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 0  1220: VIADD R4, R4, 0x1 */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 1  1230: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R12+URZ+0x8], RZ */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 2  1240: LOP3.LUT P1, RZ, R0.reuse, 0x2, RZ, 0xc0, !PT */
 	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 3  1250: LOP3.LUT R11, R0, 0xfffd, RZ, 0xc0, !PT */
@@ -170,7 +170,7 @@ static const struct linst form_copy_group[] = {
 	{IC_IMAD, 0, 3, 0, 0x480u}, /* 12  0860: IMAD.IADD R13, R17, 0x1, R12 */
 	{IC_ALU, 0, 2, 0, 0x980u}, /* 13  0870: LEA.HI.X.SX32 R11, R12.reuse, R19, 0x1, P0 */
 	{IC_ALU, 0, 1, 0, 0x80u}, /* 14  0880: ISETP.GE.AND P0, PT, R12.reuse, RZ, PT */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x80u}, /* 15  0890: VIADD R12, R12, UR12 */
+	{IC_IMAD, LI_EXTERN, 2, 0, 0x80u}, /* 15  0890: VIADD R12, R12, UR12 */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 16  08a0: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 17  08b0: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 18  08c0: @!PT LDS RZ, [RZ] */
@@ -189,10 +189,10 @@ static const struct linst form_copy_barrier[] = {
 	{IC_ALU, LI_EXTERN, 4, 0, 0x8u}, /* 5  0460: LEA R15, P1, R2, UR10, 0x2 */
 	{IC_ALU, LI_EXTERN, 9, 0, 0x28u}, /* 6  0470: LEA.HI.X R17, R2, UR11, R11, 0x2, P1 */
 	{IC_ALU, 0, 1, 0, 0x30u}, /* 7  0480: IADD3 R8, P1, R10.reuse, R15, RZ */
-	{IC_ALU, LI_EXTERN, 3, 0, 0x10u}, /* 8  0490: VIADD R13, R10, UR8 */
+	{IC_IMAD, LI_EXTERN, 3, 0, 0x10u}, /* 8  0490: VIADD R13, R10, UR8 */
 	{IC_ALU, 0, 2, 0, 0xd0u}, /* 9  04a0: LEA.HI.X.SX32 R9, R10.reuse, R17, 0x1, P1 */
 	{IC_ALU, 0, 1, 0, 0x10u}, /* 10  04b0: ISETP.GE.AND P1, PT, R10.reuse, RZ, PT */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x10u}, /* 11  04c0: VIADD R10, R10, UR6 */
+	{IC_IMAD, LI_EXTERN, 2, 0, 0x10u}, /* 11  04c0: VIADD R10, R10, UR6 */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 12  04d0: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 13  04e0: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 14  04f0: @!PT LDS RZ, [RZ] */
@@ -291,13 +291,13 @@ static const struct linst form_make_pipeline[] = {
 /* QUIT: traces/h100/forms.sass forms_pipe_block 0x1340-0x1520 */
 static const struct linst form_quit[] = {
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 0  1340: S2R R3, SR_CgaCtaId */
-	{IC_IMAD, 0, 1, 0, 0x0u}, /* 1  1350: MOV R0, 0x400 */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  1350: MOV R0, 0x400 */
 	{IC_BRA, 0, 1, 0, 0x0u}, /* 2  1360: BSSY B0, 0x1530 */
 	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  1370: S2R R7, SR_SWINHI */
 	{IC_S2R, LI_SREG_THREAD, 1, 1, 0x0u}, /* 4  1380: S2R R9, SR_LANEID */
 	{IC_ALU, 0, 4, 0, 0x3u}, /* 5  1390: LEA R6, R3, R0, 0x18 */
-	{IC_IMAD, 0, 2, 0, 0x20u}, /* 6  13a0: MOV R4, R6 */
-	{IC_IMAD, 0, 2, 0, 0x8u}, /* 7  13b0: MOV R5, R7 */
+	{IC_ALU, 0, 2, 0, 0x20u}, /* 6  13a0: MOV R4, R6 */
+	{IC_ALU, 0, 2, 0, 0x8u}, /* 7  13b0: MOV R5, R7 */
 	{IC_SHFL, 0, 2, 0, 0x0u}, /* 8  13c0: VOTE.ANY R7, PT, PT */
 	{IC_ALU, 0, 5, 0, 0x40u}, /* 9  13d0: IADD3 R2, P0, R4, 0x20, RZ */
 	{IC_IMAD, 0, 4, 0, 0x280u}, /* 10  13e0: IMAD.X R3, RZ, RZ, R5, P0 */
@@ -343,7 +343,7 @@ static const struct linst form_barrier_arrive[] = {
 
 /* BARRIER_WAIT: traces/h100/forms.sass forms_barrier 0x01e0-0x0370 */
 static const struct linst form_barrier_wait[] = {
-	{IC_IMAD, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 0  01e0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x0u}, /* 1  01f0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x2u}, /* 2  0200: @P0 BRA 0x380 */
 };
@@ -351,7 +351,7 @@ static const struct linst form_barrier_wait[] = {
 /* BARRIER_ARRIVE_WAIT: traces/h100/forms.sass forms_barrier 0x0390-0x0530 */
 static const struct linst form_barrier_arrive_wait[] = {
 	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 1, 0x0u}, /* 0  0390: SYNCS.ARRIVE.TRANS64.A1T0 R10, [UR4], RZ */
-	{IC_IMAD, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 1  03a0: CS2R R4, SR_GLOBALTIMERLO */
 	{IC_SYNCS, LI_ANCHOR|LI_EXTERN, 2, 1, 0x1u}, /* 2  03b0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R11 */
 	{IC_BRA, LI_TAKEN, 5, 0, 0x4u}, /* 3  03c0: @P0 BRA 0x540 */
 };
@@ -422,14 +422,14 @@ static const struct linst form_compute_load[] = {
 	{IC_UNI, 0, 6, 0, 0x3u}, /* 3  0200: ULEA UR8, UR9, UR8, 0x18 */
 	{IC_ALU, 0, 6, 0, 0xcu}, /* 4  0210: LEA R4, R4, UR8, 0x2 */
 	{IC_LDS, LI_ANCHOR, 2, 1, 0x10u}, /* 5  0220: LDS R4, [R4] */
-	{IC_IMAD, LI_RESULT, 1, 0, 0x20u}, /* 6  0230: I2FP.F32.S32 R7, R4 */
+	{IC_ALU, LI_RESULT, 1, 0, 0x20u}, /* 6  0230: I2FP.F32.S32 R7, R4 */
 };
 
 /* CHAIN_TRIP: traces/h100/with_staging_unified4.sass 0x1140-0x1370 */
 /*   the loop body has 32 FFMAs (left out: issued by the core as the chain) */
 static const struct linst form_chain_trip[] = {
 	{IC_IMAD, 0, 2, 0, 0x0u}, /* 0  1140: IMAD.MOV.U32 R4, RZ, RZ, 0x3f800008 */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  1150: VIADD R0, R0, 0xfffffffc */
+	{IC_IMAD, LI_EXTERN, 2, 0, 0x0u}, /* 1  1150: VIADD R0, R0, 0xfffffffc */
 	{IC_ALU, 0, 1, 0, 0x2u}, /* 2  1170: ISETP.NE.AND P0, PT, R0, RZ, PT */
 	{IC_BRA, LI_ANCHOR, 6, 0, 0x4u}, /* 3  1370: @P0 BRA 0x1140 */
 };
@@ -437,7 +437,7 @@ static const struct linst form_chain_trip[] = {
 /* COMPUTE_ENTER: traces/h100/with_staging_unified4.sass 0x10d0-0x1130 */
 static const struct linst form_compute_enter[] = {
 	{IC_BRA, LI_EXTERN, 6, 0, 0x0u}, /* 0  10d0: @!P0 BRA 0x1490 */
-	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 1  10e0: VIADD R4, R4, 0xffffffff */
+	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 1  10e0: VIADD R4, R4, 0xffffffff */
 	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 2  10f0: ISETP.NE.AND P1, PT, R14, RZ, PT */
 	{IC_ALU, 0, 13, 0, 0x2u}, /* 3  1100: ISETP.GE.U32.AND P0, PT, R4, 0x18, PT */
 	{IC_BRA, 0, 5, 0, 0x8u}, /* 4  1110: @!P0 BRA 0x1390 */

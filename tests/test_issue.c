@@ -610,7 +610,8 @@ Test(issue, a_forms_instruction_holds_the_warp_for_its_stall_count)
 	m.chain_unroll = 32;
 	m.chain_trip_cycles = 0;
 	m.branch_redirect = 0;
-	m.iclass_conv_latency = 1;
+	/* below the forms' schedules: compute.load's I2FP (alu), whose result the chain and the store read, and enter's VIADD (imad) */
+	m.iclass_alu_latency = m.iclass_imad_latency = 1;
 	m.iclass_alu_interval = m.iclass_imad_interval = m.iclass_branch_interval = m.iclass_uniform_interval = 1;
 	const char *fmt = "\"shared\": {\"s\": {\"elems\": 32}}, \"global\": {\"o\": {\"elems\": 32}}, \"body\": ["
 			  "{\"op\": \"compute\", \"out\": \"o[0]\", \"in\": \"s[0]\", \"k\": %d}]";
@@ -766,12 +767,13 @@ static uint64_t insts_of(const char *fmt, const char *variant, const struct mach
 }
 
 /*
- * ptxas writes an integer add as IADD3 for the ALU pipe or IMAD.IADD for the FMA-heavy one, to
- * spread a straight-line block's work over both (validation.sass, with_staging_scope_thread<2>
- * 0x04f0-0x0830: IADD3, IADD3.X beside IMAD.IADD, IMAD.X, IMAD.MOV); a move, CS2R and I2FP issue
- * to the FMA-heavy pipe (pipes_ncu.csv: ncu's pipe counts of that kernel add up only so).
+ * ptxas writes an integer add as IADD3 for the ALU pipe or as VIADD or IMAD.IADD for the FMA-heavy
+ * one, to spread a straight-line block's work over both (validation.sass, with_staging_scope_thread<2>
+ * 0x04f0-0x0830: IADD3, IADD3.X beside IMAD.IADD, IMAD.X, VIADD; pipe_dual.sass: x + y beside an
+ * xor becomes VIADD); a move stays on the ALU, and so does I2FP (pipe_dual.csv: I2FP beside LOP3
+ * issues at the ALU's rate; pipes_ncu.csv's exact rows add up only so), not the XU's conversions.
  */
-Test(issue, adds_spread_over_the_alu_and_fma_heavy_pipes_and_moves_take_the_fma_heavy_one)
+Test(issue, adds_spread_over_the_alu_and_fma_heavy_pipes_and_moves_stay_on_the_alu)
 {
 	struct machine m = plain();
 	run_text("\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
@@ -780,17 +782,17 @@ Test(issue, adds_spread_over_the_alu_and_fma_heavy_pipes_and_moves_take_the_fma_
 		 "{\"op\": \"let\", \"var\": \"c\", \"type\": \"int\", \"value\": \"x + 3\"},"
 		 "{\"op\": \"let\", \"var\": \"e\", \"type\": \"int\", \"value\": \"x + 4\"}]",
 		 32, 1, &m);
-	/* x's move (FMA-heavy), then the adds: ALU, ALU, IMAD.IADD, ALU, each to the pipe the block has used less */
-	cr_assert_eq(r.pipe_issues[IC_ALU], 3, "three adds on the ALU: %llu", (unsigned long long)r.pipe_issues[IC_ALU]);
-	cr_assert_eq(r.pipe_issues[IC_IMAD], 2, "the move and an IMAD.IADD: %llu", (unsigned long long)r.pipe_issues[IC_IMAD]);
+	/* x's move (ALU), then the adds each to the pipe the block has used less: VIADD, IADD3, VIADD, IADD3 */
+	cr_assert_eq(r.pipe_issues[IC_ALU], 3, "the move and two adds on the ALU: %llu", (unsigned long long)r.pipe_issues[IC_ALU]);
+	cr_assert_eq(r.pipe_issues[IC_IMAD], 2, "two adds as VIADD: %llu", (unsigned long long)r.pipe_issues[IC_IMAD]);
 	/* y = x: a register move, as x's own from tid's register */
 	run_text("\"body\": [{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"tid\"},"
 		 "{\"op\": \"let\", \"var\": \"y\", \"type\": \"int\", \"value\": \"x\"}]",
 		 32, 1, &m);
-	cr_assert_eq(r.pipe_issues[IC_IMAD], 2, "x's and y's moves: %llu", (unsigned long long)r.pipe_issues[IC_IMAD]);
-	cr_assert_eq(r.pipe_issues[IC_ALU], 0);
+	cr_assert_eq(r.pipe_issues[IC_ALU], 2, "x's and y's moves: %llu", (unsigned long long)r.pipe_issues[IC_ALU]);
+	cr_assert_eq(r.pipe_issues[IC_IMAD], 0);
 	const struct lform *f = &lform_table[LF_COMPUTE_LOAD];
-	cr_assert_eq(f->code[f->n - 1].cls, IC_IMAD, "compute's I2FP.F32.S32 takes the FMA-heavy pipe, not the conversion unit");
+	cr_assert_eq(f->code[f->n - 1].cls, IC_ALU, "compute's I2FP.F32.S32 takes the ALU pipe, not the conversion unit");
 }
 
 Test(issue, an_int_helper_computes_in_32_bits)

@@ -24,9 +24,10 @@ CLASS_RULES = [
     (r"^(HMMA|IMMA|HGMMA|WGMMA)", "MMA"),
     (r"^IMAD", "IMAD"),
     (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
-    # MOV, CS2R and I2FP issue to the FMA-heavy pipe, as IMAD does (pipes_ncu.csv: Nsight Compute's
-    # per-pipe counts of with_staging_scope_thread<2> add up only so)
-    (r"^(I2FP|MOV|CS2R)", "IMAD"),
+    # VIADD issues to the FMA-heavy pipe, as IMAD does; I2FP, MOV, CS2R to the ALU (pipe_dual.csv, and
+    # pipes_ncu.csv's rows whose opcode counts add up exactly: ncu's pipe counts match only so)
+    (r"^VIADD", "IMAD"),
+    (r"^(I2FP|MOV|CS2R)", "ALU"),
     (r"^(I2F|F2I|F2F|MUFU|POPC|FLO|BREV|F2FP)", "CONV"),
     (r"^S2UR", "S2R"),  # a special register into the uniform datapath: the S2R path and latency (pcsamp_latency.csv)
     (r"^S2R", "S2R"),
@@ -44,7 +45,7 @@ CLASS_RULES = [
     (r"^STS", "STS"),
     (r"^(LDG|LDL|LD|ATOMG|ATOM)", "LDG"),
     (r"^(STG|STL|ST|RED)", "STG"),
-    (r"^(IADD3|IADD|VIADD|LOP3|LOP|ISETP|SEL|MOV|SHF|SHL|SHR|LEA|IMNMX|VIMNMX|PLOP3|P2R|R2P|FSEL|PRMT|IABS|BMSK|SGXT)", "ALU"),
+    (r"^(IADD3|IADD|LOP3|LOP|ISETP|SEL|SHF|SHL|SHR|LEA|IMNMX|VIMNMX|PLOP3|P2R|R2P|FSEL|PRMT|IABS|BMSK|SGXT)", "ALU"),
 ]
 ICLASS_ORDER = ["ALU", "IMAD", "FMA", "CONV", "UNI", "S2R", "BRA", "LDS", "STS", "LDG", "STG", "LDGSTS",
                 "DEPBAR", "LDGDEPBAR", "SYNCS", "BAR", "SHFL", "MMA"]
