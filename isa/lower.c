@@ -182,7 +182,7 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 	case OPC_ADD:
 	case OPC_SUB:
 	case OPC_NEG:
-		/* IADD3 (or IMAD.IADD), and for 64 bits IADD3.X or IMAD.X on its carry */
+		/* IADD3 or VIADD, and for 64 bits IADD3.X or IMAD.X on its carry */
 		if (!wide)
 			return emit_add(q, d, in);
 		return emit_add(q, dep_bit(emit(q, IC_ALU, d, in)), false); /* the low half's carry-out: IADD3 */

@@ -130,11 +130,11 @@ Test(counts, the_alu_and_fma_heavy_pipes_take_about_what_ncu_counts)
 				  kernel, stages, bs, bps, k, s_imad, fma / inst);
 			cr_expect(fabs(s_alu - alu / inst) < 0.09, "%s, %d stages, %d threads x %d, k = %d: ALU %.3f, ncu %.3f",
 				  kernel, stages, bs, bps, k, s_alu, alu / inst);
-		}
-		else
+		} else {
 			cr_expect(fabs(s_alu + s_imad - (alu + fma) / inst) < 0.04,
 				  "%s, %d threads x %d, k = %d: ALU + FMA-heavy %.3f, ncu %.3f", kernel, bs, bps, k, s_alu + s_imad,
 				  (alu + fma) / inst);
+		}
 		checked++;
 	}
 	fclose(f);
