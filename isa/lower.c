@@ -881,13 +881,13 @@ static void remainder_overhead(struct seq *q, const struct kernel *k, const stru
 			w++;
 	}
 	bool wide = wide_expr(k, test);
-	/* the trips left per bound: IADD3, and its high word's IADD3.X on the carry */
+	/* the trips left per bound: IADD3, and its high word's IADD3.X or IMAD.X on the carry */
 	uint64_t lows = 0, highs = 0;
 	for (int i = 0; i < bounds; i++) {
 		int lo = emit(q, IC_ALU, 0, true);
 		lows |= dep_bit(lo);
 		if (wide)
-			highs |= dep_bit(emit(q, IC_ALU, dep_bit(lo), true));
+			highs |= dep_bit(emit_add(q, dep_bit(lo), true));
 		if (i == 0)
 			emit(q, IC_BRA, 0, false); /* BSSY, where ptxas puts it */
 	}
@@ -902,7 +902,7 @@ static void remainder_overhead(struct seq *q, const struct kernel *k, const stru
 			emit(q, IC_ALU, dep_bit(cmp), false);
 	}
 	/* the remainder, -trips & 3 (IMAD.MOV, LOP3), its test (ISETP, .EX for 64 bits) and branch */
-	int at = emit(q, IC_ALU, trips, false);
+	int at = emit(q, IC_IMAD, trips, false);
 	at = emit(q, IC_ALU, dep_bit(at), false);
 	at = chain(q, IC_ALU, wide ? 2 : 1, dep_bit(at), false);
 	emit(q, IC_BRA, dep_bit(at), false);

@@ -74,7 +74,7 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
  * ALU runs ISETP, IADD3, LOP3, LEA, SHF, SEL, PLOP3, PRMT, MOV, CS2R and I2FP and the FMA-heavy
  * pipe IMAD and VIADD, to the instruction (pipe_dual.csv settles the pairs that ncu's counts
  * alone could not tell apart).  The lowering's FMA-heavy share of the thread-scope pipeline
- * (ptxas's VIADD, IMAD.IADD and IMAD.X among its adds) is checked close; its ALU share is 0.08
+ * (ptxas's VIADD, IMAD.IADD and IMAD.X among its adds) is checked close; its ALU share is 0.05
  * high (the forms' compares and branches are not the examples' kernel's: README, what is still
  * off), so is bounded loosely; the single stage's sum.
  */
@@ -128,7 +128,7 @@ Test(counts, the_alu_and_fma_heavy_pipes_take_about_what_ncu_counts)
 		if (scope) {
 			cr_expect(fabs(s_imad - fma / inst) < 0.03, "%s, %d stages, %d threads x %d, k = %d: FMA-heavy %.3f, ncu %.3f",
 				  kernel, stages, bs, bps, k, s_imad, fma / inst);
-			cr_expect(fabs(s_alu - alu / inst) < 0.09, "%s, %d stages, %d threads x %d, k = %d: ALU %.3f, ncu %.3f",
+			cr_expect(fabs(s_alu - alu / inst) < 0.07, "%s, %d stages, %d threads x %d, k = %d: ALU %.3f, ncu %.3f",
 				  kernel, stages, bs, bps, k, s_alu, alu / inst);
 		} else {
 			cr_expect(fabs(s_alu + s_imad - (alu + fma) / inst) < 0.04,
