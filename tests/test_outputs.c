@@ -825,3 +825,68 @@ Test(outputs, run_svg_title_block)
 	remove(svg);
 	free(svg);
 }
+
+/* The op that carries an "at" path, from run --ops --json's "ops" array. */
+static const cJSON *op_at(const cJSON *ops, const char *at)
+{
+	const cJSON *o;
+	cJSON_ArrayForEach(o, ops)
+	{
+		const cJSON *where = cJSON_GetObjectItemCaseSensitive(o, "at");
+		if (cJSON_IsString(where) && !strcmp(where->valuestring, at))
+			return o;
+	}
+	return NULL;
+}
+
+static double op_class(const cJSON *op, const char *cls)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op, "classes"), cls);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+Test(outputs, ops_count_each_statements_issues_and_add_up_to_the_run)
+{
+	char *out, cmd[512];
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_single_stage.json --set k=32 --ops --json --no-timing",
+		 SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cJSON *o = cJSON_Parse(out);
+	cr_assert(o);
+	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(o, "ops");
+	cr_assert(cJSON_IsArray(ops));
+	double sum = 0;
+	const cJSON *op;
+	cJSON_ArrayForEach(op, ops) sum += cJSON_GetObjectItemCaseSensitive(op, "warp_instructions")->valuedouble;
+	double all = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "sim"), "warp_instructions")
+			     ->valuedouble;
+	cr_assert_float_eq(sum, all, 0.5, "the ops' counts are every warp-instruction of the run: %f of %f", sum, all);
+	/* one block of 256 threads, 64 batches: compute's chain is k FMAs a batch in each of the 8 warps */
+	const cJSON *compute = op_at(ops, "$.body[1].body[5]");
+	cr_assert(compute, "kernels/with_single_stage.json's compute");
+	cr_assert_float_eq(op_class(compute, "fma"), 8.0 * 64 * 32, 0.5);
+	/* block_batch(batch), an IMAD and the widening of its int, once a batch in each warp (check --lowered) */
+	const cJSON *let = op_at(ops, "$.body[1].body[0]");
+	cr_assert(let);
+	cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(let, "warp_instructions")->valuedouble, 8.0 * 64 * 2, 0.5);
+	cr_assert_float_eq(op_class(let, "imad"), 8.0 * 64, 0.5);
+	cJSON_Delete(o);
+	free(out);
+
+	/* without --ops the report has no "ops" (and costs the run nothing) */
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_single_stage.json --json --no-timing", SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	o = cJSON_Parse(out);
+	cr_assert(o && !cJSON_GetObjectItemCaseSensitive(o, "ops"));
+	cJSON_Delete(o);
+	free(out);
+
+	/* the text table: a row per op that issued, its line in the kernel file */
+	snprintf(cmd, sizeof cmd, "%s run configs/experiments/with_single_stage.json --set k=32 --ops --no-timing",
+		 SMSIM_BIN);
+	cr_assert_eq(sh(cmd, &out), 0);
+	cr_assert(strstr(out, "warp-instructions by op"));
+	cr_assert(strstr(out, "compute"));
+	cr_assert(strstr(out, "fma 2048.00"), "compute's FMAs per warp: 64 batches x 32\n%s", out);
+	free(out);
+}

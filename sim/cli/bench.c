@@ -90,7 +90,7 @@ static struct sample measure_run(const char *configs, const char *experiment, co
 		struct diag d;
 		struct sample s = {0};
 		double t0 = now_s();
-		s.status = runner_run(file, st, n, trace_dir != NULL, e, r, &d);
+		s.status = runner_run(file, st, n, trace_dir ? RUNNER_TRACE : 0, e, r, &d);
 		char path[1200] = "";
 		if (trace_dir && !s.status && r->trace) {
 			snprintf(path, sizeof path, "%.1000s/trace-%d.json", trace_dir, (int)getpid());

@@ -53,6 +53,10 @@ const struct cli_command cli_commands[] = {
 			OPT_SET,
 			{"--json", NULL, "Print the report as JSON (its keys are listed in the README).", NULL},
 			OPT_NO_TIMING,
+			{"--ops", NULL,
+			 "Also count each op's warp-instructions by class and list them (JSON: \"ops\"): what each "
+			 "statement issued, to set beside the SASS of its line and ncu's per-line counts.",
+			 NULL},
 			{"--trace", "FILE",
 			 "Write the timeline as a Chrome trace-event file, for Perfetto or chrome://tracing (layout: "
 			 "traces/README.md).",

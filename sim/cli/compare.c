@@ -369,7 +369,7 @@ int cmd_compare(int argc, char **argv, const char *self)
 			all[n++] = (struct setting){specs[i].store[k][0], specs[i].store[k][1]};
 		for (int k = 0; k < ncommon; k++)
 			all[n++] = common[k];
-		res[i].status = runner_run(specs[i].file, all, n, svg != NULL, &res[i].e, &res[i].r, &d);
+		res[i].status = runner_run(specs[i].file, all, n, svg ? RUNNER_TRACE : 0, &res[i].e, &res[i].r, &d);
 		/* a limit hit while running still has a partial report (its warps ran); one hit before is an error */
 		bool ran = res[i].status == 4 && res[i].r.warps && res[i].r.cycles;
 		if (res[i].status == 2 || (res[i].status == 4 && !ran)) {

@@ -12,13 +12,14 @@
 #include "outfile.h"
 #include "report.h"
 #include "runner.h"
+#include "opcounts.h"
 #include "svg.h"
 
 #define MAX_SETS 256
 
 struct run_args {
 	const char *file, *trace_file, *svg_file;
-	bool json, timing;
+	bool json, timing, ops;
 	struct setting sets[MAX_SETS];
 	int nsets;
 	struct svg_view view;
@@ -52,6 +53,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->json = true;
 		} else if (strcmp(argv[i], "--no-timing") == 0) {
 			a->timing = false;
+		} else if (strcmp(argv[i], "--ops") == 0) {
+			a->ops = true;
 		} else if ((got = cli_value(argc, argv, &i, "run", "--trace", &a->trace_file)) ||
 			   (got = cli_value(argc, argv, &i, "run", "--svg", &a->svg_file))) {
 			if (got < 0)
@@ -139,7 +142,8 @@ int cmd_run(int argc, char **argv, const char *self)
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *r = calloc(1, sizeof *r);
 	struct diag d = {0};
-	rc = e && r ? runner_run(a->file, a->sets, a->nsets, a->trace_file || a->svg_file, e, r, &d)
+	rc = e && r ? runner_run(a->file, a->sets, a->nsets,
+				 (a->trace_file || a->svg_file ? RUNNER_TRACE : 0) | (a->ops ? RUNNER_OP_COUNTS : 0), e, r, &d)
 		    : diag_set(&d, DIAG_LIMIT, "out of memory");
 	/* A deadlock, or a limit hit while running (warps were set up), still reports what ran: partial. */
 	if (rc && rc != DIAG_DEADLOCK && !(rc == DIAG_LIMIT && r && r->warps && r->cycles)) {
@@ -148,6 +152,11 @@ int cmd_run(int argc, char **argv, const char *self)
 	}
 	if (a->json) {
 		cJSON *o = report_json(e, r, rc, a->timing);
+		cJSON *ops = opcounts_json(&e->kernel, r);
+		if (o && ops)
+			cJSON_AddItemToObject(o, "ops", ops);
+		else
+			cJSON_Delete(ops);
 		char *text = cJSON_Print(o);
 		if (text)
 			fprintf(report, "%s\n", text);
@@ -155,6 +164,7 @@ int cmd_run(int argc, char **argv, const char *self)
 		cJSON_Delete(o);
 	} else {
 		report_text(report, e, r, rc, a->timing);
+		opcounts_text(report, &e->kernel, r);
 	}
 	if (rc)
 		fprintf(stderr, "smsim: %s\n", d.msg);
@@ -190,8 +200,10 @@ int cmd_run(int argc, char **argv, const char *self)
 		rc = DIAG_INPUT;
 	}
 out:
-	if (r)
+	if (r) {
 		trace_free(r->trace);
+		free(r->op_issued);
+	}
 	if (e)
 		experiment_free(e);
 	free(e);

@@ -10,8 +10,14 @@
 #include "experiment.h"
 #include "sim.h"
 
-/* Returns the exit status the CLI would give: 0, 2 (input), 3 (deadlock) or 4 (limit). */
-int runner_run(const char *file, const struct setting *sets, int nsets, bool trace, struct experiment *e,
+/* What a run records besides its report (sim_limits trace and op_counts). */
+enum runner_record { RUNNER_TRACE = 1, RUNNER_OP_COUNTS = 2 };
+
+/*
+ * Returns the exit status the CLI would give: 0, 2 (input), 3 (deadlock) or 4 (limit).
+ * record: enum runner_record bits.
+ */
+int runner_run(const char *file, const struct setting *sets, int nsets, unsigned record, struct experiment *e,
 	       struct sim_report *r, struct diag *d);
 
 /* Splits "NAME=VALUE" in place; false when it has no '=' or no name. */

@@ -295,7 +295,7 @@ static void run_one(const struct sweep *sw, int index, struct result *res)
 		res->status = 4;
 		snprintf(res->error, sizeof res->error, "out of memory");
 	} else {
-		res->status = runner_run(sw->experiment, sets, n, false, e, r, &d);
+		res->status = runner_run(sw->experiment, sets, n, 0, e, r, &d);
 		if (res->status == 2)
 			snprintf(res->error, sizeof res->error, "%.255s", d.msg);
 		struct limit lim;

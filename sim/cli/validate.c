@@ -302,7 +302,7 @@ static void simulate_limit(const char *configs, struct limit_row *r, const struc
 	memset(e, 0, sizeof *e);
 	for (int i = 0; i < nextra; i++)
 		sets[n++] = extra[i];
-	r->status = runner_run(file, sets, n, false, e, rep, &d);
+	r->status = runner_run(file, sets, n, 0, e, rep, &d);
 	if (r->status)
 		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
 	limit_of(rep, r->status, &r->lim);
@@ -400,7 +400,7 @@ static void simulate(const char *configs, struct row *r, const struct setting *e
 	struct experiment *e = calloc(1, sizeof *e);
 	struct sim_report *rep = calloc(1, sizeof *rep);
 	struct diag d;
-	r->status = e && rep ? runner_run(file, sets, n, false, e, rep, &d) : 4;
+	r->status = e && rep ? runner_run(file, sets, n, 0, e, rep, &d) : 4;
 	if (r->status)
 		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
 	r->predicted = rep ? (double)rep->cycles / r->batch_sz : 0;

@@ -189,9 +189,11 @@ static ISSUE_INLINE void issue_plain(struct sim *s, struct trace *tr, struct war
 	 */
 	s->cls_issued[cls]++;
 	uint64_t start = issue_occupy(s, w, cls, false, now);
-	if (tr)
+	if (tr) {
+		count_op_issue(s, c->in, cls);
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
 				 e->op_step == 0 && (e->li == 0 || e->li == op_first_li(w, c->in, e)));
+	}
 	if (li->stall)
 		w->stall_until = now + li->stall; /* the SASS's schedule: its stall count holds the next instruction back */
 	w->res[e->li] = start + s->cls_lat[cls];
@@ -216,8 +218,10 @@ static ISSUE_INLINE void issue_fma(struct sim *s, struct trace *tr, struct warp 
 	 */
 	issue_occupy(s, w, IC_FMA, false, now);
 	uint64_t lat = s->cls_lat[IC_FMA];
-	if (tr)
+	if (tr) {
+		count_op_issue(s, in, IC_FMA);
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause, e->li == 0 && e->op_step == 0);
+	}
 	count_compute_issue(s, now, copy_latest_land(s));
 	uint32_t chain = in->chains > 1 ? e->op_step % in->chains : 0;
 	w->chain_ready[chain] = now + lat;

@@ -500,9 +500,11 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	s->cls_issued[cls]++;
 	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
-	if (tr)
+	if (tr) {
+		count_op_issue(s, in, cls);
 		trace_chain_slot(tr, w->id, (enum stall)w->op_cause,
 				 e->op_step == 0 && (e->li == 0 || e->li == op_first_li(w, in, e)));
+	}
 
 	if (in->op == OP_COMPUTE && e->again) {
 		compute_loop_step(s, w, in, e, f, now, now + lat);

@@ -377,6 +377,13 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 		s.copy_tracks_per_block += k->pipes[i].stages;
 	for (int i = 0; i < k->nbars; i++)
 		s.copy_tracks_per_block += k->bars[i].count;
+	if (limits->op_counts) {
+		s.op_issued = calloc((size_t)(k->ncode > 0 ? k->ncode : 1) * IC_COUNT, sizeof *s.op_issued);
+		if (!s.op_issued)
+			return diag_set(d, DIAG_LIMIT, "out of memory for the per-op counts");
+		rep->op_issued = s.op_issued; /* the caller's to free, whatever happens next */
+		rep->op_issued_ops = (uint32_t)k->ncode;
+	}
 	if (limits->trace) {
 		uint32_t nwarps = (uint32_t)((launch->block_size + 31) / 32 * launch->blocks);
 		s.trace = trace_new(nwarps, s.copy_tracks_per_block * (uint32_t)launch->blocks);

@@ -27,6 +27,7 @@ struct sim_limits {
 	uint64_t max_memory;          /* bytes of simulator state the launch needs, checked before allocating */
 	bool no_checks; /* turn the dataflow checks off (speed) */
 	bool trace;     /* record the timeline into sim_report.trace */
+	bool op_counts; /* count each op's warp-instructions per class into sim_report.op_issued */
 };
 
 /*
@@ -126,6 +127,13 @@ struct sim_report {
 	char hint[512];
 
 	struct trace *trace; /* when asked for: the timeline (the caller frees it with trace_free) */
+	/*
+	 * When asked for (op_counts): warp-instructions issued per op and class,
+	 * op_issued[pc * IC_COUNT + class] for the kernel's op_issued_ops ops,
+	 * compute's FMAs in fma (the caller frees it).
+	 */
+	uint64_t *op_issued;
+	uint32_t op_issued_ops;
 };
 
 /* Whether the launch fits the machine (block size, resident blocks, warps, shared memory). */

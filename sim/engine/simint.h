@@ -342,6 +342,7 @@ struct sim {
 	int error; /* first error raised during the run (diag code) */
 	bool checks; /* dataflow checks on */
 	struct trace *trace; /* NULL unless recording */
+	uint64_t *op_issued; /* NULL unless counting per op (sim_report.op_issued) */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
 	struct warp *issuing; /* the warp whose op runs now (exec_issue), else NULL */
@@ -838,6 +839,17 @@ void stats_copy(struct sim *s, uint32_t lanes, uint32_t bytes_each, uint64_t iss
 #define STATS_NO_TRACK UINT32_MAX
 void stats_batch(struct sim *s, const struct batch_rec *r, uint32_t track, uint32_t stage);
 void stats_finish(struct sim *s);
+
+/*
+ * A warp-instruction of class cls of op in issued, where per-op counts were
+ * asked for: called where the timeline is recorded (per-op counts record
+ * it too), so that a run without either pays no test for them.
+ */
+static inline void count_op_issue(struct sim *s, const struct insn *in, enum iclass cls)
+{
+	if (s->op_issued)
+		s->op_issued[(size_t)(in - s->k->code) * IC_COUNT + cls]++;
+}
 
 /* In-flight copies end at the latest landing issued so far: an FMA issued before it overlaps a copy. */
 static inline void count_compute_issue(struct sim *s, uint64_t now, uint64_t copies_land)
