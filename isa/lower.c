@@ -56,6 +56,7 @@ struct loop {
 	int head, back, pre;
 	uint64_t writes; /* variables some op of the loop assigns */
 	bool remainder;  /* ptxas unrolls it by 4: a trip count and a remainder loop per entry (unrolled_by_ptxas) */
+	bool region;     /* ptxas puts it in a convergence region: BSSY per entry, BSYNC after its exit (in_region) */
 	bool remat;      /* "remat": its ops re-read the special registers they use (rematerialised, not kept) */
 };
 
@@ -96,6 +97,8 @@ struct lower_ctx {
 	 */
 	uint64_t remat_slots;
 	const struct expr **def;
+	uint64_t low_vars;     /* 64-bit variables whose every read wants only the low word (low_word_vars) */
+	uint64_t address_vars; /* ... or is a global index */
 };
 
 /* An operand: the instruction that produced it in sink pc, or none (-1: a register ready before the op, or an immediate). */
@@ -170,8 +173,17 @@ static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, bool bconst, int64_t bval)
 {
 	switch (op) {
-	case OPC_LOCAL: { /* LDL from the array's slot: the address (IMAD.SHL/LEA on the stack pointer), then the load */
-		int addr = emit(q, IC_ALU, d, in);
+	case OPC_LOCAL: {
+		/*
+		 * LDL from the array's slot: the index scaled and added to the stack
+		 * pointer, then the load (with_staging_unified4.sass 0x0a30-0x0a80; the
+		 * LOP3 between them is x % S's mask, its own node).  ptxas writes the
+		 * scale as IMAD.SHL or SHF.L and the add as IMAD.IADD or IADD3, as it
+		 * evens out the two pipes (pipelines.sass: IMAD.SHL in the unified and
+		 * partitioned pipelines, SHF.L in the thread scope's fetch loop), so
+		 * both go where an add would.
+		 */
+		int addr = emit_add(q, dep_bit(emit_add(q, d, in)), false);
 		int at = emit(q, IC_LDG, dep_bit(addr), false);
 		if (at >= 0 && at < SEQ_MAX)
 			q->code[at].flags |= LI_LOCAL;
@@ -198,6 +210,8 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 		}
 	case OPC_DIV:
 	case OPC_MOD:
+		if (op == OPC_MOD && bconst && is_pow2(bval) && bval <= (int64_t)1 << 32)
+			return emit(q, IC_ALU, d, in); /* a mask of the low word; the high word is zero, no instruction */
 		if (bconst && is_pow2(bval))
 			return wide ? chain(q, IC_ALU, 2, d, in) : emit(q, IC_ALU, d, in); /* shift or mask */
 		if (bconst) {
@@ -221,7 +235,7 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 	case OPC_AND:
 	case OPC_OR:
 	case OPC_XOR:
-		if (!wide)
+		if (!wide || (op == OPC_AND && bconst && bval >= 0 && bval <= 0xffffffff)) /* & a 32-bit mask: high word 0 */
 			return emit(q, IC_ALU, d, in);
 		emit(q, IC_ALU, d, in); /* the two halves are independent */
 		return emit(q, IC_ALU, d, in);
@@ -424,6 +438,13 @@ static struct sink sink_at(struct lower_ctx *c, int pc)
 	return (struct sink){&c->pre[pc]->q, &c->pre[pc]->av, pc};
 }
 
+/* x % 2^k with 2^k at most 2^32: a mask of x's low word, the high word zero. */
+static bool low_mask(const struct tree *t, const struct node *n)
+{
+	const struct node *b = n->b >= 0 ? &t->n[n->b] : NULL;
+	return b && b->op == OPC_PUSH && is_pow2(b->value) && b->value <= (int64_t)1 << 32;
+}
+
 /*
  * Whether the low 32 bits of node i depend only on the low 32 bits of what it
  * reads (+ - * << and the bitwise operators): converted to int, nvcc computes
@@ -446,7 +467,144 @@ static bool low_word_only(const struct tree *t, int i)
 	case OPC_NEG:
 	case OPC_BNOT:
 	case OPC_INT32: return low_word_only(t, n->a);
+	case OPC_MOD: return low_mask(t, n) && low_word_only(t, n->a);
+	case OPC_LOCAL: return true; /* an element of a local array: a 32-bit address, the low word's own load */
 	default: return false;
+	}
+}
+
+/*
+ * Whether node i is C arithmetic on ints (32-bit variables, builtins,
+ * immediates of 32 bits, int helpers): an int itself, whatever the
+ * statement's width, converted only where it is stored or used.
+ */
+static bool int_valued(const struct kernel *k, const struct tree *t, int i)
+{
+	const struct node *n = &t->n[i];
+	switch (n->op) {
+	case OPC_PUSH: return n->value >= INT32_MIN && n->value <= INT32_MAX;
+	case OPC_LOAD: return n->value < SLOT_BUILTINS || !(k->wide_slots & slot_bit(n->value));
+	case OPC_INT32: return true;
+	case OPC_ADD:
+	case OPC_SUB:
+	case OPC_MUL:
+	case OPC_DIV:
+	case OPC_MOD:
+	case OPC_SHL:
+	case OPC_SHR:
+	case OPC_AND:
+	case OPC_OR:
+	case OPC_XOR: return int_valued(k, t, n->a) && int_valued(k, t, n->b);
+	case OPC_NEG:
+	case OPC_BNOT: return int_valued(k, t, n->a);
+	default: return false;
+	}
+}
+
+/* Marks in *full the variables node i reads where their high word counts (low: only i's low word is wanted). */
+static void demand_walk(const struct tree *t, int i, bool low, uint64_t *full)
+{
+	const struct node *n = &t->n[i];
+	bool keep;
+	switch (n->op) {
+	case OPC_LOAD: if (!low) *full |= n->slots; return;
+	case OPC_PUSH: return;
+	case OPC_INT32:
+	case OPC_LOCAL: low = keep = true; break; /* an int, an index */
+	case OPC_ADD:
+	case OPC_SUB:
+	case OPC_MUL:
+	case OPC_SHL:
+	case OPC_AND:
+	case OPC_OR:
+	case OPC_XOR:
+	case OPC_NEG:
+	case OPC_BNOT: keep = true; break;
+	case OPC_MOD: keep = low_mask(t, n); break;
+	case OPC_JZ: /* c ? a : b: the value's low word is a's or b's; c is a condition */
+		demand_walk(t, n->a, low, full);
+		demand_walk(t, n->b, low, full);
+		demand_walk(t, n->c, false, full);
+		return;
+	default: keep = false; break;
+	}
+	if (n->a >= 0)
+		demand_walk(t, n->a, keep && low, full);
+	if (n->b >= 0)
+		demand_walk(t, n->b, keep && low, full);
+	if (n->c >= 0)
+		demand_walk(t, n->c, keep && low, full);
+}
+
+/* Reads of variables in e where the high word counts (low: only e's low word is wanted); all of them when e is too big. */
+static uint64_t full_reads(const struct kernel *k, const struct expr *e, bool low)
+{
+	if (e->len == 0 || e->is_const)
+		return 0;
+	struct tree t;
+	if (!build_tree(k, e, 0, &t))
+		return e->slots;
+	uint64_t full = 0;
+	demand_walk(&t, t.root, low, &full);
+	return full;
+}
+
+static bool shared_index(const struct kernel *k, const struct memref *ref)
+{
+	return ref->buf >= 0 && k->bufs[ref->buf].space == SPACE_SHARED;
+}
+
+/*
+ * The variable a global index is, alone or plus an immediate (its address's
+ * offset): an int there is sign-extended by the address's IMAD.WIDE
+ * (validation.sass, with_specialized_staging_unified<2> 0x1220), no SHF.
+ */
+static uint64_t address_read(const struct kernel *k, const struct memref *ref)
+{
+	struct tree t;
+	if (ref->buf < 0 || shared_index(k, ref) || ref->index.len == 0 || ref->index.is_const ||
+	    !build_tree(k, &ref->index, 0, &t))
+		return 0;
+	const struct node *r = &t.n[t.root];
+	if ((r->op == OPC_ADD || r->op == OPC_SUB) && r->b >= 0 && t.n[r->b].konst)
+		r = &t.n[r->a];
+	return r->op == OPC_LOAD ? r->slots : 0;
+}
+
+static uint64_t memref_full_reads(const struct kernel *k, const struct memref *ref, bool count_address)
+{
+	uint64_t full = full_reads(k, &ref->index, shared_index(k, ref));
+	return count_address ? full : full & ~address_read(k, ref);
+}
+
+/*
+ * Which 64-bit variables only ever reach the low 32 bits of what reads
+ * them: a size_t used as a shared-memory or local-array index (addresses
+ * of 32 bits) or converted to int.  ptxas computes such a variable in one
+ * register, its high word dead (validation.sass,
+ * with_specialized_staging_unified<2> 0x1160-0x1240: shared_offset[fetch_batch
+ * % 2] + thread_idx, a size_t, is IMAD.SHL, LOP3, IMAD.IADD, LDL, IMAD.IADD,
+ * LEA, no high word).  Starts from every 64-bit variable and drops those
+ * read where the high word counts, until none drops.  With address true,
+ * also those read as a global index (an int stored there needs no high
+ * word: the address's IMAD.WIDE extends it).
+ */
+static uint64_t low_word_vars(const struct kernel *k, bool address)
+{
+	uint64_t low = k->wide_slots & ~(1ull << 63);
+	for (;;) {
+		uint64_t full = 0;
+		for (int pc = 0; pc < k->ncode; pc++) {
+			const struct insn *in = &k->code[pc];
+			bool into_low = (in->op == OP_LET || in->op == OP_SET) &&
+					(!(k->wide_slots & slot_bit(in->slot)) || (low & slot_bit(in->slot)));
+			full |= full_reads(k, &in->e[0], into_low && !address) | full_reads(k, &in->e[1], false) |
+				full_reads(k, &in->bar_index, false) | memref_full_reads(k, &in->dst, !address) |
+				memref_full_reads(k, &in->src, !address) | memref_full_reads(k, &in->src2, !address);
+		}
+		if (!(low & full))
+			return low;
+		low &= ~full;
 	}
 }
 
@@ -470,6 +628,25 @@ static struct expr sub_expr(const struct kernel *k, uint32_t w0, uint32_t w1)
 }
 
 static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, bool wide);
+
+/*
+ * A local array's element is the helper's fill formula (s * block_size) at
+ * its index: the compiled code loads it from the index's slot and computes
+ * only the index, the formula's multiply and constant terms not at all.
+ */
+static int local_index(const struct tree *t, int i)
+{
+	for (;;) {
+		const struct node *n = &t->n[i];
+		bool linear = n->op == OPC_MUL || n->op == OPC_ADD || n->op == OPC_SHL;
+		if (linear && n->b >= 0 && (t->n[n->b].konst || t->n[n->b].invariant))
+			i = n->a;
+		else if (linear && n->op != OPC_SHL && n->b >= 0 && (t->n[n->a].konst || t->n[n->a].invariant))
+			i = n->b;
+		else
+			return i;
+	}
+}
 
 /*
  * A builtin or builtin-made variable the op re-reads: S2R of the special register (the warp index
@@ -540,7 +717,9 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 	bool fused = mul >= 0 && placement(c, t->n[mul].slots) == where;
 	/* the operands: of the fused IMAD, the product's two and the addend */
 	/* an int widened: what it converts computes in 32 bits */
-	struct val a = lower_node(c, t, fused ? t->n[mul].a : n->a, wide && n->op != OPC_INT32);
+	/* a local array's index: its address is 32 bits */
+	struct val a = lower_node(c, t, fused ? t->n[mul].a : n->op == OPC_LOCAL ? local_index(t, n->a) : n->a,
+				  wide && n->op != OPC_INT32 && n->op != OPC_LOCAL);
 	struct val b = fused ? lower_node(c, t, t->n[mul].b, wide)
 		       : n->b >= 0 ? lower_node(c, t, n->b, wide) : (struct val){.at = -1, .pc = -1};
 	struct val cv = fused ? lower_node(c, t, addend, wide)
@@ -569,7 +748,8 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
  * memory index, whose last add of a constant is the address's immediate
  * offset.
  */
-static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, bool address, bool condition)
+static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, bool address, bool condition,
+			 bool low_word, bool int_ok)
 {
 	if (e->is_const || e->len == 0)
 		return -1;
@@ -577,6 +757,9 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 	if (!build_tree(c->k, e, c->remat_slots, &t))
 		return emit(sink_at(c, c->pc).q, IC_ALU, 0, true);
 	int root = t.root;
+	/* only the low word is wanted and it needs no high word, or an int is (the address extends it): 32 bits */
+	if ((low_word && low_word_only(&t, root)) || (int_ok && int_valued(c->k, &t, root)))
+		wide = false;
 	const struct node *r = &t.n[root];
 	if (address && (r->op == OPC_ADD || r->op == OPC_SUB) && r->b >= 0 && t.n[r->b].konst)
 		root = r->a;
@@ -620,7 +803,7 @@ static int lower_index(struct lower_ctx *c, const struct memref *ref)
 {
 	if (ref->buf < 0 || ref->index.is_const)
 		return -1;
-	return lower_expr_at(c, &ref->index, wide_expr(c->k, &ref->index), true, false);
+	return lower_expr_at(c, &ref->index, wide_expr(c->k, &ref->index), true, false, shared_index(c->k, ref), false);
 }
 
 /*
@@ -863,6 +1046,38 @@ static bool unrolled_by_ptxas(const struct kernel *k, const struct loop *l)
 }
 
 /*
+ * Whether ptxas compiles loop l inside a convergence region of its own: a
+ * loop nested in another whose trip count each thread computes (its test
+ * reads a variable the loop does not step) gets BSSY before its first test
+ * and BSYNC after its exit, once per entry (traces/h100/pipelines.sass, the
+ * fetch loops: with_staging_unified<2> 0x0640/0x0ca0,
+ * with_staging_scope_thread<2> 0x0540/0x0d50,
+ * with_specialized_staging_unified<2> 0x0e50/0x1430; the outer loops have
+ * none, their exits meet at the kernel's end).  As with the unrolled loops'
+ * overhead, both go into the op after the loop; a loop whose exit is the
+ * enclosing loop's back edge, an unrolled loop's op or a preheader has no
+ * such op to issue them in.
+ */
+static bool in_region(const struct lower_ctx *c, const struct loop *l)
+{
+	const struct kernel *k = c->k;
+	const struct insn *test = &k->code[l->head];
+	if (test->op != OP_BRZ || test->unrolled || l->back + 1 >= k->ncode || k->code[l->back + 1].op == OP_JMP ||
+	    k->code[l->back + 1].unrolled)
+		return false;
+	if (!(test->e[0].slots & ~l->writes & ~k->const_slots & ~((1ull << SLOT_BUILTINS) - 1)))
+		return false; /* its trip count is the same in every thread: no divergent exit */
+	bool nested = false;
+	for (int i = 0; i < c->nloops; i++) {
+		const struct loop *o = &c->loops[i];
+		if (o->pre == l->back + 1)
+			return false; /* the op after it is the next loop's preheader, which holds hoisted code */
+		nested |= o != l && o->head < l->head && o->back > l->back;
+	}
+	return nested;
+}
+
+/*
  * What an entry of a loop ptxas unrolled by 4 issues besides its trips, as
  * with_staging_scope_thread<2> 0x05b0-0x0680 and 0x0a40-0x0a70 run it: per
  * bound of the test the trips left (a subtraction), their minimum (a compare
@@ -939,7 +1154,9 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break; /* a back-edge takes no slot; an fma chain is issued FMA by FMA by the core */
 	case OP_LET:
 	case OP_SET: {
-		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, false);
+		/* into an int, or a size_t whose reads want its low word alone: 32 bits where they suffice */
+		bool low = !(k->wide_slots & slot_bit(in->slot)) || (c->low_vars & slot_bit(in->slot));
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, false, low, (c->address_vars & slot_bit(in->slot)) != 0);
 		if (at < 0)
 			at = emit(q, IC_ALU, 0, false); /* MOV of an immediate, an invariant or a value computed before */
 		q->code[at].flags |= LI_RESULT;
@@ -947,7 +1164,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break;
 	}
 	case OP_BRZ: {
-		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, true);
+		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, true, false, false);
 		enum branch_kind kind = branch_kind(k, in);
 		if (kind == BRANCH_PREDICATED) {
 			/* the body issues under a predicate: only the condition's compare remains */
@@ -1071,7 +1288,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 	}
 	case OP_NANOSLEEP: {
 		/* the duration's arithmetic, then NANOSLEEP (a control instruction) */
-		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false, false, false);
 		*anchor = (int8_t)emit(q, IC_BRA, dep_bit(at), false);
 		break;
 	}
@@ -1081,7 +1298,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 * The token's or parity's arithmetic, SYNCS.PHASECHK.TRANS64[.TRYWAIT] P, [bar], R (the anchor,
 		 * as in the waits' forms), then the SEL that turns its predicate into the variable.
 		 */
-		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false);
+		int at = lower_expr_at(c, &in->e[0], wide_expr(k, &in->e[0]), false, false, false, false);
 		*anchor = (int8_t)emit(q, IC_SYNCS, dep_bit(at), false);
 		int sel = emit(q, IC_ALU, dep_bit(*anchor), false);
 		if (sel >= 0 && sel < SEQ_MAX)
@@ -1099,7 +1316,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			bool count = i == 0 && (in->op == OP_COMPUTE || in->op == OP_SHFL);
 			if (in->e[i].is_const || in->e[i].len == 0 || count)
 				continue;
-			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false, false));
+			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false, false, false, false));
 		}
 		/*
 		 * The form's set-up: in registers where the form ran earlier in the
@@ -1291,12 +1508,16 @@ int lower_kernel(struct kernel *k)
 	k->lowered = calloc((size_t)n, sizeof *k->lowered);
 	if (!marks || !target || !c.pre || !c.hoisted_reads || !k->lowered || find_loops(&c))
 		goto out;
-	for (int i = 0; i < c.nloops; i++)
+	for (int i = 0; i < c.nloops; i++) {
 		c.loops[i].remainder = unrolled_by_ptxas(k, &c.loops[i]);
+		c.loops[i].region = in_region(&c, &c.loops[i]);
+	}
 	uint64_t builtins = (1ull << SLOT_BUILTINS) - 1, remat_vars = 0;
 	if (!(c.def = calloc(63, sizeof *c.def)))
 		goto out;
 	find_builtin_defs(k, c.def, &remat_vars);
+	c.low_vars = low_word_vars(k, false);
+	c.address_vars = low_word_vars(k, true);
 	for (int i = 0; i < c.nloops; i++)
 		if (c.loops[i].pre >= 0 && !c.pre[c.loops[i].pre] &&
 		    !(c.pre[c.loops[i].pre] = calloc(1, sizeof *c.pre[c.loops[i].pre])))
@@ -1322,9 +1543,17 @@ int lower_kernel(struct kernel *k)
 		for (int i = 0; i < c.nloops; i++)
 			if (c.loops[i].remat && c.loops[i].head <= pc && c.loops[i].back >= pc)
 				c.remat_slots = builtins | remat_vars;
-		for (int i = 0; i < c.nloops; i++)
-			if (c.loops[i].remainder && c.loops[i].back + 1 == pc)
-				remainder_overhead(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
+		for (int i = 0; i < c.nloops; i++) {
+			if (c.loops[i].back + 1 != pc)
+				continue;
+			struct seq *q = sink_at(&c, pc).q;
+			if (c.loops[i].region) /* its BSSY; the unrolled loop's overhead ends with the BSYNC */
+				emit(q, IC_BRA, 0, false);
+			if (c.loops[i].remainder)
+				remainder_overhead(q, k, &k->code[c.loops[i].head].e[0]);
+			else if (c.loops[i].region)
+				emit(q, IC_BRA, 0, false);
+		}
 		lower_insn(&c, in, marks[pc]);
 		if (in->op == OP_MMA)
 			mma_places(&c, in);

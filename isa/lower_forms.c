@@ -12,40 +12,47 @@ const char *const iclass_name[IC_COUNT] = {
 #undef ICLASS_NAME
 };
 
-/* ACQUIRE_BLOCK: traces/h100/forms.sass forms_pipe_block 0x0550-0x0780 */
-/*   cut: 0780: ISETP.GE.AND P0, PT, R7, UR12, PT */
+/* ACQUIRE_BLOCK: traces/h100/with_staging_unified4.sass 0x0770-0x09f0 */
+/*   cut: 0770: PRMT R21, R19, 0x7610, R21 */
 static const struct linst form_acquire_block[] = {
-	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 0  0550: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
-	{IC_UNI, 0, 2, 0, 0x1u}, /* 1  0560: R2UR UR6, R10 */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 2  0570: CS2R R10, SR_GLOBALTIMERLO */
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  0580: S2UR UR9, SR_CgaCtaId */
-	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  0590: UMOV UR8, 0x400 */
-	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 5  05a0: LOP3.LUT R12, R0, 0x1, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 1, 0, 0x20u}, /* 6  05b0: SHF.L.U32 R13, R12, 0x1f, RZ */
-	{IC_UNI, 0, 4, 0, 0x18u}, /* 7  05c0: ULEA UR8, UR9, UR8, 0x18 */
-	{IC_UNI, 0, 9, 0, 0x82u}, /* 8  05d0: ULEA UR8, UR6, UR8, 0x4 */
-	{IC_SYNCS, LI_ANCHOR, 2, 1, 0x140u}, /* 9  05e0: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8+0x8], R13 */
-	{IC_BRA, LI_TAKEN, 5, 0, 0x200u}, /* 10  05f0: @P0 BRA 0x780 */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0780: LOP3.LUT R19, R8, 0xff, RZ, 0xc0, !PT */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0790: LOP3.LUT R0, R21, 0xffff, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 2  07a0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 3  07b0: S2UR UR5, SR_CgaCtaId */
+	{IC_UNI, 0, 1, 0, 0x0u}, /* 4  07c0: UMOV UR4, 0x400 */
+	{IC_ALU, 0, 1, 0, 0x2u}, /* 5  07d0: LOP3.LUT R6, R0, 0x1, RZ, 0xc0, !PT */
+	{IC_BRA, 0, 3, 0, 0x0u}, /* 6  07e0: BSSY B1, 0xa00 */
+	{IC_ALU, 0, 1, 0, 0x20u}, /* 7  07f0: SHF.L.U32 R0, R6, 0x1f, RZ */
+	{IC_UNI, 0, 6, 0, 0x18u}, /* 8  0800: ULEA UR4, UR5, UR4, 0x18 */
+	{IC_ALU, 0, 4, 0, 0x101u}, /* 9  0810: LEA R19, R19, UR4, 0x4 */
+	{IC_SYNCS, LI_ANCHOR, 2, 1, 0x280u}, /* 10  0820: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R19+URZ+0x8], R0 */
+	{IC_BRA, LI_TAKEN, 5, 0, 0x400u}, /* 11  0830: @P0 BRA 0x9f0 */
+	{IC_BRA, 0, 5, 0, 0x0u}, /* 12  09f0: BSYNC B1 */
 };
 
 /* ACQUIRE_THREAD: traces/h100/forms.sass forms_pipe_thread: marks 7-8 adjacent at 0x0570: compiles to nothing */
 
-/* COMMIT_BLOCK: traces/h100/forms.sass forms_pipe_block 0x0910-0x09e0 */
+/* COMMIT_BLOCK: traces/h100/with_staging_unified4.sass 0x0bb0-0x0d40 */
+/*   cut: 8 instructions of the loop body that are not the test */
 static const struct linst form_commit_block[] = {
-	{IC_BRA, 0, 1, 0, 0x0u}, /* 0  0910: NOP */
-	{IC_SYNCS, LI_ANCHOR|LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 1  0920: SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR8], RZ */
-	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 2  0930: ARRIVES.LDGSTSBAR.64.TRANSCNT [UR8] */
-	{IC_BRA, 0, 1, 0, 0x0u}, /* 3  0940: NOP */
-	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 4  0950: VIADD R2, R2, 0x1 */
-	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 5  0960: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR8], RZ */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 6  0970: LOP3.LUT P1, RZ, R0.reuse, 0x1, RZ, 0xc0, !PT */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 7  0980: LOP3.LUT R11, R0, 0xfffe, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 4, 0, 0x10u}, /* 8  0990: LOP3.LUT R10, R2, 0xff, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 2, 0, 0x100u}, /* 9  09a0: ISETP.NE.AND P0, PT, R10, 0x2, PT */
-	{IC_ALU, 0, 2, 0, 0x40u}, /* 10  09b0: SEL R10, RZ, 0x1, P1 */
-	{IC_ALU, 0, 9, 0, 0x210u}, /* 11  09c0: SEL R2, R2, RZ, P0 */
-	{IC_ALU, 0, 4, 0, 0x680u}, /* 12  09d0: @!P0 LOP3.LUT R0, R11, R10, RZ, 0xfc, !PT */
-	{IC_ALU, 0, 1, 0, 0x1400u}, /* 13  09e0: PRMT R10, R0, 0x7610, R10 */
+	{IC_BRA, 0, 1, 0, 0x0u}, /* 0  0bb0: NOP */
+	{IC_ALU, 0, 13, 0, 0x0u}, /* 1  0bc0: PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0 */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x2u}, /* 2  0bd0: PLOP3.LUT P1, PT, P1, P0, PT, 0xa2, 0x0 */
+	{IC_UNI, LI_EXTERN, 8, 0, 0x2u}, /* 3  0be0: @P0 R2UR P1, UR4, R19 */
+	{IC_ALU, 0, 5, 0, 0xau}, /* 4  0bf0: @P0 PLOP3.LUT P0, PT, P1, PT, PT, 0x80, 0x0 */
+	{IC_SYNCS, LI_ANCHOR|LI_ARRIVE, 1, 0, 0x8u}, /* 5  0c00: @!P1 SYNCS.ARRIVE.TRANS64.RED.A0T1 RZ, [UR4], RZ */
+	{IC_SYNCS, LI_ARRIVE, 7, 0, 0x8u}, /* 6  0c10: @!P1 ARRIVES.LDGSTSBAR.64.TRANSCNT [UR4] */
+	{IC_BRA, 0, 5, 0, 0x10u}, /* 7  0c20: @P0 BRA.U.ANY 0xbd0 */
+	{IC_BRA, 0, 1, 0, 0x0u}, /* 8  0c30: NOP */
+	{IC_IMAD, LI_EXTERN, 1, 0, 0x0u}, /* 9  0c40: VIADD R8, R8, 0x1 */
+	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 10  0c70: LOP3.LUT P3, RZ, R21, 0x1, RZ, 0xc0, !PT */
+	{IC_SYNCS, LI_EXTERN|LI_ARRIVE, 1, 0, 0x0u}, /* 11  0c80: SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R19+URZ], RZ */
+	{IC_ALU, 0, 1, 0, 0x200u}, /* 12  0c90: LOP3.LUT R0, R8, 0xff, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 2, 0, 0x1000u}, /* 13  0cd0: ISETP.NE.AND P2, PT, R0, 0x4, PT */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 14  0d00: LOP3.LUT R5, R21, 0xfffe, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 2, 0, 0x400u}, /* 15  0d10: SEL R0, RZ, 0x1, P3 */
+	{IC_ALU, 0, 3, 0, 0x2200u}, /* 16  0d20: SEL R8, R8, RZ, P2 */
+	{IC_ALU, 0, 4, 0, 0xe000u}, /* 17  0d30: @!P2 LOP3.LUT R21, R5, R0, RZ, 0xfc, !PT */
 };
 
 /* COMMIT_THREAD: traces/h100/forms.sass forms_pipe_thread 0x0640-0x0650 */
@@ -54,44 +61,50 @@ static const struct linst form_commit_thread[] = {
 	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 1  0650: IADD3 R5, R5, 0x1, RZ */
 };
 
-/* WAIT_BLOCK: traces/h100/forms.sass forms_pipe_block 0x0ae0-0x0d30 */
-/*   cut: 0d10: LDC R11, c[0x0][0x230] */
-/*   cut: 0d20: S2R R10, SR_TID.X */
-/*   cut: 0d30: ISETP.GE.AND P0, PT, R11, 0x1, PT */
+/* WAIT_BLOCK: traces/h100/with_staging_unified4.sass 0x0d70-0x0fe0 */
 static const struct linst form_wait_block[] = {
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0ae0: LOP3.LUT R10, R0, 0x2, RZ, 0xc0, !PT */
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0af0: LOP3.LUT R12, R4, 0xff, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 2, 0, 0x1u}, /* 2  0b00: SHF.R.U32.HI R14, RZ, 0x1, R10 */
-	{IC_ALU, 0, 1, 0, 0x0u}, /* 3  0b10: CS2R R10, SR_GLOBALTIMERLO */
-	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0b20: S2R R18, SR_CgaCtaId */
-	{IC_ALU, 0, 4, 0, 0x0u}, /* 5  0b30: MOV R15, 0x400 */
-	{IC_ALU, 0, 2, 0, 0x30u}, /* 6  0b40: LEA R17, R18, R15, 0x18 */
-	{IC_ALU, 0, 3, 0, 0x4u}, /* 7  0b50: SHF.L.U32 R15, R14, 0x1f, RZ */
-	{IC_IMAD, 0, 4, 0, 0x42u}, /* 8  0b60: IMAD R12, R12, 0x10, R17 */
-	{IC_SYNCS, LI_ANCHOR, 2, 1, 0x180u}, /* 9  0b70: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R12+URZ], R15 */
-	{IC_BRA, LI_TAKEN, 5, 0, 0x200u}, /* 10  0b80: @P0 BRA 0xd10 */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0d70: LOP3.LUT R0, R19, 0x2, RZ, 0xc0, !PT */
+	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 1  0d80: LOP3.LUT R21, R13, 0xff, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 2, 0, 0x1u}, /* 2  0d90: SHF.R.U32.HI R6, RZ, 0x1, R0 */
+	{IC_ALU, 0, 1, 0, 0x0u}, /* 3  0da0: CS2R R4, SR_GLOBALTIMERLO */
+	{IC_S2R, 0, 1, 1, 0x0u}, /* 4  0db0: S2UR UR5, SR_CgaCtaId */
+	{IC_UNI, 0, 1, 0, 0x0u}, /* 5  0dc0: UMOV UR4, 0x400 */
+	{IC_ALU, 0, 1, 0, 0x4u}, /* 6  0dd0: SHF.L.U32 R0, R6, 0x1f, RZ */
+	{IC_BRA, 0, 1, 0, 0x0u}, /* 7  0de0: BSSY B0, 0xff0 */
+	{IC_UNI, 0, 6, 0, 0x30u}, /* 8  0df0: ULEA UR4, UR5, UR4, 0x18 */
+	{IC_ALU, 0, 4, 0, 0x102u}, /* 9  0e00: LEA R21, R21, UR4, 0x4 */
+	{IC_SYNCS, LI_ANCHOR, 2, 1, 0x240u}, /* 10  0e10: SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R21+URZ], R0 */
+	{IC_BRA, LI_TAKEN, 5, 0, 0x400u}, /* 11  0e20: @P0 BRA 0xfe0 */
+	{IC_BRA, 0, 5, 0, 0x0u}, /* 12  0fe0: BSYNC B0 */
 };
 
-/* WAIT_THREAD: traces/h100/forms.sass forms_pipe_thread 0x0dd0-0x10b0 */
+/* WAIT_THREAD: traces/h100/pipelines.sass with_staging_scope_threadILm2E 0x0d60-0x1120 */
 static const struct linst form_wait_thread[] = {
-	{IC_ALU, LI_EXTERN, 2, 0, 0x0u}, /* 0  0dd0: LOP3.LUT R11, R8, 0xff, RZ, 0xc0, !PT */
-	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 1  0de0: LOP3.LUT R12, R5, 0xff, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 13, 0, 0x3u}, /* 2  0df0: ISETP.NE.AND P0, PT, R12, R11, PT */
-	{IC_BRA, 0, 5, 0, 0x4u}, /* 3  0e00: @!P0 BRA 0x10c0 */
-	{IC_ALU, LI_EXTERN, 5, 0, 0x0u}, /* 4  0e10: LOP3.LUT R12, RZ, R8, RZ, 0x33, !PT */
-	{IC_IMAD, LI_EXTERN, 5, 0, 0x10u}, /* 5  0e20: IMAD.IADD R12, R5, 0x1, R12 */
-	{IC_ALU, 0, 4, 0, 0x20u}, /* 6  0e30: LOP3.LUT R12, R12, 0xff, RZ, 0xc0, !PT */
-	{IC_ALU, 0, 13, 0, 0x40u}, /* 7  0e40: ISETP.GT.AND P0, PT, R12, 0x3, PT */
-	{IC_BRA, 0, 5, 0, 0x80u}, /* 8  0e50: @P0 BRA 0xf80 */
-	{IC_ALU, 0, 13, 0, 0x40u}, /* 9  0e60: ISETP.GT.AND P0, PT, R12, 0x1, PT */
-	{IC_BRA, 0, 5, 0, 0x200u}, /* 10  0e70: @P0 BRA 0xf00 */
-	{IC_ALU, 0, 13, 0, 0x40u}, /* 11  0e80: ISETP.NE.AND P0, PT, R12, RZ, PT */
-	{IC_BRA, 0, 5, 0, 0x800u}, /* 12  0e90: @!P0 BRA 0xee0 */
-	{IC_ALU, 0, 13, 0, 0x40u}, /* 13  0ea0: ISETP.NE.AND P0, PT, R12, 0x1, PT */
-	{IC_BRA, 0, 5, 0, 0x2000u}, /* 14  0eb0: @P0 BRA 0x1080 */
-	{IC_DEPBAR, LI_ANCHOR, 4, 0, 0x0u}, /* 15  0ec0: DEPBAR.LE SB0, 0x1 */
-	{IC_BRA, LI_TAKEN, 5, 0, 0x0u}, /* 16  0ed0: BRA 0x10b0 */
-	{IC_ALU, LI_EXTERN, 7, 0, 0x0u}, /* 17  10b0: IADD3 R8, R8, 0x1, RZ */
+	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 0  0d60: LOP3.LUT R12, R3, 0xff, RZ, 0xc0, !PT */
+	{IC_BRA, 0, 1, 0, 0x0u}, /* 1  0d70: BSSY B0, 0x1130 */
+	{IC_ALU, LI_EXTERN, 4, 0, 0x0u}, /* 2  0d80: LOP3.LUT R13, R8, 0xff, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 13, 0, 0x5u}, /* 3  0d90: ISETP.NE.AND P0, PT, R13, R12, PT */
+	{IC_BRA, 0, 5, 0, 0x8u}, /* 4  0da0: @!P0 BRA 0x1120 */
+	{IC_ALU, LI_EXTERN, 1, 0, 0x0u}, /* 5  0db0: LOP3.LUT R13, RZ, R3, RZ, 0x33, !PT */
+	{IC_BRA, 0, 4, 0, 0x0u}, /* 6  0dc0: BSSY B1, 0x1110 */
+	{IC_BRA, 0, 1, 0, 0x0u}, /* 7  0dd0: BSSY B2, 0x10d0 */
+	{IC_ALU, LI_EXTERN, 4, 0, 0x20u}, /* 8  0de0: IADD3 R13, R8, R13, RZ */
+	{IC_ALU, 0, 4, 0, 0x100u}, /* 9  0df0: LOP3.LUT R13, R13, 0xff, RZ, 0xc0, !PT */
+	{IC_ALU, 0, 13, 0, 0x200u}, /* 10  0e00: ISETP.GT.AND P0, PT, R13, 0x3, PT */
+	{IC_BRA, 0, 5, 0, 0x400u}, /* 11  0e10: @P0 BRA 0xf80 */
+	{IC_ALU, 0, 13, 0, 0x200u}, /* 12  0e20: ISETP.GT.AND P0, PT, R13, 0x1, PT */
+	{IC_BRA, 0, 5, 0, 0x1000u}, /* 13  0e30: @P0 BRA 0xee0 */
+	{IC_ALU, 0, 13, 0, 0x200u}, /* 14  0e40: ISETP.NE.AND P0, PT, R13, RZ, PT */
+	{IC_BRA, 0, 5, 0, 0x4000u}, /* 15  0e50: @!P0 BREAK B2 */
+	{IC_BRA, 0, 5, 0, 0x4000u}, /* 16  0e60: @!P0 BRA 0xec0 */
+	{IC_ALU, 0, 13, 0, 0x200u}, /* 17  0e70: ISETP.NE.AND P0, PT, R13, 0x1, PT */
+	{IC_BRA, 0, 5, 0, 0x20000u}, /* 18  0e80: @!P0 BREAK B2 */
+	{IC_BRA, 0, 5, 0, 0x20000u}, /* 19  0e90: @P0 BRA 0x10c0 */
+	{IC_DEPBAR, LI_ANCHOR, 4, 0, 0x0u}, /* 20  0ea0: DEPBAR.LE SB0, 0x1 */
+	{IC_BRA, LI_TAKEN, 5, 0, 0x0u}, /* 21  0eb0: BRA 0x1100 */
+	{IC_BRA, 0, 5, 0, 0x0u}, /* 22  1100: BSYNC B1 */
+	{IC_IMAD, LI_EXTERN, 7, 0, 0x0u}, /* 23  1110: VIADD R3, R3, 0x1 */
+	{IC_BRA, 0, 5, 0, 0x0u}, /* 24  1120: BSYNC B0 */
 };
 
 /* RELEASE_BLOCK: traces/h100/forms.sass forms_pipe_block 0x1220-0x12b0 */
@@ -523,12 +536,12 @@ static const struct linst form_diverge[] = {
 };
 
 const struct lform lform_table[LF_COUNT] = {
-	[LF_ACQUIRE_BLOCK] = {"producer_acquire.block", "traces/h100/forms.sass forms_pipe_block 0x0550-0x0780", form_acquire_block, 11, 9, -1, -1, 0x0u, 0, 0},
+	[LF_ACQUIRE_BLOCK] = {"producer_acquire.block", "traces/h100/with_staging_unified4.sass 0x0770-0x09f0", form_acquire_block, 13, 10, -1, -1, 0x201u, 0, 0},
 	[LF_ACQUIRE_THREAD] = {"producer_acquire.thread", "traces/h100/forms.sass forms_pipe_thread: marks 7-8 adjacent at 0x0570", 0, 0, -1, -1, -1, 0x0u, 0, 0},
-	[LF_COMMIT_BLOCK] = {"producer_commit.block", "traces/h100/forms.sass forms_pipe_block 0x0910-0x09e0", form_commit_block, 14, 1, -1, -1, 0xb10u, 0, 0},
+	[LF_COMMIT_BLOCK] = {"producer_commit.block", "traces/h100/with_staging_unified4.sass 0x0bb0-0x0d40", form_commit_block, 18, 5, -1, -1, 0x13200u, 0, 0},
 	[LF_COMMIT_THREAD] = {"producer_commit.thread", "traces/h100/forms.sass forms_pipe_thread 0x0640-0x0650", form_commit_thread, 2, 0, -1, -1, 0x0u, 0, 0},
-	[LF_WAIT_BLOCK] = {"consumer_wait.block", "traces/h100/forms.sass forms_pipe_block 0x0ae0-0x0d30", form_wait_block, 11, 9, -1, -1, 0x0u, 0, 0},
-	[LF_WAIT_THREAD] = {"consumer_wait.thread", "traces/h100/forms.sass forms_pipe_thread 0x0dd0-0x10b0", form_wait_thread, 18, 15, -1, -1, 0x0u, 0, 0},
+	[LF_WAIT_BLOCK] = {"consumer_wait.block", "traces/h100/with_staging_unified4.sass 0x0d70-0x0fe0", form_wait_block, 13, 10, -1, -1, 0x202u, 0, 0},
+	[LF_WAIT_THREAD] = {"consumer_wait.thread", "traces/h100/pipelines.sass with_staging_scope_threadILm2E 0x0d60-0x1120", form_wait_thread, 25, 20, -1, -1, 0x0u, 0, 0},
 	[LF_RELEASE_BLOCK] = {"consumer_release.block", "traces/h100/forms.sass forms_pipe_block 0x1220-0x12b0", form_release_block, 10, 1, -1, -1, 0xb1u, 0, 0},
 	[LF_RELEASE_THREAD] = {"consumer_release.thread", "traces/h100/forms.sass forms_pipe_thread: marks 13-14 adjacent at 0x1600", 0, 0, -1, -1, -1, 0x0u, 0, 0},
 	[LF_WAIT_PRIOR] = {"wait_prior", "traces/h100/forms.sass forms_primitives 0x02b0-0x02b0", form_wait_prior, 1, 0, -1, -1, 0x0u, 0, 0},

@@ -810,7 +810,9 @@ Test(issue, an_int_helper_computes_in_32_bits)
 
 /*
  * stages_count = 1 folds the stage index away: the block-scope commit and release lose the head's and
- * the tail's advance and wrap (4 instructions each: with_staging_unified<1> against <4>, pipelines.sass).
+ * the tail's advance and wrap (4 instructions each: with_staging_unified<1> against <4>, pipelines.sass),
+ * the acquire and the wait the stage's index and its barrier's address (2 each: with_single_stage's
+ * try_waits on the barrier's fixed address).
  */
 Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
 {
@@ -824,19 +826,23 @@ Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
 			  "{\"op\": \"producer_commit\", \"pipeline\": \"p\"},"
 			  "{\"op\": \"consumer_wait\", \"pipeline\": \"p\"},"
 			  "{\"op\": \"consumer_release\", \"pipeline\": \"p\"}]}]";
-	uint32_t per_stage = lform_table[LF_COMMIT_BLOCK].per_stage | lform_table[LF_RELEASE_BLOCK].per_stage;
 	cr_assert_eq(__builtin_popcount(lform_table[LF_COMMIT_BLOCK].per_stage), 4);
 	cr_assert_eq(__builtin_popcount(lform_table[LF_RELEASE_BLOCK].per_stage), 4);
+	cr_assert_eq(__builtin_popcount(lform_table[LF_ACQUIRE_BLOCK].per_stage), 2);
+	cr_assert_eq(__builtin_popcount(lform_table[LF_WAIT_BLOCK].per_stage), 2);
 	uint64_t two = insts_of(fmt, "2", &m), one = insts_of(fmt, "1", &m);
-	cr_assert_eq(two - one, 8 * 8, "8 instructions a batch fewer at one stage: %llu vs %llu (mask %x)",
-		     (unsigned long long)two, (unsigned long long)one, per_stage);
+	cr_assert_eq(two - one, 8 * 12, "12 instructions a batch fewer at one stage: %llu vs %llu", (unsigned long long)two,
+		     (unsigned long long)one);
 }
 
 /*
  * A loop of one basic block whose trip count is known only at run time is unrolled by ptxas: each
  * entry computes the trip count and the remainder first (with_staging_scope_thread<2> 0x05b0-0x0680,
  * 0x0a40-0x0a70: 19 instructions for two 64-bit bounds).  The same loop with a branch in its body is
- * not unrolled, and neither is one with a constant trip count.
+ * not unrolled, and neither is one with a constant trip count.  Nested in the for, each of them also
+ * has its convergence region (BSSY per entry; after the exit the BSYNC, which is the last of the
+ * unrolled loop's 19): the unrolled one pays 18 more than the branchy one; the constant-count one
+ * needs no region.
  */
 /* The instructions the op after the kernel's while loop issues (its last global_store). */
 static int after_loop_insts(const char *body)
@@ -871,11 +877,13 @@ Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
 	int branchy = after_loop_insts(text);
 	snprintf(text, sizeof text, fmt, "f < 8", "");
 	int counted = after_loop_insts(text);
-	cr_assert_eq(straight - branchy, 19, "two 64-bit bounds: 19 instructions per entry (%d against %d)", straight, branchy);
-	cr_assert_eq(counted, branchy, "a test on the loop's own counter and constants: not unrolled (%d against %d)",
+	cr_assert_eq(straight - branchy, 19 - 1, "two 64-bit bounds: 19 instructions per entry, the BSYNC among them (%d against %d)",
+		     straight, branchy);
+	cr_assert_eq(counted, branchy - 2,
+		     "a test on the loop's own counter and constants: not unrolled, and no convergence region (%d against %d)",
 		     counted, branchy);
 	snprintf(text, sizeof text, fmt, "f < c + 1", "");
-	cr_assert_eq(after_loop_insts(text) - branchy, 13, "one 64-bit bound: 13 instructions per entry");
+	cr_assert_eq(after_loop_insts(text) - branchy, 13 - 1, "one 64-bit bound: 13 instructions per entry");
 }
 
 /*
@@ -1118,4 +1126,32 @@ Test(issue, each_hmma_waits_for_its_own_fragments)
 	}
 	cr_assert_eq(hmma, 8);
 	kernel_free(&k);
+}
+
+/*
+ * ptxas gives a loop nested in another, whose trip count each thread computes, a convergence region:
+ * BSSY before its first test and BSYNC after its exit, once per entry (pipelines.sass: the fetch loops
+ * of with_staging_unified<2> 0x0640/0x0ca0 and with_specialized_staging_unified<2> 0x0e50/0x1430).  A
+ * loop whose bound is a constant has none, and neither has an outer loop.
+ */
+Test(issue, a_nested_loop_of_per_thread_count_pays_its_convergence_region_per_entry)
+{
+	const char *fmt = "\"global\": {\"g\": {\"elems\": 65536}}, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"f\", \"value\": 0},"
+			  "%s{\"op\": \"while\", \"cond\": \"%s\", \"body\": ["
+			  "{\"op\": \"if\", \"cond\": \"lane < f\", \"then\": [{\"op\": \"syncwarp\"}]},"
+			  "{\"op\": \"global_store\", \"addr\": \"g[f * 32 + lane]\"},"
+			  "{\"op\": \"set\", \"var\": \"f\", \"value\": \"f + 1\"}]},"
+			  "{\"op\": \"global_store\", \"addr\": \"g[c * 32 + lane]\"}%s]";
+	const char *in_for = "{\"op\": \"for\", \"var\": \"c\", \"from\": 0, \"to\": 8, \"body\": [", *end_for = "]}";
+	const char *at_top = "{\"op\": \"let\", \"var\": \"c\", \"value\": \"lane / 4\"},";
+	char text[2048];
+	snprintf(text, sizeof text, fmt, in_for, "f < 8 && f < c + 1", end_for);
+	int nested = after_loop_insts(text);
+	snprintf(text, sizeof text, fmt, in_for, "f < 8", end_for);
+	int constant = after_loop_insts(text);
+	snprintf(text, sizeof text, fmt, at_top, "f < 8 && f < c + 1", "");
+	int top = after_loop_insts(text);
+	cr_assert_eq(nested - constant, 2, "BSSY and BSYNC per entry: %d against %d", nested, constant);
+	cr_assert_eq(top, constant, "an outer loop: %d against %d", top, constant);
 }

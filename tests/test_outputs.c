@@ -865,10 +865,14 @@ Test(outputs, ops_count_each_statements_issues_and_add_up_to_the_run)
 	const cJSON *compute = op_at(ops, "$.body[1].body[5]");
 	cr_assert(compute, "kernels/with_single_stage.json's compute");
 	cr_assert_float_eq(op_class(compute, "fma"), 8.0 * 64 * 32, 0.5);
-	/* block_batch(batch), an IMAD and the widening of its int, once a batch in each warp (check --lowered) */
+	/*
+	 * block_batch(batch), one IMAD once a batch in each warp (check --lowered): the variable is only
+	 * the store's index, so the lowering keeps it in 32 bits and leaves its sign extension to the
+	 * address (ptxas writes an SHF.R.S32.HI here, traces/h100/line_counts.csv line 62)
+	 */
 	const cJSON *let = op_at(ops, "$.body[1].body[0]");
 	cr_assert(let);
-	cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(let, "warp_instructions")->valuedouble, 8.0 * 64 * 2, 0.5);
+	cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(let, "warp_instructions")->valuedouble, 8.0 * 64, 0.5);
 	cr_assert_float_eq(op_class(let, "imad"), 8.0 * 64, 0.5);
 	cJSON_Delete(o);
 	free(out);

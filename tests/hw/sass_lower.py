@@ -199,17 +199,33 @@ def mark_of(ins):
 EXAMPLE = "with_staging_unified4.sass"  # cuobjdump -sass of tests/hw/pipelines.cu's with_staging_unified<4>
 # tests/hw/copy_burst.cu's chained burst<16, 16, 3> built with -maxrregcount=24: copies chained through one register
 CHAINED = "copy_burst_chained.sass"
+# cuobjdump -sass of tests/hw/pipelines.cu: every documented example as compiled (fn picks the kernel)
+PIPELINES = "pipelines.sass"
 
 FORMS = [
     # per_stage: the head's or tail's advance and wrap, which stages_count = 1 folds away
     # (traces/h100/pipelines.sass: with_staging_unified<1> and with_single_stage have none of them).
-    dict(id="ACQUIRE_BLOCK", k="forms_pipe_block", s=7, e=8, anchor=r"SYNCS\.PHASECHK"),
+    # the block pipeline's waits and commit as the examples' kernels compile them, inside their loops
+    # (with_staging_unified<4>): the wait's retry loop in a convergence region (BSSY before the try,
+    # BSYNC where the ready branch lands) and the stage's barrier address in R registers; forms.cu's
+    # straight-line kernel compiles them without the region and in uniform registers.  The PRMT that
+    # opens the loop's trip (the pipeline's packed head and phase bits) is the fetch loop's, not the
+    # acquire's (the line table gives it to the for statement).
+    # per_stage: the stage's index (LOP3 0xff) and its barrier's address (LEA), which one stage folds
+    # into the barrier's constant address (pipelines.sass with_single_stage 0x0600-0x0680)
+    dict(id="ACQUIRE_BLOCK", file=EXAMPLE, a=(0x0770, 0x0a00), anchor=r"SYNCS\.PHASECHK", trim=[r"^PRMT R21,"],
+         per_stage=[0x0780, 0x0810]),
     dict(id="ACQUIRE_THREAD", k="forms_pipe_thread", s=7, e=8, anchor=None),
-    dict(id="COMMIT_BLOCK", k="forms_pipe_block", s=9, e=10, anchor=r"SYNCS\.ARRIVE\.TRANS64\.RED",
-         per_stage=[0x950, 0x990, 0x9a0, 0x9c0]),
+    # the commit with the fetch loop's back-edge test that ptxas interleaved with it trimmed (the
+    # counter's IADD3 and IMAD.X, the ULDC of batch_sz, the four compares, the state's PRMT)
+    dict(id="COMMIT_BLOCK", file=EXAMPLE, a=(0x0bb0, 0x0d50), anchor=r"SYNCS\.ARRIVE\.TRANS64\.RED",
+         per_stage=[0xc40, 0xc90, 0xcd0, 0xd20],
+         trim=[r"^IADD3 R9,", r"^ULDC\.64 UR4, c\[0x0\]\[0x228\]", r"^IMAD\.X R10,", r"^ISETP\.GE\.U32", r"^PRMT R19,"]),
     dict(id="COMMIT_THREAD", k="forms_pipe_thread", s=9, e=10, anchor=r"LDGDEPBAR"),
-    dict(id="WAIT_BLOCK", k="forms_pipe_block", s=11, e=12, anchor=r"SYNCS\.PHASECHK"),
-    dict(id="WAIT_THREAD", k="forms_pipe_thread", s=11, e=12, anchor=r"DEPBAR"),
+    dict(id="WAIT_BLOCK", file=EXAMPLE, a=(0x0d70, 0x0ff0), anchor=r"SYNCS\.PHASECHK", per_stage=[0x0d80, 0x0e00]),
+    # the thread-scope wait in the example's loop (with_staging_scope_thread<2>): the switch over the
+    # batches in flight in its convergence regions (BSSY B0-B2, BREAK, BSYNC), one batch pending
+    dict(id="WAIT_THREAD", file=PIPELINES, fn="with_staging_scope_threadILm2E", a=(0x0d60, 0x1130), anchor=r"DEPBAR"),
     dict(id="RELEASE_BLOCK", k="forms_pipe_block", s=13, e=14, anchor=r"SYNCS\.ARRIVE",
          per_stage=[0x1220, 0x1260, 0x1270, 0x1290]),
     dict(id="RELEASE_THREAD", k="forms_pipe_thread", s=13, e=14, anchor=None),
@@ -421,7 +437,12 @@ def live_after(kern, hi, reg):
 
 
 def build(kernels, f):
-    kern = kernels[f["k"]] if "k" in f else next(iter(kernels[f["file"]].values()))
+    if "k" in f:
+        kern = kernels[f["k"]]
+    elif "fn" in f:
+        kern = next(v for name, v in kernels[f["file"]].items() if f["fn"] in name)
+    else:
+        kern = next(iter(kernels[f["file"]].values()))
     lo, hi = region(kern, f)
     path, loop = walk(kern, lo, hi, f)
     notes = []
@@ -512,7 +533,8 @@ def build(kernels, f):
     for a in f.get("per_stage", ()):
         per_stage |= 1 << next(i for i, p in enumerate(path) if kern[p].addr == a)
     return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut], per_stage=per_stage,
-                src=("traces/h100/%s 0x%04x-0x%04x" % (f["file"], kern[lo].addr, kern[hi - 1].addr) if "file" in f
+                src=("traces/h100/%s%s 0x%04x-0x%04x" % (f["file"], " " + f["fn"] if "fn" in f else "", kern[lo].addr,
+                                                   kern[hi - 1].addr) if "file" in f
                      else "traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
                      if hi > lo else "traces/h100/forms.sass %s: marks %d-%d adjacent at 0x%04x"
                      % (f["k"], f["s"], f["e"], kern[hi].addr)),
@@ -604,6 +626,7 @@ def main():
     kernels = parse(args[0])
     kernels[EXAMPLE] = parse(os.path.join(os.path.dirname(args[0]), EXAMPLE))
     kernels[CHAINED] = parse(os.path.join(os.path.dirname(args[0]), CHAINED))
+    kernels[PIPELINES] = parse(os.path.join(os.path.dirname(args[0]), PIPELINES))
     names = lform_names()
     if names and set(names) != {f["id"] for f in FORMS}:
         raise SystemExit("sass_lower: forms differ from lower.h's LFORM_LIST: %s"
