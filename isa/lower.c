@@ -445,11 +445,28 @@ static bool low_mask(const struct tree *t, const struct node *n)
 	return b && b->op == OPC_PUSH && is_pow2(b->value) && b->value <= (int64_t)1 << 32;
 }
 
+/* Whether an operator's low 32 bits depend only on its operands' low 32 bits (+ - * << and the bitwise operators). */
+static bool keeps_low_word(enum opc op)
+{
+	switch (op) {
+	case OPC_ADD:
+	case OPC_SUB:
+	case OPC_MUL:
+	case OPC_SHL:
+	case OPC_AND:
+	case OPC_OR:
+	case OPC_XOR:
+	case OPC_NEG:
+	case OPC_BNOT: return true;
+	default: return false;
+	}
+}
+
 /*
  * Whether the low 32 bits of node i depend only on the low 32 bits of what it
- * reads (+ - * << and the bitwise operators): converted to int, nvcc computes
- * it in 32 bits, as the examples' block_batch lambda (-> int) compiles to one
- * IMAD (traces/h100/pipelines.sass, with_single_stage 0x05d0).
+ * reads: converted to int, nvcc computes it in 32 bits, as the examples'
+ * block_batch lambda (-> int) compiles to one IMAD
+ * (traces/h100/pipelines.sass, with_single_stage 0x05d0).
  */
 static bool low_word_only(const struct tree *t, int i)
 {
@@ -457,19 +474,11 @@ static bool low_word_only(const struct tree *t, int i)
 	switch (n->op) {
 	case OPC_PUSH:
 	case OPC_LOAD: return true;
-	case OPC_ADD:
-	case OPC_SUB:
-	case OPC_MUL:
-	case OPC_SHL:
-	case OPC_AND:
-	case OPC_OR:
-	case OPC_XOR: return low_word_only(t, n->a) && low_word_only(t, n->b);
-	case OPC_NEG:
-	case OPC_BNOT:
 	case OPC_INT32: return low_word_only(t, n->a);
 	case OPC_MOD: return low_mask(t, n) && low_word_only(t, n->a);
 	case OPC_LOCAL: return true; /* an element of a local array: a 32-bit address, the low word's own load */
-	default: return false;
+	default:
+		return keeps_low_word(n->op) && low_word_only(t, n->a) && (n->b < 0 || low_word_only(t, n->b));
 	}
 }
 
@@ -511,22 +520,13 @@ static void demand_walk(const struct tree *t, int i, bool low, uint64_t *full)
 	case OPC_PUSH: return;
 	case OPC_INT32:
 	case OPC_LOCAL: low = keep = true; break; /* an int, an index */
-	case OPC_ADD:
-	case OPC_SUB:
-	case OPC_MUL:
-	case OPC_SHL:
-	case OPC_AND:
-	case OPC_OR:
-	case OPC_XOR:
-	case OPC_NEG:
-	case OPC_BNOT: keep = true; break;
 	case OPC_MOD: keep = low_mask(t, n); break;
 	case OPC_JZ: /* c ? a : b: the value's low word is a's or b's; c is a condition */
 		demand_walk(t, n->a, low, full);
 		demand_walk(t, n->b, low, full);
 		demand_walk(t, n->c, false, full);
 		return;
-	default: keep = false; break;
+	default: keep = keeps_low_word(n->op); break;
 	}
 	if (n->a >= 0)
 		demand_walk(t, n->a, keep && low, full);

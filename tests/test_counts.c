@@ -20,6 +20,29 @@
 #include "isa/lower.h"
 #include "support/run_experiment.h"
 
+/*
+ * A shipped experiment's warp-instructions per warp and batch at one block per SM with this launch
+ * (extra: one more --set, or NULL; with_single_stage has no stages parameter).
+ */
+static double per_warp_batch(const char *kernel, int stages, int bs, int k, int batches, const char *extra)
+{
+	char s_stages[32], s_bs[32], s_k[32], s_batches[32];
+	snprintf(s_stages, sizeof s_stages, "stages=%d", stages);
+	snprintf(s_bs, sizeof s_bs, "block_size=%d", bs);
+	snprintf(s_k, sizeof s_k, "k=%d", k);
+	snprintf(s_batches, sizeof s_batches, "batch_sz=%d", batches);
+	const char *sets[7] = {s_bs, s_k, s_batches, "blocks=1", "machine_set=none"};
+	int n = 5;
+	if (extra)
+		sets[n++] = extra;
+	if (strcmp(kernel, "with_single_stage"))
+		sets[n++] = s_stages;
+	struct sim_report r;
+	struct diag d = {0};
+	cr_assert_eq(run_experiment(kernel, sets, n, &r, &d), 0, "%s: %s", kernel, d.msg);
+	return (double)r.warp_insts / ((bs / 32) * (double)batches);
+}
+
 Test(counts, the_lowering_issues_about_what_the_h100_executes)
 {
 	FILE *f = fopen("traces/h100/instruction_counts.csv", "r");
@@ -35,18 +58,7 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
 		cr_assert_eq(sscanf(line, "%63[^,],%d,%d,%d,%d,%d,%*[^,],%*d,%*d,%*d,%lf", kernel, &stages, &bs, &bps, &k,
 				    &batches, &per),
 			     7, "%s", line);
-		char s_stages[32], s_bs[32], s_k[32], s_batches[32];
-		snprintf(s_stages, sizeof s_stages, "stages=%d", stages);
-		snprintf(s_bs, sizeof s_bs, "block_size=%d", bs);
-		snprintf(s_k, sizeof s_k, "k=%d", k);
-		snprintf(s_batches, sizeof s_batches, "batch_sz=%d", batches);
-		/* with_single_stage has no stages parameter */
-		const char *with_stages[] = {s_bs, s_k, s_batches, "blocks=1", "machine_set=none", s_stages};
-		int nsets = strcmp(kernel, "with_single_stage") ? 6 : 5;
-		struct sim_report r;
-		struct diag d = {0};
-		cr_assert_eq(run_experiment(kernel, with_stages, nsets, &r, &d), 0, "%s: %s", kernel, d.msg);
-		double got = (double)r.warp_insts / ((bs / 32) * (double)batches);
+		double got = per_warp_batch(kernel, stages, bs, k, batches, NULL);
 		double err = (got - per) / per;
 		bool exact = strcmp(kernel, "with_staging_scope_thread") == 0, single = strcmp(kernel, "with_single_stage") == 0;
 		/*
@@ -212,17 +224,8 @@ Test(counts, the_partitioned_pipelines_paths_stay_in_step_from_l2_and_part_from_
 		if (bps != 1)
 			continue;
 		bool l2 = strcmp(source, "L2") == 0;
-		char s_stages[32], s_bs[32], s_k[32], s_batches[32];
-		snprintf(s_stages, sizeof s_stages, "stages=%d", stages);
-		snprintf(s_bs, sizeof s_bs, "block_size=%d", bs);
-		snprintf(s_k, sizeof s_k, "k=%d", k);
-		snprintf(s_batches, sizeof s_batches, "batch_sz=%d", batches);
-		const char *sets[] = {s_bs, s_k, s_batches, "blocks=1", "machine_set=none",
-				      l2 ? "machine.l2_hit_fraction=1" : "machine.l2_hit_fraction=0", s_stages};
-		struct sim_report r;
-		struct diag d = {0};
-		cr_assert_eq(run_experiment(kernel, sets, 7, &r, &d), 0, "%s: %s", kernel, d.msg);
-		double got = (double)r.warp_insts / ((bs / 32) * (double)batches);
+		double got = per_warp_batch(kernel, stages, bs, k, batches,
+					    l2 ? "machine.l2_hit_fraction=1" : "machine.l2_hit_fraction=0");
 		cr_expect(fabs(got - per) / per < (l2 ? 0.03 : 0.13),
 			  "%s, %d threads, k = %d, %s: %.1f warp-instructions a warp and batch, the H100 %.1f", kernel, bs, k,
 			  source, got, per);
