@@ -20,6 +20,17 @@
 #include "isa/lower.h"
 #include "support/run_experiment.h"
 
+/* A trace CSV opened past its header line. */
+static FILE *csv_rows(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "%s", path);
+	int c;
+	while ((c = fgetc(f)) != EOF && c != '\n')
+		;
+	return f;
+}
+
 /*
  * A shipped experiment's warp-instructions per warp and batch at one block per SM with this launch
  * (extra: one more --set, or NULL; with_single_stage has no stages parameter).
@@ -45,10 +56,8 @@ static double per_warp_batch(const char *kernel, int stages, int bs, int k, int 
 
 Test(counts, the_lowering_issues_about_what_the_h100_executes)
 {
-	FILE *f = fopen("traces/h100/instruction_counts.csv", "r");
-	cr_assert(f);
+	FILE *f = csv_rows("traces/h100/instruction_counts.csv");
 	char line[512];
-	cr_assert(fgets(line, sizeof line, f));
 	double sum = 0;
 	int rows = 0;
 	while (fgets(line, sizeof line, f)) {
@@ -92,10 +101,8 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
  */
 Test(counts, the_alu_and_fma_heavy_pipes_take_about_what_ncu_counts)
 {
-	FILE *f = fopen("traces/h100/pipes_ncu.csv", "r");
-	cr_assert(f);
+	FILE *f = csv_rows("traces/h100/pipes_ncu.csv");
 	static char line[8192];
-	cr_assert(fgets(line, sizeof line, f));
 	int checked = 0;
 	while (fgets(line, sizeof line, f)) {
 		/* kernel,stages,block_size,blocks_per_sm,k,batch_sz,source,divergence,per_group,inst_executed,
@@ -155,11 +162,9 @@ Test(counts, the_alu_and_fma_heavy_pipes_take_about_what_ncu_counts)
 /* Per warp and batch, what ncu counts on one statement line of tests/hw/examples.cuh (traces/h100/line_counts.csv). */
 static double line_count(const char *kernel, int stages, int line)
 {
-	FILE *f = fopen("traces/h100/line_counts.csv", "r");
-	cr_assert(f);
+	FILE *f = csv_rows("traces/h100/line_counts.csv");
 	char row[512], name[64];
 	double got = -1;
-	cr_assert(fgets(row, sizeof row, f));
 	while (fgets(row, sizeof row, f)) {
 		int st, at;
 		double per;
@@ -209,10 +214,8 @@ Test(counts, the_pipeline_call_forms_issue_what_the_examples_lines_execute)
  */
 Test(counts, the_partitioned_pipelines_paths_stay_in_step_from_l2_and_part_from_dram)
 {
-	FILE *f = fopen("traces/h100/specialized_counts.csv", "r");
-	cr_assert(f);
+	FILE *f = csv_rows("traces/h100/specialized_counts.csv");
 	char line[256];
-	cr_assert(fgets(line, sizeof line, f));
 	int checked = 0;
 	while (fgets(line, sizeof line, f)) {
 		char kernel[64], source[8];

@@ -6,6 +6,7 @@
 //
 // Usage: warp_order OUTDIR -> OUTDIR/warp_order.csv
 #include "common.cuh"
+#include "fma_loop.cuh"
 
 namespace {
 
@@ -13,21 +14,8 @@ constexpr int kReps = 5;
 
 template <int kChains>
 __global__ void order_kernel(float* out, int trips, long long* done) {
-  float v[kChains];
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) v[c] = float(threadIdx.x + c);
-  __syncthreads();
-  const long long t0 = clock64();
-  for (int i = 0; i < trips; ++i) {
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int c = 0; c < kChains; ++c) v[c] = fmaf(v[c], 1.000001f, 0.5f);
-  }
-  const long long t1 = clock64();
-  float s = 0.f;
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) s += v[c];
+  long long t0, t1;
+  const float s = fma_loop<kChains>(trips, &t0, &t1);
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
   if (threadIdx.x % 32 == 0) {
     done[(blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * 2 + 0] = t0;
