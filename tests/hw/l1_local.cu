@@ -13,13 +13,14 @@
 // commits, waits for the batch S - 1 back (__pipeline_wait_prior(S - 1)) and adds it, reading its offset
 // from the local array again; with STORE it also stores the value to global memory each batch, as the
 // validation kernels do (do stores take L1 room too?). Dynamic shared memory S * block * 4 bytes, as the
-// validation kernels ask.
+// validation kernels ask. 128 batches (the L1 filling) at every carveout, and 1552 (the validation set's
+// long input: L1 long past full, its steady state) at the driver's.
 // probe: an empty kernel with D bytes of dynamic shared memory and T threads, for the carveout alone.
 //
 // The program only launches, in a fixed order, and writes the order with each launch's parameters;
 // Nsight Compute reads the counters (run_l1_local.sh runs both and joins them with l1_local.py):
 //   l1_local OUTDIR -> OUTDIR/l1_local_launches.csv
-//   columns: order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store
+//   columns: order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store,batches
 //   (carveout_pct -1: the driver's default choice; otherwise cudaFuncAttributePreferredSharedMemoryCarveout)
 #include <cuda_pipeline.h>
 #include <cstdio>
@@ -28,10 +29,11 @@
 
 namespace {
 
-constexpr int kBatches = 128;
+constexpr int kBatches = 128;      // the short rows
+constexpr int kLongBatches = 1552;  // the long rows: the validation set's long input, L1 long past full
 
 template <int S, bool STORE>
-__global__ void local_reuse(const int* global_in, int* global_out) {
+__global__ void local_reuse(const int* global_in, int* global_out, int batches) {
   extern __shared__ __align__(16) int shared[];
   size_t shared_offset[S];
   for (int s = 0; s < S; ++s) shared_offset[s] = size_t(s) * blockDim.x;
@@ -39,8 +41,8 @@ __global__ void local_reuse(const int* global_in, int* global_out) {
   const size_t row = size_t(gridDim.x) * blockDim.x;
   const int* src = global_in + size_t(blockIdx.x) * blockDim.x + tid;
   int acc = 0;
-  for (int fetch = 0; fetch < kBatches + S - 1; ++fetch) {
-    if (fetch < kBatches) __pipeline_memcpy_async(shared + shared_offset[fetch % S] + tid, src + fetch * row, 4);
+  for (int fetch = 0; fetch < batches + S - 1; ++fetch) {
+    if (fetch < batches) __pipeline_memcpy_async(shared + shared_offset[fetch % S] + tid, src + fetch * row, 4);
     __pipeline_commit();
     if (fetch >= S - 1) {
       const int batch = fetch - (S - 1);
@@ -57,7 +59,7 @@ __global__ void probe(int* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = blockDim.x;  // the dynamic shared memory is only asked for
 }
 
-using Kernel = void (*)(const int*, int*);
+using Kernel = void (*)(const int*, int*, int);
 template <bool STORE>
 Kernel pick(int s) {
   switch (s) {
@@ -74,16 +76,18 @@ int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   FILE* f = open_csv(argc, argv, "l1_local_launches.csv",
-                     "order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store");
+                     "order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store,batches");
   const size_t max_grid = size_t(sms) * 8 * 256;
   int *din = nullptr, *dout = nullptr;
-  CK(cudaMalloc(&din, max_grid * kBatches * sizeof(int)));
-  CK(cudaMalloc(&dout, max_grid * kBatches * sizeof(int)));
-  CK(cudaMemset(din, 1, max_grid * kBatches * sizeof(int)));
+  CK(cudaMalloc(&din, max_grid * kLongBatches * sizeof(int)));
+  CK(cudaMalloc(&dout, max_grid * kLongBatches * sizeof(int)));
+  CK(cudaMemset(din, 1, max_grid * kLongBatches * sizeof(int)));
   int order = 0;
+  // The short rows at every carveout; the long rows (and their stores) at the driver's carveout only.
+  for (int batches : {kBatches, kLongBatches})
   for (int store : {0, 1})
   for (int carveout : {-1, 25, 50, 100}) {
-    if (store && carveout != -1) continue;  // the stores' rows at the driver's carveout only
+    if ((store || batches != kBatches) && carveout != -1) continue;
     for (int s : {2, 4, 8, 16}) {
       Kernel k = store ? pick<true>(s) : pick<false>(s);
       // The attribute sticks to the function: reset it to the driver's default for the -1 rows.
@@ -93,9 +97,9 @@ int main(int argc, char** argv) {
         for (int bps : {1, 2, 4, 8}) {
           const int grid = sms * bps;
           const size_t smem = size_t(s) * bs * sizeof(int);
-          k<<<grid, bs, smem>>>(din, dout);
+          k<<<grid, bs, smem>>>(din, dout, batches);
           CK_LAUNCH();
-          ROW(f, "%d,local_reuse,%d,%d,%d,%d,%zu,%d,%d\n", order, s, bs, bps, grid, smem, carveout, store);
+          ROW(f, "%d,local_reuse,%d,%d,%d,%d,%zu,%d,%d,%d\n", order, s, bs, bps, grid, smem, carveout, store, batches);
           ++order;
         }
       }
@@ -106,7 +110,7 @@ int main(int argc, char** argv) {
       const size_t smem = size_t(kb) * 1024;
       probe<<<sms, bs, smem>>>(dout);
       CK_LAUNCH();
-      ROW(f, "%d,probe,0,%d,1,%d,%zu,-1,0\n", order, bs, sms, smem);
+      ROW(f, "%d,probe,0,%d,1,%d,%zu,-1,0,0\n", order, bs, sms, smem);
       ++order;
     }
   }

@@ -3,7 +3,7 @@
 
   l1_local.py DIR  reads DIR/l1_local_launches.csv and DIR/l1_local_ncu.csv and writes
     DIR/l1_local.csv  stages,block_size,blocks_per_sm,warps_per_sm,dynamic_smem,carveout_pct,store,
-                      carveout_kb,registers,local_sectors,local_miss_rate,cycles
+                      carveout_kb,registers,local_sectors,local_miss_rate,cycles,batches
     DIR/carveout.csv  block_size,dynamic_smem,carveout_kb  (the driver's default choice, probe kernel)
   l1_local.py DIR --validation  reads DIR/val_configs.csv and DIR/val_ncu.csv (validation --ncu under
     ncu with the same counters) and writes DIR/l1_local_validation.csv.
@@ -51,7 +51,7 @@ def main():
     with open(f"{d}/l1_local.csv", "w", newline="") as o1, open(f"{d}/carveout.csv", "w", newline="") as o2:
         reuse, probe = csv.writer(o1), csv.writer(o2)
         reuse.writerow(["stages", "block_size", "blocks_per_sm", "warps_per_sm", "dynamic_smem", "carveout_pct",
-                        "store", "carveout_kb", "registers", "local_sectors", "local_miss_rate", "cycles"])
+                        "store", "carveout_kb", "registers", "local_sectors", "local_miss_rate", "cycles", "batches"])
         probe.writerow(["block_size", "dynamic_smem", "carveout_kb"])
         for r in launches:
             c = ncu[int(r["order"])]
@@ -63,7 +63,7 @@ def main():
             reuse.writerow([r["stages"], r["block_size"], r["blocks_per_sm"],
                             int(r["block_size"]) // 32 * int(r["blocks_per_sm"]), r["dynamic_smem"],
                             r["carveout_pct"], r["store"], carveout, c["launch__registers_per_thread"], sectors, rate,
-                            c["gpc__cycles_elapsed.max"]])
+                            c["gpc__cycles_elapsed.max"], r.get("batches", "128")])
 
 
 if __name__ == "__main__":

@@ -607,7 +607,10 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
   int order = 0;
   for (const NcuConfig& c : configs) {
     const bool prim = !strcmp(c.kernel, "primitive_copies"), dc = !strcmp(c.kernel, "diverged_commit");
-    const int bs = prim ? kPcBlock : dc ? 128 : c.bs, batch_sz = dc ? 32 : 64;  // as run_primitive runs them
+    // as run_primitive runs them; VALIDATION_NCU_BATCH profiles an example at another length (1552: the long rows)
+    const char* const long_batch = getenv("VALIDATION_NCU_BATCH");
+    const int bs = prim ? kPcBlock : dc ? 128 : c.bs,
+              batch_sz = dc ? 32 : prim || !long_batch ? 64 : std::max(1, atoi(long_batch));
     const int nblocks = x.sms * c.bps;
     const size_t grid_size = size_t(nblocks) * bs, size = size_t(batch_sz) * grid_size;
     const size_t big_ints = prim ? size * kPcChunks * 4 : 0;
@@ -631,10 +634,10 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
     } else {
       const Variant& v = *find_variant(c.kernel, c.stages);
       if (l2) {
-        v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, 64, c.k, x.drec);
+        v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, batch_sz, c.k, x.drec);
         CK_LAUNCH();
       }
-      v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, 64, c.k, x.drec);
+      v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, batch_sz, c.k, x.drec);
     }
     CK_LAUNCH();
     fprintf(f, "%d,%s,%d,%d,%d,%d,%d,%s,%d,%d\n", order++, c.kernel, c.stages, bs, c.bps, c.k, batch_sz, l2 ? "L2" : "DRAM",
