@@ -392,11 +392,16 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 		cr_assert_gt(issue, mem, "the issue bound binds: %.0f and %.0f", issue, mem);
 		cr_assert_gt(run_field(runs, i, "bounds", "efficiency"), 0.4);
 	}
-	/* The same input, no output written back; the staged run's local lines that L1 lost come from DRAM as well. */
+	/*
+	 * The same input, no output written back; the staged run's local lines that L1 lost come from DRAM
+	 * as well: 8 blocks of 2 stages lose 1-2% of their LDLs' lines (ncu, l1_local_validation.csv: 0.65%),
+	 * a few percent of the bytes.
+	 */
 	double local_misses = run_field(runs, 1, "l1", "local_misses");
-	cr_assert_gt(local_misses, 0, "8 blocks of 4 stages lose some local lines");
+	cr_assert_gt(local_misses, 0, "8 blocks of 2 stages lose some local lines");
+	cr_assert_lt(local_misses, 0.02 * run_field(runs, 1, "l1", "local_loads"));
 	cr_assert_eq(run_field(runs, 1, "dram", "bytes"), run_field(runs, 0, "dram", "bytes") + 128 * local_misses);
-	cr_assert_lt(run_field(runs, 1, "bounds", "memory_cycles") / run_field(runs, 0, "bounds", "memory_cycles"), 1.02);
+	cr_assert_lt(run_field(runs, 1, "bounds", "memory_cycles") / run_field(runs, 0, "bounds", "memory_cycles"), 1.04);
 	cr_assert_eq(run_field(runs, 0, "dram", "bytes"), 64.0 * 8 * 256 * 4,
 		     "the input's bytes of the SM's blocks: 64 batches of 8 blocks of 256 ints");
 	cr_assert_gt(run_field(runs, 1, "bounds", "compute_cycles"), run_field(runs, 0, "bounds", "compute_cycles"),

@@ -68,7 +68,7 @@ void gmem_through_l1(struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 	for (uint32_t i = 0; i < nsectors; i++) {
 		uint64_t line = sectors[i] / 4; /* four 32-byte sectors to a 128-byte line */
 		if (line != last)
-			l1_stream(&s->l1, line);
+			l1_stream(&s->l1);
 		last = line;
 	}
 }

@@ -1,7 +1,7 @@
 #include "l1.h"
 
+#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../engine/machine.h"
 
@@ -72,23 +72,17 @@ uint64_t l1_carveout(const struct machine *m, uint64_t smem_block, int64_t block
 	return need > (uint64_t)m->smem_carveout_prefer ? need : (uint64_t)m->smem_carveout_prefer;
 }
 
-int l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, uint32_t ways, bool stream_mru)
+void l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, double coeff, double exponent)
 {
 	uint64_t bytes = (uint64_t)m->l1_bytes > carveout ? (uint64_t)m->l1_bytes - carveout : 0;
-	uint64_t lines = bytes / L1_LINE;
-	*c = (struct l1){.ways = ways ? ways : 1, .stream_mru = stream_mru, .carveout = carveout};
-	c->sets = (uint32_t)(lines / c->ways);
-	if (c->sets == 0) /* no L1 left: every local load misses */
-		return 0;
-	c->tags = calloc((size_t)c->sets * c->ways, sizeof *c->tags);
-	return c->tags ? 0 : -1;
+	*c = (struct l1){.lines = bytes / L1_LINE, .coeff = coeff, .exponent = exponent, .carveout = carveout};
 }
 
 void l1_free(struct l1 *c)
 {
-	free(c->tags);
 	free(c->seen);
-	c->tags = c->seen = NULL;
+	free(c->seen_at);
+	c->seen = c->seen_at = NULL;
 	c->seen_cap = c->nseen = 0;
 }
 
@@ -102,71 +96,62 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* Looks tag up in its set: a hit moves it to the MRU end; a miss puts it at the MRU or the LRU end. */
-static bool touch(struct l1 *c, uint64_t tag, bool mru)
+/* Doubles the table of local lines; false when there is no memory for it. */
+static bool grow(struct l1 *c)
 {
-	if (!c->tags)
+	uint32_t cap = c->seen_cap ? 2 * c->seen_cap : 1024;
+	uint64_t *tags = calloc(cap, sizeof *tags), *at = calloc(cap, sizeof *at);
+	if (!tags || !at) {
+		free(tags);
+		free(at);
 		return false;
-	uint64_t *set = c->tags + (((mix(tag) >> 32) * c->sets) >> 32) * c->ways;
-	uint32_t last = c->ways - 1;
-	for (uint32_t i = 0; i < c->ways; i++) {
-		if (set[i] == tag) {
-			memmove(set + 1, set, i * sizeof *set);
-			set[0] = tag;
-			return true;
-		}
-		if (set[i] == 0) {
-			last = i;
-			break;
-		}
 	}
-	if (mru) {
-		memmove(set + 1, set, last * sizeof *set);
-		set[0] = tag;
-	} else {
-		set[last] = tag;
-	}
-	return false;
-}
-
-/* Adds tag to the seen set; false when it was there already (or there is no room to remember it). */
-static bool first_load(struct l1 *c, uint64_t tag)
-{
-	if (c->nseen * 2 >= c->seen_cap) {
-		uint32_t cap = c->seen_cap ? 2 * c->seen_cap : 1024;
-		uint64_t *t = calloc(cap, sizeof *t);
-		if (!t)
-			return false;
-		for (uint32_t i = 0; i < c->seen_cap; i++)
-			if (c->seen[i])
-				for (uint32_t j = (uint32_t)mix(c->seen[i]) & (cap - 1);; j = (j + 1) & (cap - 1))
-					if (!t[j]) {
-						t[j] = c->seen[i];
-						break;
-					}
-		free(c->seen);
-		c->seen = t;
-		c->seen_cap = cap;
-	}
-	for (uint32_t j = (uint32_t)mix(tag) & (c->seen_cap - 1);; j = (j + 1) & (c->seen_cap - 1)) {
-		if (c->seen[j] == tag)
-			return false;
-		if (!c->seen[j]) {
-			c->seen[j] = tag;
-			c->nseen++;
-			return true;
-		}
-	}
+	for (uint32_t i = 0; i < c->seen_cap; i++)
+		if (c->seen[i])
+			for (uint32_t j = (uint32_t)mix(c->seen[i]) & (cap - 1);; j = (j + 1) & (cap - 1))
+				if (!tags[j]) {
+					tags[j] = c->seen[i];
+					at[j] = c->seen_at[i];
+					break;
+				}
+	free(c->seen);
+	free(c->seen_at);
+	c->seen = tags;
+	c->seen_at = at;
+	c->seen_cap = cap;
+	return true;
 }
 
 bool l1_local(struct l1 *c, uint32_t warp, int64_t value)
 {
 	uint64_t tag = mix(((uint64_t)warp << 40) ^ (uint64_t)value) | 1ull << 63;
-	bool hit = touch(c, tag, true);
-	return hit || first_load(c, tag);
+	if (c->nseen * 2 >= c->seen_cap && !grow(c))
+		return true;
+	uint32_t j = (uint32_t)mix(tag) & (c->seen_cap - 1);
+	while (c->seen[j] && c->seen[j] != tag)
+		j = (j + 1) & (c->seen_cap - 1);
+	if (!c->seen[j]) { /* its first load */
+		c->seen[j] = tag;
+		c->seen_at[j] = c->streamed;
+		c->nseen++;
+		return true;
+	}
+	uint64_t since = c->streamed - c->seen_at[j];
+	c->seen_at[j] = c->streamed;
+	if (c->lines == 0)
+		return false;
+	if (c->streamed < c->lines || since == 0) /* L1 has not filled yet, or nothing came in between */
+		return true;
+	double p = l1_miss_chance(c->coeff, c->exponent, since, c->lines);
+	return (double)(mix(tag ^ mix(c->streamed)) >> 11) * 0x1p-53 >= p;
 }
 
-void l1_stream(struct l1 *c, uint64_t line)
+double l1_miss_chance(double coeff, double exponent, uint64_t since, uint64_t lines)
 {
-	(void)touch(c, (line & ((1ull << 62) - 1)) | 1ull << 62, c->stream_mru);
+	if (lines == 0)
+		return 1.0;
+	double p = coeff * pow((double)since / (double)lines, exponent);
+	return p < 1.0 ? p : 1.0;
 }
+
+void l1_stream(struct l1 *c) { c->streamed++; }

@@ -6,17 +6,23 @@
  * and L1 keeps the rest.  A kernel asking for more shared memory per block
  * gets a larger carveout, and the local arrays of its warps (the guide's
  * size_t shared_offset[stages], an LDL per use) then compete for less L1
- * with the lines its cached global reads bring in (tests/hw/l1_local.cu,
- * traces/h100/l1_local.csv).  An LDL that misses reads its line from where
- * the kernel's input sits (gmem_read_local).
+ * with the lines its cached global reads and its stores bring in
+ * (tests/hw/l1_local.cu, traces/h100/l1_local.csv).  An LDL that misses
+ * reads its line from where the kernel's input sits (gmem_read_local).
  *
- * The cache is set-associative with LRU in a set, its sets indexed by a hash
- * of the line (the hardware's index function is not documented; a hash
- * spreads lines as evenly as any).  A local line is a warp's word of one
- * array element: the warp's 32 lanes read one 128-byte line of interleaved
- * local memory.  Global lines that allocate in L1 (4- and 8-byte cp.async,
- * which compiles to LDGSTS.E, and loads) go in at the set's LRU end or its
- * MRU end (machine l1_stream_mru), as the microbenchmark decides.
+ * Which LDLs miss is a law of reuse distance, not a cache of sets: an
+ * element loaded again after d global lines went through L1 (loads, stores,
+ * 4- and 8-byte cp.async, which compiles to LDGSTS.E; 16-byte copies bypass
+ * L1) misses with probability l1_reuse_coeff x (d / L1's lines) ^
+ * l1_reuse_exponent, and never while the lines streamed so far would not
+ * have filled L1 (nothing has been evicted yet).  On the H100 the miss share
+ * rises smoothly with the stream between two uses (l1_local.csv's long rows:
+ * 0.02-49% over a 500-fold range of it, one power law within about 20%),
+ * where the caches tried on the same rows (LRU of 1-32 ways with the stream
+ * at either end, tree pseudo-LRU, random victims) miss by a cliff or too
+ * evenly: 2-8 times off (mean absolute log ratio 0.66-1.5 against the law's
+ * 0.16).  The draw is a hash of the line and the stream's count, so a run is
+ * deterministic.
  */
 #ifndef SMSIM_L1_H
 #define SMSIM_L1_H
@@ -27,16 +33,17 @@
 struct machine;
 
 struct l1 {
-	uint64_t *tags; /* sets x ways, each set MRU first; 0: an empty way */
-	uint32_t sets, ways;
-	bool stream_mru;
+	uint64_t lines;	   /* L1's 128-byte lines beside the carveout */
+	uint64_t streamed; /* global lines read or written through L1 so far */
+	double coeff, exponent;
 	uint64_t carveout; /* bytes of shared memory the launch's carveout takes */
 	/*
-	 * The local lines loaded so far (an open-addressing set of tags): the
-	 * first load of one finds it in L1, where the stores that filled the
-	 * array at the kernel's start put it (STL.128 allocates, l1_local.sass).
+	 * The local lines loaded so far (open addressing: tag, and streamed at
+	 * its last load).  The first load of one finds it in L1, where the
+	 * stores that filled the array at the kernel's start put it (STL.128
+	 * allocates, l1_local.sass).
 	 */
-	uint64_t *seen;
+	uint64_t *seen, *seen_at;
 	uint32_t seen_cap, nseen;
 };
 
@@ -46,17 +53,24 @@ struct l1 {
  */
 uint64_t l1_carveout(const struct machine *m, uint64_t smem_block, int64_t block_size);
 
-/* An L1 of l1_bytes - carveout bytes with ways ways; -1 when out of memory. */
-int l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, uint32_t ways, bool stream_mru);
+/* An L1 of l1_bytes - carveout bytes missing by the law coeff x (d / lines) ^ exponent. */
+void l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, double coeff, double exponent);
 void l1_free(struct l1 *c);
 
 /*
  * A warp's load of one local-array word, value naming the element: true on
- * a hit (the first load of an element always hits: see seen).
+ * a hit (the first load of an element always hits: see seen; one that
+ * cannot be remembered for want of memory counts as a hit).
  */
 bool l1_local(struct l1 *c, uint32_t warp, int64_t value);
 
-/* A global line (address / 128) read through L1. */
-void l1_stream(struct l1 *c, uint64_t line);
+/*
+ * The law: the chance that a local line loaded again after since global
+ * lines went through an L1 of lines lines has left it (at most 1).
+ */
+double l1_miss_chance(double coeff, double exponent, uint64_t since, uint64_t lines);
+
+/* A global line read or written through L1. */
+void l1_stream(struct l1 *c);
 
 #endif
