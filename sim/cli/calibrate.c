@@ -929,7 +929,7 @@ static void derive_l1(struct calib *c)
 	 * The law whose replica of the loop misses most like it, over every row of 4 stages and more, in
 	 * ratio (the mean absolute log of replica + 0.1% over measured + 0.1%): fitted in absolute
 	 * difference, the few rows at the 228 KB carveout that miss 40-90% set the law and it misses
-	 * two to three times too often where most kernels run, at 0.1-2%.
+	 * up to 2.5 times too often where most kernels run, at 0.3-2%.
 	 */
 	struct reuse reuse_rows[512];
 	double measured[512];
