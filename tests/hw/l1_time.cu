@@ -5,7 +5,9 @@
 // size_t array, wait_prior(S - 1), an add from the offset read again, a store a batch), 1552 batches,
 // with k dependent FMAs a batch after the add: the same lines go through L1 between two loads of an
 // element at every k, the cycles between them grow with k. Nsight Compute counts the local loads'
-// L1 hits and misses (run_l1_time.sh).
+// L1 hits and misses (run_l1_time.sh). The loop is written out again rather than shared with
+// l1_local.cu: that program's rows calibrate the law, and routing its loop through a shared helper
+// changes its compiled code (its PTX reorders the address arithmetic), so it stays as measured.
 //
 // Usage: l1_time OUTDIR -> OUTDIR/l1_time_launches.csv
 //   columns: order,stages,block_size,blocks_per_sm,grid_blocks,k,batches
