@@ -879,7 +879,25 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_EXIT:
-	case OP_SYNCTHREADS:
+	case OP_SYNCTHREADS: {
+		/* "form": how the source writes it, which sets what nvcc compiles (isa/lower_forms.c) */
+		static const char *const keys[] = {"op", "form", "comment", NULL};
+		const char *form = "__syncthreads";
+		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = jdoc_string(c->doc, st, &c->at, "form", false, &form, c->d)))
+			return rc;
+		if (strcmp(form, "__syncthreads") && strcmp(form, "block.sync")) {
+			size_t old = jpath_key(&c->at, "form");
+			rc = jdoc_error(c->doc, &c->at, c->d,
+					"expected \"__syncthreads\" or \"block.sync\" (cooperative groups' block.sync(), "
+					"cg::sync(block)), got \"%s\"",
+					form);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
+		in.group = strcmp(form, "block.sync") == 0 ? GROUP_BLOCK : GROUP_THREAD;
+		return emit(c, in);
+	}
 	case OP_SYNCWARP:
 	case OP_GRID_SYNC:
 	case OP_PIPELINE_COMMIT: {
@@ -1036,8 +1054,9 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		in.e[0] = (struct expr){.is_const = true, .value = n};
 		if ((rc = emit(c, in)))
 			return rc;
+		/* cg::wait(group) ends in group.sync(): a block's is block.sync() */
 		return emit(c, (struct insn){.op = strcmp(group, "block") == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
-					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}});
+					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}, .group = GROUP_BLOCK});
 	}
 	case OP_CONSUMER_WAIT_FOR: {
 		/* ok = consumer_wait_for(ns) (consumer_wait_until(tp) is wait_for(tp - now), cuda/pipeline line 191) */

@@ -70,7 +70,7 @@ struct insn {
 	uint16_t slot;   /* LET/SET: variable */
 	int16_t obj;     /* pipeline index (-1: none) */
 	int16_t bar;     /* barrier index (-1: none); element bar_index */
-	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group */
+	uint8_t group;   /* MEMCPY_ASYNC: enum copy_group; SYNCTHREADS: GROUP_BLOCK when written block.sync() */
 	uint8_t split;   /* MAKE_PIPELINE: enum pipe_split, e[0] the count or role */
 	bool parity;     /* BARRIER_TRY_WAIT/TEST_WAIT: e[0] is a phase parity, not an arrival token */
 	bool complete_tx; /* MEMCPY_ASYNC bulk: completes bytes only; a barrier_arrive's expect_tx announced them */

@@ -939,7 +939,7 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	bool block = in->obj >= 0 && k->pipes[in->obj].scope == PIPE_SCOPE_BLOCK;
 	switch (in->op) {
 	case OP_EXIT: return LF_COUNT;
-	case OP_SYNCTHREADS: return LF_SYNCTHREADS;
+	case OP_SYNCTHREADS: return in->group == GROUP_BLOCK ? LF_SYNC_BLOCK : LF_SYNCTHREADS;
 	case OP_SYNCWARP: return LF_SYNCWARP;
 	case OP_GRID_SYNC: return LF_GRID_SYNC;
 	case OP_MAKE_PIPELINE: return LF_MAKE_PIPELINE;
@@ -995,11 +995,25 @@ static bool form_branches(const struct lform *f)
  * k_copy_thread hoists them, k_copy_group and the block pipeline's calls do
  * not).  -1: none.
  */
+static bool folded_jump(const struct kernel *k, int pc)
+{
+	const struct insn *op = &k->code[pc];
+	if (op->op == OP_BRZ)
+		return op->e[0].is_const && branch_kind(k, op) != BRANCH_LOOP;
+	/* the then side's jump over the else of an if whose condition is a constant */
+	if (op->op != OP_JMP || op->target <= pc)
+		return false;
+	for (int i = pc - 1; i >= 0; i--)
+		if (k->code[i].op == OP_BRZ && k->code[i].target == pc + 1)
+			return k->code[i].e[0].is_const;
+	return false;
+}
+
 static bool straight_loop(const struct kernel *k, const struct loop *l)
 {
 	for (int pc = l->head + 1; pc < l->back; pc++) {
 		const struct insn *op = &k->code[pc];
-		if (op->unrolled)
+		if (op->unrolled || folded_jump(k, pc))
 			continue;
 		if (op->op == OP_BRZ || op->op == OP_JMP)
 			return false;
@@ -1164,6 +1178,15 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		break;
 	}
 	case OP_BRZ: {
+		/*
+		 * An if on a condition known at compile time (a kernel parameter is a
+		 * template parameter): nvcc keeps one side and no branch
+		 * (validation.sass, primitive_copies<true> has no test of kPerGroup).
+		 * The op runs without an instruction; its lanes go the one way.  A
+		 * loop's constant test keeps its bottom branch (while (true)).
+		 */
+		if (in->e[0].is_const && branch_kind(k, in) != BRANCH_LOOP)
+			break;
 		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, true, false, false);
 		enum branch_kind kind = branch_kind(k, in);
 		if (kind == BRANCH_PREDICATED) {
@@ -1524,7 +1547,7 @@ int lower_kernel(struct kernel *k)
 			goto out;
 	for (int pc = 0; pc < k->ncode; pc++)
 		if ((k->code[pc].op == OP_BRZ || k->code[pc].op == OP_JMP) && k->code[pc].target >= 0 &&
-		    k->code[pc].target <= k->ncode)
+		    k->code[pc].target <= k->ncode && !folded_jump(k, pc))
 			target[k->code[pc].target] = true;
 	for (int pc = 0; pc < k->ncode; pc++) {
 		struct insn *in = &k->code[pc];

@@ -144,6 +144,7 @@ struct lform {
 	X(BARRIER_ARRIVE_WAIT, "barrier_arrive_and_wait", "arrive, then the try_wait loop (anchor)")       \
 	X(BARRIER_ARRIVE_DROP, "barrier_arrive_and_drop", "arrive_drop (anchor)")                           \
 	X(SYNCTHREADS, "syncthreads", "__syncthreads(): BAR.SYNC (anchor)")                                 \
+	X(SYNC_BLOCK, "syncthreads.block_sync", "cooperative groups' block.sync(): UMOV, BRA.DIV, BAR.SYNC (anchor)") \
 	X(SYNCWARP, "syncwarp", "__syncwarp(): WARPSYNC (anchor)")                                          \
 	X(GRID_SYNC, "grid_sync", "cooperative groups grid.sync(): the arrive/spin sequence (anchor: its wait)") \
 	X(COMPUTE_LOAD, "compute.load", "compute(): address, LDS of in[elem] (anchor), I2F")              \

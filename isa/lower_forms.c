@@ -383,6 +383,13 @@ static const struct linst form_syncthreads[] = {
 	{IC_BAR, LI_ANCHOR, 6, 0, 0x0u}, /* 0  0270: BAR.SYNC.DEFER_BLOCKING 0x0 */
 };
 
+/* SYNC_BLOCK: traces/h100/pipelines.sass with_staging_scope_threadILm2E 0x1130-0x1150 */
+static const struct linst form_sync_block[] = {
+	{IC_UNI, 0, 3, 0, 0x0u}, /* 0  1130: UMOV UR4, 0xffffffff */
+	{IC_BRA, 0, 5, 0, 0x1u}, /* 1  1140: BRA.DIV UR4, 0x1790 */
+	{IC_BAR, LI_ANCHOR, 6, 0, 0x0u}, /* 2  1150: BAR.SYNC.DEFER_BLOCKING 0x0 */
+};
+
 /* SYNCWARP: traces/h100/forms.sass forms_sync 0x02b0-0x02b0 */
 static const struct linst form_syncwarp[] = {
 	{IC_BRA, LI_ANCHOR, 1, 0, 0x0u}, /* 0  02b0: NOP */
@@ -563,6 +570,7 @@ const struct lform lform_table[LF_COUNT] = {
 	[LF_BARRIER_ARRIVE_WAIT] = {"barrier_arrive_and_wait", "traces/h100/forms.sass forms_barrier 0x0390-0x0530", form_barrier_arrive_wait, 4, 2, -1, -1, 0x0u, 0, 0},
 	[LF_BARRIER_ARRIVE_DROP] = {"barrier_arrive_and_drop", "traces/h100/forms.sass forms_barrier 0x05b0-0x05f0", form_barrier_arrive_drop, 4, 3, -1, -1, 0x0u, 0, 0},
 	[LF_SYNCTHREADS] = {"syncthreads", "traces/h100/forms.sass forms_sync 0x0270-0x0270", form_syncthreads, 1, 0, -1, -1, 0x0u, 0, 0},
+	[LF_SYNC_BLOCK] = {"syncthreads.block_sync", "traces/h100/pipelines.sass with_staging_scope_threadILm2E 0x1130-0x1150", form_sync_block, 3, 2, -1, -1, 0x0u, 0, 0},
 	[LF_SYNCWARP] = {"syncwarp", "traces/h100/forms.sass forms_sync 0x02b0-0x02b0", form_syncwarp, 1, 0, -1, -1, 0x0u, 0, 0},
 	[LF_GRID_SYNC] = {"grid_sync", "traces/h100/forms.sass forms_grid_sync 0x0380-0x06e0", form_grid_sync, 32, 23, -1, -1, 0x0u, 0, 0},
 	[LF_COMPUTE_LOAD] = {"compute.load", "traces/h100/forms.sass forms_compute 0x01d0-0x0230", form_compute_load, 7, 5, -1, -1, 0x0u, 0, 0},

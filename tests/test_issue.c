@@ -712,7 +712,9 @@ Test(issue, a_divergent_branch_costs_its_join_and_hand_over_as_measured)
 	cr_assert_gt(if_only - none, (double)m.reconverge_latency, "a divergent if costs at least its join");
 	m.reconverge_latency = 0;
 	m.path_switch_latency = 0;
-	cr_assert_lt(diverge_trip(&m, "lane % 2 == 1", true), both - 40, "without the join's cost the if/else is far cheaper");
+	m.split_latency = 0;
+	cr_assert_lt(diverge_trip(&m, "lane % 2 == 1", true), both - 40,
+		     "without the split's, join's and hand-over's costs the if/else is far cheaper");
 }
 
 /*
@@ -1154,4 +1156,92 @@ Test(issue, a_nested_loop_of_per_thread_count_pays_its_convergence_region_per_en
 	int top = after_loop_insts(text);
 	cr_assert_eq(nested - constant, 2, "BSSY and BSYNC per entry: %d against %d", nested, constant);
 	cr_assert_eq(top, constant, "an outer loop: %d against %d", top, constant);
+}
+
+/* traces/h100/groups.csv: cycles a trip of a shape at block size 32 and divergence D. */
+static double groups_row(const char *shape, int divergence)
+{
+	FILE *f = fopen("traces/h100/groups.csv", "r");
+	cr_assert_not_null(f, "traces/h100/groups.csv");
+	char line[256], sh[32];
+	int bs, dv;
+	double cpt = -1, v;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%31[^,],%d,%d,%*d,%*d,%*f,%*f,%lf", sh, &bs, &dv, &v) == 4 && !strcmp(sh, shape) &&
+		    bs == 32 && dv == divergence)
+			cpt = v;
+	fclose(f);
+	cr_assert_gt(cpt, 0, "no groups.csv row %s %d", shape, divergence);
+	return cpt;
+}
+
+/*
+ * tests/hw/groups.cu's loop, one warp: group = lane % D runs `to` trips of one dependent 4-cycle op (an
+ * FMA here, y * 3 + 7 there; n as an expression keeps the loop as written, not ptxas's unrolled form).
+ */
+static double groups_trip(const struct machine *m, int divergence, const char *to)
+{
+	char body[1024];
+	uint64_t c[2];
+	int trips[2] = {16, 48};
+	for (int t = 0; t < 2; t++) {
+		snprintf(body, sizeof body,
+			 "\"params\": {\"D\": %d}, \"body\": [{\"op\": \"let\", \"var\": \"group\", \"type\": \"int\", \"value\": \"lane %% D\"},"
+			 "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": %d, \"body\": ["
+			 "{\"op\": \"for\", \"var\": \"j\", \"type\": \"int\", \"from\": 0, \"to\": \"%s\", \"body\": ["
+			 "{\"op\": \"fma\", \"n\": \"1\"}]}]}]",
+			 divergence, trips[t], to);
+		c[t] = run_text(body, 32, 1, m);
+	}
+	return (double)(c[1] - c[0]) / (trips[1] - trips[0]);
+}
+
+/*
+ * groups.csv: a loop that loses a group of lanes every trip (split_loop) is split_latency a group
+ * slower than the same trips run by every lane (even_loop) — about 13 cycles on the H100, at any D —
+ * and costs nothing of the kind with split_latency 0.  The replica's trip follows the H100's within 5%
+ * where D is large (its fixed part, the loop's entry, is smsim's ptxas-unrolled form's: README).
+ */
+Test(issue, a_branch_that_splits_a_warp_costs_split_latency_per_group)
+{
+	struct machine m;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &d), 0, "%s", d.msg);
+	double hw = (groups_row("split_loop", 32) - groups_row("even_loop", 32) -
+		     (groups_row("split_loop", 16) - groups_row("even_loop", 16))) / 16;
+	double split16 = groups_trip(&m, 16, "group"), split32 = groups_trip(&m, 32, "group");
+	double even16 = groups_trip(&m, 16, "D - 1"), even32 = groups_trip(&m, 32, "D - 1");
+	double per_group = ((split32 - even32) - (split16 - even16)) / 16;
+	cr_assert(fabs(per_group - hw) <= 1.5, "a split costs %.2f cycles a group, the H100 %.2f", per_group, hw);
+	cr_assert(fabs(per_group - (double)m.split_latency) <= 1.0, "%.2f against split_latency %d", per_group,
+		  m.split_latency);
+	double hw32 = groups_row("split_loop", 32);
+	cr_assert(fabs(split32 - hw32) <= 0.05 * hw32, "split_loop D = 32: %.1f cycles a trip, the H100 %.1f", split32, hw32);
+	m.split_latency = 0;
+	double free16 = groups_trip(&m, 16, "group"), free32 = groups_trip(&m, 32, "group");
+	cr_assert(fabs(((free32 - even32) - (free16 - even16)) / 16) <= 0.5, "with split_latency 0 a split is free");
+}
+
+/*
+ * A kernel parameter is a template parameter: an if on it alone is resolved by the compiler, which
+ * keeps one side and no branch (validation.sass: primitive_copies<true> has no test of kPerGroup), so
+ * it issues nothing; a loop's constant test keeps its bottom branch (while (true) loops).
+ */
+Test(issue, an_if_on_a_kernel_parameter_compiles_to_no_branch)
+{
+	struct machine m = plain();
+	const char *fmt = "\"params\": {\"flag\": 1}, \"global\": {\"g\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"i\", \"type\": \"int\", \"from\": 0, \"to\": 64, \"body\": [%s"
+			  "{\"op\": \"global_store\", \"addr\": \"g[i * 32 + lane]\"}%s]}]";
+	char body[1024];
+	snprintf(body, sizeof body, fmt, "{\"op\": \"if\", \"cond\": \"flag == 1\", \"then\": [", "]}");
+	uint64_t folded = run_text(body, 32, 1, &m), folded_insts = r.warp_insts;
+	snprintf(body, sizeof body, fmt, "", "");
+	uint64_t plain_loop = run_text(body, 32, 1, &m);
+	cr_assert_eq(folded_insts, r.warp_insts, "no instruction for the if: %llu against %llu",
+		     (unsigned long long)folded_insts, (unsigned long long)r.warp_insts);
+	cr_assert_eq(folded, plain_loop, "and no time: %llu against %llu cycles", (unsigned long long)folded,
+		     (unsigned long long)plain_loop);
+	snprintf(body, sizeof body, fmt, "{\"op\": \"if\", \"cond\": \"lane < 64\", \"then\": [", "]}");
+	run_text(body, 32, 1, &m);
+	cr_assert_gt(r.warp_insts, folded_insts, "an if on a thread's value is a branch");
 }

@@ -662,10 +662,31 @@ static void derive_loops(struct calib *c)
 	double none = cell(c, "diverge.csv", "cycles_per_trip", &r5, "mode=none", "warps_per_scheduler=1", NULL);
 	double if_only = cell(c, "diverge.csv", "cycles_per_trip", &r6, "mode=if_only", "warps_per_scheduler=1", NULL);
 	double both = cell(c, "diverge.csv", "cycles_per_trip", &r7, "mode=diverge", "warps_per_scheduler=1", NULL);
-	m->reconverge_latency = iround(if_only - none) - 3 - m->branch_redirect;
+	/*
+	 * groups.csv (tests/hw/groups.cu), one warp: a loop of one dependent IMAD a trip (not unrolled)
+	 * that group g = lane % D leaves after g trips, against the same D - 1 trips run by every lane.
+	 * What the splits add grows by split_latency per group that leaves while others go on: the
+	 * least-squares slope of (split_loop - even_loop) over D - 1, D = 2..32.
+	 */
+	static const int groups_d[] = {2, 4, 8, 16, 32};
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int rows[5][2], ng = 0;
+	for (int i = 0; i < 5; i++) {
+		char d[32];
+		snprintf(d, sizeof d, "divergence=%d", groups_d[i]);
+		double split = cell(c, "groups.csv", "cycles_per_trip", &rows[i][0], "shape=split_loop", "block_size=32", d, NULL);
+		double even = cell(c, "groups.csv", "cycles_per_trip", &rows[i][1], "shape=even_loop", "block_size=32", d, NULL);
+		double x = groups_d[i] - 1.0, y = split - even;
+		sx += x, sy += y, sxx += x * x, sxy += x * y, ng++;
+	}
+	double slope = (ng * sxy - sx * sy) / (ng * sxx - sx * sx);
+	m->split_latency = iround(slope) < 0 ? 0 : iround(slope);
+	cite(c, "split_latency", "groups.csv rows %d-%d against rows %d-%d: a loop whose trips each lose a group of lanes (split_loop) against the same trips in every lane (even_loop), D = 2-32 at one warp: %.2f cycles more per group that leaves (least-squares slope)", rows[0][0], rows[4][0], rows[0][1], rows[4][1], slope);
+	/* the divergent if splits the warp once: its join is the rest */
+	m->reconverge_latency = iround(if_only - none) - 3 - m->branch_redirect - m->split_latency;
 	if (m->reconverge_latency < 0)
 		m->reconverge_latency = 0;
-	cite(c, "reconverge_latency", "diverge.csv rows %d and %d: a divergent if around 12 IMADs, %.2f cycles a trip, against the same IMADs in every lane, %.2f, less the region's three branch instructions and branch_redirect", r6, r5, if_only, none);
+	cite(c, "reconverge_latency", "diverge.csv rows %d and %d: a divergent if around 12 IMADs, %.2f cycles a trip, against the same IMADs in every lane, %.2f, less the region's three branch instructions, branch_redirect and the split's split_latency", r6, r5, if_only, none);
 	m->path_switch_latency = iround(both - none - 12.0 * (double)m->iclass_imad_latency - (if_only - none));
 	if (m->path_switch_latency < 0)
 		m->path_switch_latency = 0;

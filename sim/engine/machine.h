@@ -62,6 +62,7 @@
 	X(branch_predicate_latency, I, 4, 0, 10000, "cycles from a compare (ISETP) to a branch reading its predicate") \
 	X(branch_redirect, I, 29, 0, 10000, "cycles from a taken forward branch to the warp's next issue") \
 	X(reconverge_latency, I, 54, 0, 10000, "cycles from a diverged warp's paths joining at their BSYNC to its next issue") \
+	X(split_latency, I, 13, 0, 10000, "cycles a diverged warp's paths wait after the branch that split them") \
 	X(path_switch_latency, I, 9, 0, 10000, "cycles from one path of a diverged warp reaching its BSYNC to the other path's next issue") \
 	X(local_load_latency, I, 32, 1, 10000, "cycles, a local-memory load (LDL) hitting in L1 to its data") \
 	X(ldc_latency, I, 4, 1, 10000, "cycles, a constant loaded into a vector register (LDC) to its use") \

@@ -797,6 +797,26 @@ void simt_jump(struct sim *s, struct warp *w, int32_t target)
  * same barrier; otherwise the group becomes a new barrier's entry with two
  * paths.  The fall-through side is the newer, as the stack pushes it last.
  */
+/*
+ * groups.csv: a branch that splits a warp costs each of its paths
+ * split_latency before it issues on (a loop whose trips lose one group of
+ * lanes each, split_loop, is that much slower a trip than the same trips
+ * with no lane leaving, even_loop).  A loop's test splits at the compiled
+ * loop's bottom branch, whose back edge the staying lanes then take: their
+ * trip ends that much later (exec.c, OP_JMP, waits for loop_pred).
+ */
+static void split_cost(struct sim *s, const struct insn *in, int32_t pc, struct simt_entry *jumped, struct simt_entry *fell)
+{
+	uint64_t cost = (uint64_t)s->m->split_latency;
+	const struct insn *last = in->target > 0 ? &s->k->code[in->target - 1] : NULL;
+	if (last && last->op == OP_JMP && last->target <= pc) {
+		fell->loop_pred = (fell->loop_pred > s->now ? fell->loop_pred : s->now) + cost;
+		return;
+	}
+	later(jumped, s->now + cost);
+	later(fell, s->now + cost);
+}
+
 static void split_path(struct sim *s, struct warp *w, const struct insn *in, uint32_t taken)
 {
 	int cur = w->cur;
@@ -818,6 +838,7 @@ static void split_path(struct sim *s, struct warp *w, const struct insn *in, uin
 		g->pc = pc + 1;
 		g->order = ++w->order_next;
 		g->poll = -1;
+		split_cost(s, in, pc, &w->stack[t], g);
 		simt_mark(w, cur);
 		return;
 	}
@@ -840,6 +861,7 @@ static void split_path(struct sim *s, struct warp *w, const struct insn *in, uin
 	g->reconv = pc; /* unused by this model otherwise: the branch, for a deadlock report */
 	g->blocked = WAIT_CONVERGE;
 	g->poll = -1;
+	split_cost(s, in, pc, &w->stack[t], &w->stack[f]);
 	simt_mark(w, cur);
 	w->cur = f;
 }
@@ -892,6 +914,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		top->pc = pc + 1;
 		put_entry(w, slot, in->target, -1, -1, taken);
 		inherit(&w->stack[slot], top->redirect, top->loop_pred);
+		split_cost(s, in, pc, &w->stack[slot], top);
 	} else {
 		if (w->depth + 2 > SIMT_MAX_DEPTH) {
 			sim_fail(s, DIAG_LIMIT, w, "divergence nests deeper than %d levels", SIMT_MAX_DEPTH);
@@ -908,6 +931,7 @@ void simt_branch(struct sim *s, struct warp *w, const struct insn *in)
 		inherit(&w->stack[w->depth - 2], red, lp);
 		put_entry(w, w->depth - 1, pc + 1, in->reconv, -1, fall);
 		inherit(&w->stack[w->depth - 1], red, lp);
+		split_cost(s, in, pc, &w->stack[w->depth - 2], &w->stack[w->depth - 1]);
 	}
 	settle(s, w);
 }

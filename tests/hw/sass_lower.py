@@ -250,6 +250,9 @@ FORMS = [
     dict(id="BARRIER_ARRIVE_WAIT", k="forms_barrier", s=9, e=10, anchor=r"SYNCS\.PHASECHK"),
     dict(id="BARRIER_ARRIVE_DROP", k="forms_barrier", s=11, e=12, anchor=r"SYNCS\.ARRIVE"),
     dict(id="SYNCTHREADS", k="forms_sync", s=5, e=6, anchor=r"BAR\.SYNC"),
+    # cooperative groups' block.sync() in the examples' loop (with_staging_scope_thread<2>): the warp's
+    # convergence check (UMOV of the full mask, BRA.DIV to the slow path) before the BAR.SYNC
+    dict(id="SYNC_BLOCK", file=PIPELINES, fn="with_staging_scope_threadILm2E", a=(0x1130, 0x1160), anchor=r"BAR\.SYNC"),
     dict(id="SYNCWARP", k="forms_sync", s=7, e=8, anchor=r"(WARPSYNC|NOP)"),
     # grid.sync: the block's thread 0 path (take branch 3: the single-active-thread atomic)
     dict(id="GRID_SYNC", k="forms_grid_sync", s=9, e=10, anchor=r"LD\.E\.STRONG\.GPU", take={3},
