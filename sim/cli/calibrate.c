@@ -495,7 +495,7 @@ static void derive_memory(struct calib *c)
 	double per_warp = (b1024 - b32) / 31.0;
 	m->syncthreads_warp_latency = iround(per_warp);
 	m->syncthreads_base_latency = iround(b32 - per_warp);
-	cite(c, "syncthreads_warp_latency", "barrier.csv rows %d and %d: (%.2f - %.2f) / 31 warps", r, r2, b1024, b32);
+	cite(c, "syncthreads_warp_latency", "barrier.csv rows %d and %d: (%.2f - %.2f) / 31 warps, back-to-back barriers (the loop nvcc unrolls by 4: every warp arrives at once)", r, r2, b1024, b32);
 	cite(c, "syncthreads_base_latency", "barrier.csv row %d: %.2f cycles for one warp, less one warp's share", r, b32);
 	double a32 = cell(c, "barrier.csv", "cycles_per_phase_median", &r, "primitive=cuda_barrier_arrive_and_wait", "block_size=32", NULL);
 	double a1024 = cell(c, "barrier.csv", "cycles_per_phase_median", &r2, "primitive=cuda_barrier_arrive_and_wait", "block_size=1024", NULL);

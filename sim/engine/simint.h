@@ -262,6 +262,7 @@ struct block {
 	uint32_t live_threads;
 	uint32_t bar_arrived;  /* threads at __syncthreads now */
 	uint32_t bar_waiters;  /* waiter list */
+	uint64_t bar_counted;  /* when the SM's barrier unit has counted the latest of its warps' arrivals */
 	struct pipe_block *pipes; /* npipes x pipe_warps: pipeline i of warp w at i * pipe_warps + w (block groups: w = 0) */
 	uint32_t pipe_warps;      /* warps of the block */
 	struct cpa_thread *cpa; /* per thread */
@@ -345,6 +346,7 @@ struct sim {
 	uint64_t *op_issued; /* NULL unless counting per op (sim_report.op_issued) */
 	uint32_t copy_tracks_per_block;
 	uint32_t grid_arrived, grid_waiters; /* grid.sync over the resident blocks */
+	uint64_t bar_unit_free; /* when the SM's barrier unit can count the next __syncthreads arrival (sync.c) */
 	struct warp *issuing; /* the warp whose op runs now (exec_issue), else NULL */
 	uint64_t sm_next;  /* the earliest next_tick of the sub-partitions */
 	uint64_t sm_ticks; /* cycles the schedulers ran, counted as events */

@@ -27,9 +27,22 @@ static void release_waiters(struct sim *s, uint32_t id, uint64_t at)
 	}
 }
 
-static uint64_t release_latency(const struct sim *s, const struct block *b)
+/*
+ * One unit of the SM counts the arrivals at every block's __syncthreads, a
+ * warp's at a time: a warp arriving while it counts another's waits its turn.
+ * Every warp of a block arriving at once is thus released
+ * syncthreads_base_latency + nwarps x syncthreads_warp_latency after them, as
+ * barrier.csv's back-to-back barriers measure; arrivals spread by the
+ * warps' own work between two barriers are counted as they come
+ * (callforms.csv, syncthreads: a trip of loop control adds its own latency,
+ * not a share of it per warp), and two blocks' barriers take turns at the
+ * unit (2 blocks of 1,024 threads: twice the period of one).
+ */
+static void count_arrival(struct sim *s, struct block *b, uint64_t now)
 {
-	return (uint64_t)s->m->syncthreads_base_latency + (uint64_t)s->m->syncthreads_warp_latency * b->nwarps;
+	uint64_t start = now > s->bar_unit_free ? now : s->bar_unit_free;
+	s->bar_unit_free = start + (uint64_t)s->m->syncthreads_warp_latency;
+	b->bar_counted = s->bar_unit_free;
 }
 
 void sync_check_release(struct sim *s, struct block *b, uint64_t now)
@@ -41,7 +54,11 @@ void sync_check_release(struct sim *s, struct block *b, uint64_t now)
 	b->bar_arrived = 0;
 	for (uint32_t i = 0; i < b->nwarps; i++)
 		b->bar_lanes[i] = 0;
-	release_waiters(s, id, now + release_latency(s, b));
+	uint64_t counted = b->bar_counted > now ? b->bar_counted : now;
+	uint64_t released = counted + (uint64_t)s->m->syncthreads_base_latency;
+	if (s->bar_unit_free < released)
+		s->bar_unit_free = released;
+	release_waiters(s, id, released);
 	flow_sync(s, b);
 	/* A block barrier re-converges the groups it held (independent scheduling). */
 	for (uint32_t i = 0; i < b->nwarps; i++)
@@ -86,6 +103,7 @@ bool sync_threads(struct sim *s, struct warp *w, uint64_t now, enum stall cause)
 	struct block *b = &s->blocks[w->block];
 	partial_warp(s, w);
 	b->bar_arrived += (uint32_t)__builtin_popcount(simt_mask(w));
+	count_arrival(s, b, now);
 	sched_block(s, w, cause, WAIT_SYNCTHREADS, now);
 	simt_cur(w)->next_waiter = b->bar_waiters;
 	b->bar_waiters = WAITER(w);
