@@ -1093,14 +1093,15 @@ static bool in_region(const struct lower_ctx *c, const struct loop *l)
 
 /*
  * What an entry of a loop ptxas unrolled by 4 issues besides its trips, as
- * with_staging_scope_thread<2> 0x05b0-0x0680 and 0x0a40-0x0a70 run it: per
- * bound of the test the trips left (a subtraction), their minimum (a compare
- * and a select per further bound), the remainder (-trips & 3), its test and
- * branch in a convergence region (BSSY), and after the remainder loop the
- * BSYNC, the test for four trips more and its branch, and the outer BSYNC.
- * 64-bit counters pair every subtraction, compare and select.
+ * with_staging_scope_thread<2> runs it (traces/h100/pipelines.sass): before
+ * the first trip (0x05b0-0x0680), per bound of the test the trips left (a
+ * subtraction), their minimum (a compare and a select per further bound),
+ * the remainder (-trips & 3), its test and branch in a convergence region
+ * (BSSY); after the loop (0x0a40-0x0a70) the BSYNC, the test for four trips
+ * more and its branch, and the outer BSYNC.  64-bit counters pair every
+ * subtraction, compare and select.
  */
-static void remainder_overhead(struct seq *q, const struct kernel *k, const struct expr *test)
+static int test_bounds(const struct kernel *k, const struct expr *test)
 {
 	int bounds = 0;
 	for (const int64_t *w = k->pool.words + test->at, *end = w + test->len; w < end;) {
@@ -1109,6 +1110,12 @@ static void remainder_overhead(struct seq *q, const struct kernel *k, const stru
 		if (op == OPC_PUSH || op == OPC_LOAD || op == OPC_JZ || op == OPC_JMP)
 			w++;
 	}
+	return bounds;
+}
+
+static void remainder_entry(struct seq *q, const struct kernel *k, const struct expr *test)
+{
+	int bounds = test_bounds(k, test);
 	bool wide = wide_expr(k, test);
 	/* the trips left per bound: IADD3, and its high word's IADD3.X or IMAD.X on the carry */
 	uint64_t lows = 0, highs = 0;
@@ -1135,11 +1142,30 @@ static void remainder_overhead(struct seq *q, const struct kernel *k, const stru
 	at = emit(q, IC_ALU, dep_bit(at), false);
 	at = chain(q, IC_ALU, wide ? 2 : 1, dep_bit(at), false);
 	emit(q, IC_BRA, dep_bit(at), false);
-	/* after the remainder loop: BSYNC, four trips more? (ISETP, .EX), its branch, the outer BSYNC */
+}
+
+static void remainder_exit(struct seq *q, const struct kernel *k, const struct expr *test)
+{
+	/* BSYNC, four trips more? (ISETP, .EX) on the trip count computed at the entry, its branch, the outer BSYNC */
 	emit(q, IC_BRA, 0, false);
-	at = chain(q, IC_ALU, wide ? 2 : 1, trips, false);
+	int at = chain(q, IC_ALU, wide_expr(k, test) ? 2 : 1, 0, false);
 	emit(q, IC_BRA, dep_bit(at), false);
 	emit(q, IC_BRA, 0, false);
+}
+
+/*
+ * Where a loop's entry issues what ptxas computes once per entry: the op
+ * just before its head when that op runs once each time the loop is
+ * reached (a for's init, a statement, the enclosing loop's test); -1 when
+ * it is a jump, the kernel's first op or an unrolled op: the entry's part
+ * then goes after the loop with the rest.
+ */
+static int entry_op(const struct kernel *k, const struct loop *l)
+{
+	int pc = l->head - 1;
+	if (pc < 0 || k->code[pc].unrolled || k->code[pc].op == OP_JMP)
+		return -1;
+	return pc;
 }
 
 /* The variable an op assigns (a statement, an arrive's token, a poll's result); 0 when none. */
@@ -1572,11 +1598,17 @@ int lower_kernel(struct kernel *k)
 			struct seq *q = sink_at(&c, pc).q;
 			if (c.loops[i].region) /* its BSSY; the unrolled loop's overhead ends with the BSYNC */
 				emit(q, IC_BRA, 0, false);
-			if (c.loops[i].remainder)
-				remainder_overhead(q, k, &k->code[c.loops[i].head].e[0]);
-			else if (c.loops[i].region)
+			if (c.loops[i].remainder) {
+				if (entry_op(k, &c.loops[i]) < 0)
+					remainder_entry(q, k, &k->code[c.loops[i].head].e[0]);
+				remainder_exit(q, k, &k->code[c.loops[i].head].e[0]);
+			} else if (c.loops[i].region) {
 				emit(q, IC_BRA, 0, false);
+			}
 		}
+		for (int i = 0; i < c.nloops; i++)
+			if (c.loops[i].remainder && entry_op(k, &c.loops[i]) == pc) /* before this op's own instructions */
+				remainder_entry(sink_at(&c, pc).q, k, &k->code[c.loops[i].head].e[0]);
 		lower_insn(&c, in, marks[pc]);
 		if (in->op == OP_MMA)
 			mma_places(&c, in);

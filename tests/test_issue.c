@@ -839,12 +839,14 @@ Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
 
 /*
  * A loop of one basic block whose trip count is known only at run time is unrolled by ptxas: each
- * entry computes the trip count and the remainder first (with_staging_scope_thread<2> 0x05b0-0x0680,
- * 0x0a40-0x0a70: 19 instructions for two 64-bit bounds).  The same loop with a branch in its body is
- * not unrolled, and neither is one with a constant trip count.  Nested in the for, each of them also
- * has its convergence region (BSSY per entry; after the exit the BSYNC, which is the last of the
- * unrolled loop's 19): the unrolled one pays 18 more than the branchy one; the constant-count one
- * needs no region.
+ * entry computes the trip count and the remainder before its first trip (with_staging_scope_thread<2>
+ * 0x05b0-0x0680: 14 instructions for two 64-bit bounds, issued by the op before the loop, here the
+ * enclosing for's test, so that the loop's first copy waits for them as on the H100) and tests for
+ * four trips more after its exit (0x0a40-0x0a70: 5).  The same loop with a branch in its body is not
+ * unrolled, and neither is one with a constant trip count.  Nested in the for, each of them also has
+ * its convergence region (BSSY per entry; after the exit the BSYNC, which is the last of the unrolled
+ * loop's 19): the unrolled one pays 18 more than the branchy one; the constant-count one needs no
+ * region.
  */
 /* The instructions the op after the kernel's while loop issues (its last global_store). */
 static int after_loop_insts(const char *body)
@@ -862,6 +864,24 @@ static int after_loop_insts(const char *body)
 	return n;
 }
 
+/* The instructions the op before the kernel's last loop issues (there: the enclosing loop's test). */
+static int before_loop_insts(const char *body)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", body);
+	struct launch l = {32, 1, 1};
+	struct kernel k;
+	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	int head = -1;
+	for (int pc = 0; pc < k.ncode; pc++)
+		if (k.code[pc].op == OP_JMP && k.code[pc].target < pc && k.code[pc].target > head &&
+		    k.code[k.code[pc].target].op == OP_BRZ)
+			head = k.code[pc].target;
+	int n = head > 0 ? k.lowered[head - 1].n : -1;
+	kernel_free(&k);
+	return n;
+}
+
 Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
 {
 	const char *fmt = "\"global\": {\"g\": {\"elems\": 65536}}, \"body\": ["
@@ -874,18 +894,20 @@ Test(issue, a_straight_loop_of_run_time_count_pays_ptxas_remainder_per_entry)
 	char text[2048];
 	const char *bounded = "f < 8 && f < c + 1";
 	snprintf(text, sizeof text, fmt, bounded, "");
-	int straight = after_loop_insts(text);
+	int straight = after_loop_insts(text), straight_in = before_loop_insts(text);
 	snprintf(text, sizeof text, fmt, bounded, "{\"op\": \"if\", \"cond\": \"lane < f\", \"then\": [{\"op\": \"syncwarp\"}]},");
-	int branchy = after_loop_insts(text);
+	int branchy = after_loop_insts(text), branchy_in = before_loop_insts(text);
 	snprintf(text, sizeof text, fmt, "f < 8", "");
 	int counted = after_loop_insts(text);
-	cr_assert_eq(straight - branchy, 19 - 1, "two 64-bit bounds: 19 instructions per entry, the BSYNC among them (%d against %d)",
-		     straight, branchy);
+	cr_assert_eq(straight_in - branchy_in, 14, "two 64-bit bounds: 14 instructions before the first trip (%d against %d)",
+		     straight_in, branchy_in);
+	cr_assert_eq(straight - branchy, 5 - 1, "and 5 after the exit, the BSYNC among them (%d against %d)", straight, branchy);
 	cr_assert_eq(counted, branchy - 2,
 		     "a test on the loop's own counter and constants: not unrolled, and no convergence region (%d against %d)",
 		     counted, branchy);
 	snprintf(text, sizeof text, fmt, "f < c + 1", "");
-	cr_assert_eq(after_loop_insts(text) - branchy, 13 - 1, "one 64-bit bound: 13 instructions per entry");
+	cr_assert_eq(after_loop_insts(text) + before_loop_insts(text) - branchy - branchy_in, 13 - 1,
+		     "one 64-bit bound: 13 instructions per entry");
 }
 
 /*
