@@ -585,6 +585,26 @@ static bool unrollable_fma_body(const cJSON *body, int64_t *fmas)
 }
 
 
+/*
+ * An optional string field that names one of a few choices (a NULL-ended list, the first the
+ * default): its index into *choice, or the error "expected WHAT, got ..." at the field.
+ */
+static int one_of(struct compiler *c, const cJSON *st, const char *key, const char *const *names, const char *what,
+		  int *choice)
+{
+	const char *got = names[0];
+	int rc = jdoc_string(c->doc, st, &c->at, key, false, &got, c->d);
+	if (rc)
+		return rc;
+	for (*choice = 0; names[*choice]; ++*choice)
+		if (strcmp(got, names[*choice]) == 0)
+			return 0;
+	size_t old = jpath_key(&c->at, key);
+	rc = jdoc_error(c->doc, &c->at, c->d, "expected %s, got \"%s\"", what, got);
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
 static int emit_text(struct compiler *c, enum op op, int slot, const char *text)
 {
 	struct insn in = {.op = op, .slot = (uint16_t)slot, .obj = -1};
@@ -882,20 +902,12 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	case OP_SYNCTHREADS: {
 		/* "form": how the source writes it, which sets what nvcc compiles (isa/lower_forms.c) */
 		static const char *const keys[] = {"op", "form", "comment", NULL};
-		const char *form = "__syncthreads";
+		static const char *const forms[] = {"__syncthreads", "block.sync", NULL};
+		int form;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
-		    (rc = jdoc_string(c->doc, st, &c->at, "form", false, &form, c->d)))
+		    (rc = one_of(c, st, "form", forms, "\"__syncthreads\" or \"block.sync\" (cooperative groups' block.sync(), cg::sync(block))", &form)))
 			return rc;
-		if (strcmp(form, "__syncthreads") && strcmp(form, "block.sync")) {
-			size_t old = jpath_key(&c->at, "form");
-			rc = jdoc_error(c->doc, &c->at, c->d,
-					"expected \"__syncthreads\" or \"block.sync\" (cooperative groups' block.sync(), "
-					"cg::sync(block)), got \"%s\"",
-					form);
-			jpath_pop(&c->at, old);
-			return rc;
-		}
-		in.group = strcmp(form, "block.sync") == 0 ? GROUP_BLOCK : GROUP_THREAD;
+		in.group = form == 1 ? GROUP_BLOCK : GROUP_THREAD;
 		return emit(c, in);
 	}
 	case OP_SYNCWARP:
@@ -1010,17 +1022,12 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
-		const char *group = "block";
-		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+		static const char *const groups[] = {"block", "thread", NULL};
+		int group;
+		if ((rc = one_of(c, st, "group", groups, "\"block\" or \"thread\"", &group)))
 			return rc;
-		if (strcmp(group, "block") && strcmp(group, "thread")) {
-			size_t old = jpath_key(&c->at, "group");
-			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"", group);
-			jpath_pop(&c->at, old);
-			return rc;
-		}
 		in.op = OP_MEMCPY_ASYNC;
-		in.group = strcmp(group, "block") == 0 ? GROUP_BLOCK : GROUP_THREAD;
+		in.group = group == 0 ? GROUP_BLOCK : GROUP_THREAD;
 		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
 		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
 		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))
@@ -1040,22 +1047,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
 		    (rc = const_field(c, st, "n", false, "0", 0, 8, &n)))
 			return rc;
-		const char *group = "block";
-		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+		static const char *const groups[] = {"block", "warp", NULL};
+		int group;
+		if ((rc = one_of(c, st, "group", groups, "\"block\" or \"warp\" (a tile of 32)", &group)))
 			return rc;
-		if (strcmp(group, "block") && strcmp(group, "warp")) {
-			size_t old = jpath_key(&c->at, "group");
-			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"warp\" (a tile of 32), got \"%s\"",
-					group);
-			jpath_pop(&c->at, old);
-			return rc;
-		}
 		in.op = OP_PIPELINE_WAIT_PRIOR;
 		in.e[0] = (struct expr){.is_const = true, .value = n};
 		if ((rc = emit(c, in)))
 			return rc;
 		/* cg::wait(group) ends in group.sync(): a block's is block.sync() */
-		return emit(c, (struct insn){.op = strcmp(group, "block") == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
+		return emit(c, (struct insn){.op = group == 0 ? OP_SYNCTHREADS : OP_SYNCWARP, .obj = -1,
 					     .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}, .group = GROUP_BLOCK});
 	}
 	case OP_CONSUMER_WAIT_FOR: {
@@ -1137,19 +1138,11 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 						   "barrier", "complete_tx", "tx", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
-		const char *group = "thread";
-		if ((rc = jdoc_string(c->doc, st, &c->at, "group", false, &group, c->d)))
+		static const char *const groups[] = {"thread", "block", NULL};
+		int group;
+		if ((rc = one_of(c, st, "group", groups, "\"block\" or \"thread\"", &group)))
 			return rc;
-		if (strcmp(group, "block") == 0) {
-			in.group = GROUP_BLOCK;
-		} else if (strcmp(group, "thread") == 0) {
-			in.group = GROUP_THREAD;
-		} else {
-			size_t old = jpath_key(&c->at, "group");
-			rc = jdoc_error(c->doc, &c->at, c->d, "expected \"block\" or \"thread\", got \"%s\"", group);
-			jpath_pop(&c->at, old);
-			return rc;
-		}
+		in.group = group == 1 ? GROUP_BLOCK : GROUP_THREAD;
 		if ((rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)) ||
 		    (rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
 		    (rc = compile_field(c, st, "bytes", true, NULL, &in.e[0])))

@@ -848,14 +848,20 @@ Test(issue, a_one_stage_pipeline_has_no_stage_index_to_advance)
  * loop's 19): the unrolled one pays 18 more than the branchy one; the constant-count one needs no
  * region.
  */
-/* The instructions the op after the kernel's while loop issues (its last global_store). */
-static int after_loop_insts(const char *body)
+/* A one-warp test kernel of this body, loaded and lowered. */
+static void load_body(const char *body, struct kernel *k)
 {
 	char text[4096];
 	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", body);
 	struct launch l = {32, 1, 1};
+	cr_assert_eq(load_kernel_text(text, &l, k, &d), 0, "%s", d.msg);
+}
+
+/* The instructions the op after the kernel's while loop issues (its last global_store). */
+static int after_loop_insts(const char *body)
+{
 	struct kernel k;
-	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	load_body(body, &k);
 	int n = -1;
 	for (int pc = 0; pc < k.ncode; pc++)
 		if (k.code[pc].op == OP_GLOBAL_STORE)
@@ -867,11 +873,8 @@ static int after_loop_insts(const char *body)
 /* The instructions the op before the kernel's last loop issues (there: the enclosing loop's test). */
 static int before_loop_insts(const char *body)
 {
-	char text[4096];
-	snprintf(text, sizeof text, "{\"kernel\": \"t\", \"source\": \"test\", %s}", body);
-	struct launch l = {32, 1, 1};
 	struct kernel k;
-	cr_assert_eq(load_kernel_text(text, &l, &k, &d), 0, "%s", d.msg);
+	load_body(body, &k);
 	int head = -1;
 	for (int pc = 0; pc < k.ncode; pc++)
 		if (k.code[pc].op == OP_JMP && k.code[pc].target < pc && k.code[pc].target > head &&
