@@ -913,6 +913,9 @@ static enum branch_kind branch_kind(const struct kernel *k, const struct insn *i
 		return BRANCH_REGION;
 	int ops = 0;
 	for (int i = pc + 1; i < end && i < k->ncode; i++, ops++) {
+		/* ptxas if-converts by instructions: an fma of n FFMAs is n (exits' 8-FMA block branches) */
+		if (k->code[i].op == OP_FMA && k->code[i].e[0].is_const && k->code[i].e[0].value > 1)
+			ops += (int)(k->code[i].e[0].value < 64 ? k->code[i].e[0].value : 64) - 1;
 		switch (k->code[i].op) {
 		case OP_LET:
 		case OP_SET:

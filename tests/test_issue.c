@@ -1270,3 +1270,27 @@ Test(issue, an_if_on_a_kernel_parameter_compiles_to_no_branch)
 	run_text(body, 32, 1, &m);
 	cr_assert_gt(r.warp_insts, folded_insts, "an if on a thread's value is a branch");
 }
+
+/*
+ * ptxas if-converts a short if by its instructions, not its statements: an if around 8 FFMAs and
+ * its counter's update branches (traces/h100/diverged_commit.sass 0x0590-0x0670: the unrolled FMA
+ * loop's 8-FMA block in BSSY/BRA/BSYNC, where the remainder's single FFMA is predicated, 0x07a0), so
+ * an fma of n counts n: 12 FFMAs branch, 2 are predicated.
+ */
+Test(issue, an_if_around_many_ffmas_branches_and_one_around_few_is_predicated)
+{
+	const char *fmt = "\"body\": [{\"op\": \"if\", \"cond\": \"lane < 4\", \"then\": [{\"op\": \"fma\", \"n\": %d}]}]";
+	int n[2] = {12, 2}, want_branch[2] = {1, 0};
+	for (int i = 0; i < 2; i++) {
+		char body[256];
+		snprintf(body, sizeof body, fmt, n[i]);
+		struct kernel k;
+		load_body(body, &k);
+		const struct lform *q = &k.lowered[0];
+		int branches = 0;
+		for (int j = 0; j < q->n; j++)
+			branches += q->code[j].cls == IC_BRA;
+		cr_assert_eq(branches > 0, want_branch[i], "an if around %d FFMAs: %d branch instructions", n[i], branches);
+		kernel_free(&k);
+	}
+}
