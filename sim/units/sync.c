@@ -2,8 +2,10 @@
  * sync: __syncthreads (bar.sync 0) of a block.
  *
  * Arriving threads are counted; when every thread that has not exited has
- * arrived, all waiting warps leave the barrier after a release latency
- * that grows with the block's warp count (measured: DESIGN.md §4).
+ * arrived, all waiting warps leave the barrier once the SM's barrier unit
+ * has counted the block's last warp and released it (count_arrival): with
+ * every warp arriving at once, a latency that grows with the block's warp
+ * count (DESIGN.md §4, barrier.csv).
  */
 #include <stdarg.h>
 #include <stdio.h>
