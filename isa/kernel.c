@@ -1102,8 +1102,8 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_PIPELINE_MEMCPY_ASYNC: {
-		static const char *const keys[] = {"op", "dst", "src", "bytes", "zfill", "comment", NULL};
-		int64_t bytes;
+		static const char *const keys[] = {"op", "dst", "src", "bytes", "zfill", "own_register", "comment", NULL};
+		int64_t bytes, own = 0;
 		c->launch_read = false;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
 		    (rc = compile_memref(c, st, "dst", SPACE_SHARED, &in.dst)))
@@ -1114,9 +1114,18 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		 * address from the register the previous LDGSTS read (copy_burst_chained.sass).
 		 */
 		in.chained = c->launch_read && c->k->ncode > 0 && c->k->code[c->k->ncode - 1].op == OP_PIPELINE_MEMCPY_ASYNC;
+		/*
+		 * "own_register": 1 where the kernel's SASS shows ptxas kept this copy's shared address in a
+		 * register of its own, computed before the run (primitive_copies.sass: 4 of its 16), so the
+		 * LDGSTS issues alone and waits for no earlier copy's operand read.
+		 */
 		if ((rc = compile_memref(c, st, "src", SPACE_GLOBAL, &in.src)) ||
-		    (rc = const_field(c, st, "bytes", true, NULL, 4, 16, &bytes)))
+		    (rc = const_field(c, st, "bytes", true, NULL, 4, 16, &bytes)) ||
+		    (rc = const_field(c, st, "own_register", false, "0", 0, 1, &own)))
 			return rc;
+		in.own_register = own != 0;
+		if (in.own_register)
+			in.chained = false;
 		if (bytes != 4 && bytes != 8 && bytes != 16) {
 			size_t old = jpath_key(&c->at, "bytes");
 			rc = jdoc_error(c->doc, &c->at, c->d, "__pipeline_memcpy_async copies 4, 8 or 16 bytes, not %lld",

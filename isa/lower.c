@@ -955,7 +955,7 @@ static enum lform_id form_of(const struct kernel *k, const struct insn *in)
 	case OP_PIPELINE_WAIT_PRIOR: return LF_WAIT_PRIOR;
 	case OP_QUIT: return LF_QUIT;
 	case OP_PIPELINE_COMMIT: return LF_PRIM_COMMIT;
-	case OP_PIPELINE_MEMCPY_ASYNC: return in->chained ? LF_PRIM_COPY_RUN : LF_PRIM_COPY;
+	case OP_PIPELINE_MEMCPY_ASYNC: return in->chained || in->own_register ? LF_PRIM_COPY_RUN : LF_PRIM_COPY;
 	case OP_MEMCPY_ASYNC:
 		if (in->bar >= 0)
 			return in->align >= 16 ? LF_COPY_BULK : LF_COPY_BARRIER;
@@ -1410,6 +1410,8 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				drop |= address;
 			}
 		}
+		if (in->op == OP_PIPELINE_MEMCPY_ASYNC && in->own_register)
+			drop |= ~(1ull << f->anchor); /* its address is ready in its register: the LDGSTS alone */
 		append_form(q, f, inputs, drop | one_stage, anchor, lb, le);
 		c->forms_seen |= 1ull << id;
 		if (in->op == OP_COMPUTE && in->src2.buf >= 0) {

@@ -412,16 +412,21 @@ Test(issue, a_run_time_count_over_fmas_runs_unrolled_as_ptxas_compiles_it)
 	cr_assert_geq(diverged, unrolled, "%llu vs %llu", (unsigned long long)diverged, (unsigned long long)unrolled);
 }
 
-/* A kernel body of sixteen 4-byte copies, copy j at s[j * stride + tid], then a commit. */
-static void copy_run(char *out, size_t n, const char *stride)
+/*
+ * A kernel body of sixteen 4-byte copies, copy j at s[j * stride + tid], then a commit; own: the
+ * copies (but the first) marked "own_register", their addresses in registers of their own.
+ */
+static void copy_run_of(char *out, size_t n, const char *stride, bool own)
 {
 	size_t at = (size_t)snprintf(out, n, "\"shared\": {\"s\": {\"elems\": 8192}}, \"global\": {\"g\": {\"elems\": 8192}}, \"body\": [");
 	for (int j = 0; j < 16; j++)
 		at += (size_t)snprintf(out + at, n - at,
-				       "%s{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * %s + tid]\", \"src\": \"g[tid]\", \"bytes\": 4}",
-				       j ? ", " : "", j, stride);
+				       "%s{\"op\": \"pipeline_memcpy_async\", \"dst\": \"s[%d * %s + tid]\", \"src\": \"g[tid]\", \"bytes\": 4%s}",
+				       j ? ", " : "", j, stride, own && j ? ", \"own_register\": 1" : "");
 	snprintf(out + at, n - at, ", {\"op\": \"pipeline_commit\"}]");
 }
+
+static void copy_run(char *out, size_t n, const char *stride) { copy_run_of(out, n, stride, false); }
 
 /*
  * A copy right after another whose shared address names a launch size (blockDim.x, a run-time value)
@@ -449,6 +454,17 @@ Test(issue, copies_chained_through_one_register_wait_for_each_others_operand_rea
 	cr_assert_eq(lform_table[LF_PRIM_COPY_RUN].code[0].flags & LI_WAR, LI_WAR, "the run's IMAD waits for the read");
 	cr_assert_gt(c_chained, c_fixed, "a chained run issues slower (%llu) than copies with their own registers (%llu)",
 		     (unsigned long long)c_chained, (unsigned long long)c_fixed);
+	/*
+	 * "own_register" (primitive_copies.sass: ptxas keeps 4 of its 16 addresses in registers of
+	 * their own): the LDGSTS alone, waiting for no earlier copy's read, whatever that costs.
+	 */
+	char own[8192];
+	copy_run_of(own, sizeof own, "block_size", true);
+	uint64_t c_own = run_text(own, 32, 1, &m);
+	m.ldgsts_operand_read += 20;
+	cr_assert_eq(run_text(own, 32, 1, &m), c_own, "copies in their own registers wait for no operand read");
+	cr_assert_lt(c_own, c_chained, "and issue sooner (%llu) than the chained run (%llu)", (unsigned long long)c_own,
+		     (unsigned long long)c_chained);
 }
 
 /* A path whose if ends on a false test pays the join it branches to (reconverge_latency), not only the branch's redirect. */
