@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support/h100_csv.h"
 #include "support/run_kernel.h"
 
 static struct sim_report r;
@@ -568,18 +569,10 @@ Test(issue, computes_independent_chains_overlap_and_a_second_input_is_read)
 /* iclass.csv's row for class, sass, mode and warps per scheduler: cycles per instruction per warp. */
 static double iclass_row(const char *cls, const char *sass, const char *mode, int wps)
 {
-	FILE *f = fopen("traces/h100/iclass.csv", "r");
-	cr_assert_not_null(f, "traces/h100/iclass.csv");
-	char line[256], c[32], sa[32], mo[32];
-	int w;
-	double cpi = -1, v;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%31[^,],%31[^,],%d,%31[^,],%*d,%*d,%*f,%lf", c, sa, &w, mo, &v) == 5 && !strcmp(c, cls) &&
-		    !strcmp(sa, sass) && !strcmp(mo, mode) && w == wps)
-			cpi = v;
-	fclose(f);
-	cr_assert_gt(cpi, 0, "no iclass.csv row %s %s %s %d", cls, sass, mode, wps);
-	return cpi;
+	char c[40], sa[40], mo[40], w[40];
+	snprintf(c, sizeof c, "class=%s", cls), snprintf(sa, sizeof sa, "sass=%s", sass);
+	snprintf(mo, sizeof mo, "mode=%s", mode), snprintf(w, sizeof w, "warps_per_scheduler=%d", wps);
+	return h100_cell("iclass.csv", "cycles_per_instruction", c, sa, mo, w, NULL);
 }
 
 /*
@@ -656,17 +649,9 @@ Test(issue, a_forms_instruction_holds_the_warp_for_its_stall_count)
 
 static double diverge_row(const char *mode, int wps)
 {
-	FILE *f = fopen("traces/h100/diverge.csv", "r");
-	cr_assert_not_null(f, "traces/h100/diverge.csv");
-	char line[256], mo[32];
-	int w;
-	double cpt = -1, v;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%31[^,],%d,%*d,%*d,%*f,%*f,%lf", mo, &w, &v) == 3 && !strcmp(mo, mode) && w == wps)
-			cpt = v;
-	fclose(f);
-	cr_assert_gt(cpt, 0, "no diverge.csv row %s %d", mode, wps);
-	return cpt;
+	char mo[40], w[40];
+	snprintf(mo, sizeof mo, "mode=%s", mode), snprintf(w, sizeof w, "warps_per_scheduler=%d", wps);
+	return h100_cell("diverge.csv", "cycles_per_trip", mo, w, NULL);
 }
 
 /* tests/hw/diverge.cu's loop: 12 dependent x * a + 7 on one side of an if on cond, or on both sides. */
@@ -1202,18 +1187,9 @@ Test(issue, a_nested_loop_of_per_thread_count_pays_its_convergence_region_per_en
 /* traces/h100/groups.csv: cycles a trip of a shape at block size 32 and divergence D. */
 static double groups_row(const char *shape, int divergence)
 {
-	FILE *f = fopen("traces/h100/groups.csv", "r");
-	cr_assert_not_null(f, "traces/h100/groups.csv");
-	char line[256], sh[32];
-	int bs, dv;
-	double cpt = -1, v;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%31[^,],%d,%d,%*d,%*d,%*f,%*f,%lf", sh, &bs, &dv, &v) == 4 && !strcmp(sh, shape) &&
-		    bs == 32 && dv == divergence)
-			cpt = v;
-	fclose(f);
-	cr_assert_gt(cpt, 0, "no groups.csv row %s %d", shape, divergence);
-	return cpt;
+	char sh[40], dv[40];
+	snprintf(sh, sizeof sh, "shape=%s", shape), snprintf(dv, sizeof dv, "divergence=%d", divergence);
+	return h100_cell("groups.csv", "cycles_per_trip", sh, "block_size=32", dv, NULL);
 }
 
 /*

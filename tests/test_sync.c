@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support/h100_csv.h"
 #include "support/run_kernel.h"
 
 static struct sim_report r;
@@ -15,17 +16,9 @@ static struct diag d;
 /* traces/h100/callforms.csv: a form's cycles an iteration at w warps per scheduler. */
 static double callforms_row(const char *form, int w)
 {
-	FILE *f = fopen("traces/h100/callforms.csv", "r");
-	cr_assert_not_null(f, "traces/h100/callforms.csv");
-	char line[512], fo[256];
-	int wps;
-	double cpi = -1, v;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%255[^,],%d,%*d,%lf", fo, &wps, &v) == 3 && !strcmp(fo, form) && wps == w)
-			cpi = v;
-	fclose(f);
-	cr_assert_gt(cpi, 0, "no callforms.csv row %s %d", form, w);
-	return cpi;
+	char fo[256], wp[40];
+	snprintf(fo, sizeof fo, "form=%s", form), snprintf(wp, sizeof wp, "warps_per_scheduler=%d", w);
+	return h100_cell("callforms.csv", "cycles_per_iteration_median", fo, wp, NULL);
 }
 
 /* callforms.cu k_barrier<2>: a loop (not unrolled) of __syncthreads; cycles an iteration. */
