@@ -853,12 +853,59 @@ static uint64_t pads_of(const struct lform *f)
 	return pads;
 }
 
-/* Appends a static form after the prefix, leaving out the instructions in drop; its inputs wait for the prefix's results. */
-static void append_form(struct seq *q, const struct lform *f, uint64_t inputs, uint64_t drop, int8_t *anchor,
-			int8_t *lb, int8_t *le)
+/*
+ * The instructions of form f that only steer control flow: a branch, or
+ * what feeds nothing but such instructions.
+ */
+static uint64_t control_only(const struct lform *f)
+{
+	int n = f->n < SEQ_MAX ? f->n : SEQ_MAX;
+	uint64_t consumers[SEQ_MAX] = {0}, control = 0;
+	for (int i = 0; i < n; i++)
+		for (uint64_t d = f->code[i].deps; d; d &= d - 1)
+			consumers[__builtin_ctzll(d)] |= 1ull << i;
+	/* an instruction reads only earlier ones: its consumers are decided before it */
+	for (int i = n - 1; i >= 0; i--)
+		if (f->code[i].cls == IC_BRA || (consumers[i] && !(consumers[i] & ~control)))
+			control |= 1ull << i;
+	return control;
+}
+
+/* The values an op's form reads from the statements before it (its inputs' arithmetic). */
+struct form_inputs {
+	uint64_t shared, global; /* the results of a copy's destination and source addresses */
+	uint64_t counts;         /* the rest: byte counts and other operands */
+};
+
+/*
+ * What instruction i of form f waits for of the op's inputs: a copy's
+ * address arithmetic only where i computes that address, and for any form
+ * nothing but the counts where i only steers control flow.  ptxas issues a
+ * thread's trip test and the source's address before the destination's
+ * comes back from its local-array load (validation_pcsamp
+ * L2_with_staging_unified_4_128_1_0: ISETP, @P0 BRA and IMAD.WIDE at
+ * 0x0a00-0x0ae0 while the LDL of the stage's offset at 0x0a80 is in flight).
+ */
+static uint64_t extern_deps(const struct lform *f, int i, uint64_t control, const struct form_inputs *in)
+{
+	uint64_t bit = 1ull << i, all = in->shared | in->global | in->counts;
+	if (i == f->anchor)
+		return all;
+	if (f->to_shared | f->to_global) {
+		/* what feeds both addresses is the group's partition of the bytes, not an operand */
+		bool shared = f->to_shared & bit, global = f->to_global & bit;
+		return in->counts | (shared && !global ? in->shared : 0) | (global && !shared ? in->global : 0);
+	}
+	return control & bit ? in->counts : all;
+}
+
+/* Appends a static form after the prefix, leaving out the instructions in drop; what it reads of the op's inputs waits for them (extern_deps). */
+static void append_form(struct seq *q, const struct lform *f, const struct form_inputs *inputs, uint64_t drop,
+			int8_t *anchor, int8_t *lb, int8_t *le)
 {
 	int map[SEQ_MAX];
 	int base = q->n;
+	uint64_t control = control_only(f);
 	*anchor = *lb = *le = -1;
 	for (int i = 0; i < f->n && i < SEQ_MAX; i++) {
 		map[i] = -1;
@@ -877,7 +924,7 @@ static void append_form(struct seq *q, const struct lform *f, uint64_t inputs, u
 		}
 		li.deps = deps;
 		if (li.flags & LI_EXTERN)
-			li.deps |= inputs;
+			li.deps |= extern_deps(f, i, control, inputs);
 		map[i] = q->n;
 		if (i == f->anchor)
 			*anchor = (int8_t)q->n;
@@ -1362,14 +1409,15 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		if (id == LF_COUNT)
 			break;
 		int a = lower_index(c, &in->src), b = lower_index(c, &in->dst);
-		uint64_t inputs = dep_bit(a) | dep_bit(b);
+		uint64_t counts = 0;
 		for (int i = 0; i < 2; i++) {
 			/* a count (compute's k, shfl's steps) is a loop bound, not an input of the op's own code */
 			bool count = i == 0 && (in->op == OP_COMPUTE || in->op == OP_SHFL);
 			if (in->e[i].is_const || in->e[i].len == 0 || count)
 				continue;
-			inputs |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false, false, false, false));
+			counts |= dep_bit(lower_expr_at(c, &in->e[i], wide_expr(k, &in->e[i]), false, false, false, false));
 		}
+		struct form_inputs inputs = {.shared = dep_bit(b), .global = dep_bit(a), .counts = counts}, no_inputs = {0};
 		/*
 		 * The form's set-up: in registers where the form ran earlier in the
 		 * block; inside a loop, hoisted to the outermost preheader once per
@@ -1387,7 +1435,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				drop = setup & ~pads;
 				if (!(c->pre[where]->forms >> id & 1)) {
 					int8_t none[3];
-					append_form(&c->pre[where]->q, f, 0, ~drop, &none[0], &none[1], &none[2]);
+					append_form(&c->pre[where]->q, f, &no_inputs, ~drop, &none[0], &none[1], &none[2]);
 					c->pre[where]->forms |= 1ull << id;
 				}
 			}
@@ -1404,7 +1452,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				if (where >= 0 && c->pre[where]) {
 					uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
 					int8_t none[3];
-					append_form(&c->pre[where]->q, f, 0, ~(address & ~have), &none[0], &none[1], &none[2]);
+					append_form(&c->pre[where]->q, f, &no_inputs, ~(address & ~have), &none[0], &none[1], &none[2]);
 					c->pre[where]->forms |= 1ull << id;
 				}
 				drop |= address;
@@ -1412,13 +1460,15 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		}
 		if (in->op == OP_PIPELINE_MEMCPY_ASYNC && in->own_register)
 			drop |= ~(1ull << f->anchor); /* its address is ready in its register: the LDGSTS alone */
-		append_form(q, f, inputs, drop | one_stage, anchor, lb, le);
+		append_form(q, f, &inputs, drop | one_stage, anchor, lb, le);
 		c->forms_seen |= 1ull << id;
 		if (in->op == OP_COMPUTE && in->src2.buf >= 0) {
 			/* the second input: its address and another LDS (and I2F); the op's anchor stays the first */
 			int8_t first[3] = {*anchor, *lb, *le}, none[3];
 			int i2 = lower_index(c, &in->src2);
-			append_form(q, f, dep_bit(i2) | inputs, setup, &none[0], &none[1], &none[2]);
+			struct form_inputs second = inputs;
+			second.shared |= dep_bit(i2);
+			append_form(q, f, &second, setup, &none[0], &none[1], &none[2]);
 			*anchor = first[0], *lb = first[1], *le = first[2];
 		}
 		break;

@@ -107,6 +107,12 @@ struct lform {
 	int8_t anchor;
 	int8_t loop_begin, loop_end;
 	uint32_t per_stage; /* bit i: code[i] advances a stage index, which a pipeline of one stage does not have */
+	/*
+	 * A copy form (anchor LDGSTS): bit i, code[i] computes the copy's shared
+	 * destination (to_shared) or its global source (to_global) address, the
+	 * anchor in both; 0 for other forms.
+	 */
+	uint64_t to_shared, to_global;
 	uint64_t plain;     /* bit i: code[i] issues as most do, as far as the form says (lform_plain); 0 in lform_table */
 	uint64_t chained;   /* bit i: code[i] waits for what a chain hands on (sim/engine/issue.c issue_setup); 0 here */
 };

@@ -532,16 +532,47 @@ def build(kernels, f):
         if live_after(kern, hi, r) and "LI_RESULT" not in insts[i]["flags"]:
             insts[i]["flags"].append("LI_RESULT")
     anchor = path.index(anchor_pos) if anchor_pos in path else -1
+    to_shared, to_global = operand_paths(kern, path, anchor)
     per_stage = 0
     for a in f.get("per_stage", ()):
         per_stage |= 1 << next(i for i, p in enumerate(path) if kern[p].addr == a)
     return dict(f=f, insts=insts, anchor=anchor, loop=loop or (-1, -1), cut=[kern[p] for p in cut], per_stage=per_stage,
+                to_shared=to_shared, to_global=to_global,
                 src=("traces/h100/%s%s 0x%04x-0x%04x" % (f["file"], " " + f["fn"] if "fn" in f else "", kern[lo].addr,
                                                    kern[hi - 1].addr) if "file" in f
                      else "traces/h100/forms.sass %s 0x%04x-0x%04x" % (f["k"], kern[lo].addr, kern[hi - 1].addr)
                      if hi > lo else "traces/h100/forms.sass %s: marks %d-%d adjacent at 0x%04x"
                      % (f["k"], f["s"], f["e"], kern[hi].addr)),
                 notes=notes)
+
+
+def operand_paths(kern, path, anchor):
+    """For an LDGSTS anchor: (to_shared, to_global), bit i set where path[i] computes (through the path's
+    other instructions) the register of the copy's shared destination or of its global source; the
+    anchor in both.  An instruction in neither reads no address (a thread's trip test, the loop's
+    increment) and so need not wait for the op's address arithmetic.  (0, 0) for any other anchor."""
+    if anchor < 0 or not kern[path[anchor]].mnem.startswith("LDGSTS"):
+        return 0, 0
+    ins = kern[path[anchor]]
+    shared = [a for a in ins.args if a.startswith("[")]
+    glob = [a for a in ins.args if a.startswith("desc[")]
+    if len(shared) != 1 or len(glob) != 1:
+        raise SystemExit("sass_lower: %04x: LDGSTS without one shared and one global operand: %s" % (ins.addr, ins.text))
+
+    def feeders(arg, reads_desc):
+        text = arg[arg.index("][") + 1:] if reads_desc else arg
+        regs = [name for _, name, mods in REG.findall(text) if name not in ZERO]
+        regs = [r for name in regs for r in (expand(name, 2) if reads_desc and name.startswith("R") else [name])]
+        mask, work = 1 << anchor, [(anchor, r) for r in regs]
+        while work:
+            at, r = work.pop()
+            w = next((j for j in range(at - 1, -1, -1) if r in kern[path[j]].defs), None)
+            if w is not None and not mask >> w & 1:
+                mask |= 1 << w
+                work += [(w, r2) for r2 in kern[path[w]].uses]
+        return mask
+
+    return feeders(shared[0], False), feeders(glob[0], True)
 
 
 def lform_names():
@@ -596,11 +627,11 @@ def emit_c(forms, names):
         fid = fm["f"]["id"]
         name = names.get(fid, fid.lower())
         if fm["insts"]:
-            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d, 0x%xu, 0, 0},' % (
+            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d, 0x%xu, 0x%xu, 0x%xu, 0, 0},' % (
                 fid, name, fm["src"], fid.lower(), len(fm["insts"]), fm["anchor"], fm["loop"][0], fm["loop"][1],
-                fm["per_stage"]))
+                fm["per_stage"], fm["to_shared"], fm["to_global"]))
         else:
-            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1, 0x0u, 0, 0},' % (fid, name, fm["src"]))
+            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1, 0x0u, 0x0u, 0x0u, 0, 0},' % (fid, name, fm["src"]))
     out.append("};")
     return "\n".join(out) + "\n"
 
@@ -608,8 +639,9 @@ def emit_c(forms, names):
 def emit_check(forms):
     out = []
     for fm in forms:
-        out.append("== %s  n=%d anchor=%d loop=%s per_stage=0x%x  %s" % (
-            fm["f"]["id"], len(fm["insts"]), fm["anchor"], fm["loop"], fm["per_stage"], fm["src"]))
+        out.append("== %s  n=%d anchor=%d loop=%s per_stage=0x%x to_shared=0x%x to_global=0x%x  %s" % (
+            fm["f"]["id"], len(fm["insts"]), fm["anchor"], fm["loop"], fm["per_stage"], fm["to_shared"],
+            fm["to_global"], fm["src"]))
         for c in fm["cut"]:
             out.append("     cut %04x %s" % (c.addr, c.text))
         for n in fm["notes"]:
