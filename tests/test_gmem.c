@@ -102,6 +102,42 @@ Test(gmem, dram_latency_grows_with_the_load_on_it)
 }
 
 /*
+ * A sector that misses brings its whole aligned block of l2_fetch_bytes into L2
+ * (traces/h100/fetch_granularity.csv: a 16-byte copy 32 or 48 bytes past a DRAM miss's takes
+ * an L2 hit's 330 cycles, one 64 bytes past a DRAM trip's 740): the block's other sector
+ * is then a hit, the next block's is not, and DRAM serves the block once.
+ */
+Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.dram_latency = 700;
+	m.l2_latency = 300;
+	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no load, no queue: the latencies alone */
+	m.l2_hit_fraction = 0;
+	struct warp warps[1] = {{.id = 0}};
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent);
+	m.l2_fetch_bytes = 64;
+	const uint64_t first[1] = {8}, mate[1] = {9}, next[1] = {10}, both[2] = {12, 13};
+	cr_assert_eq(gmem_read(&s, 100, first, 1), 800, "a miss");
+	cr_assert_eq(rep.dram_bytes, 64, "DRAM serves the 64-byte block");
+	cr_assert_eq(gmem_read(&s, 2000, mate, 1), 2300, "the block's other sector: an L2 hit");
+	cr_assert_eq(gmem_read(&s, 2000, next, 1), 2700, "the next block's: another DRAM trip");
+	cr_assert_eq(rep.dram_bytes, 128);
+	cr_assert_eq(gmem_read(&s, 3000, both, 2), 3700, "both sectors of a block in one read");
+	cr_assert_eq(rep.dram_bytes, 192, "one block");
+	m.l2_fetch_bytes = 32;
+	const uint64_t alone[1] = {20}, beside[1] = {21};
+	cr_assert_eq(gmem_read(&s, 4000, alone, 1), 4700);
+	cr_assert_eq(gmem_read(&s, 6000, beside, 1), 6700, "with 32-byte fetches the sector beside is a miss");
+	cr_assert_eq(rep.dram_bytes, 256);
+	gmem_free(&s);
+	l1_free(&s.l1);
+}
+
+/*
  * A local line L1 lost comes back from where the kernel's input sits (local_latency.csv: 640-1620
  * cycles from a DRAM-input run, a DRAM read's time in that traffic; 335 from an L2-input run), and
  * loads DRAM as any read does.

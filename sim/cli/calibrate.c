@@ -448,6 +448,24 @@ static void derive_memory(struct calib *c)
 	cite(c, "l2_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency): the examples' streaming pattern, every SM at once", r2, loop, r);
 	m->dram_latency = iround(ldg_dram - loop);
 	cite(c, "dram_latency", "roundtrip.csv row %d less the loop's own %.1f cycles (row %d less smem_latency)", r3, loop, r);
+	/*
+	 * A miss's fetch block: the first offset from a missed byte whose copy misses too (its time nearer
+	 * the first copy's DRAM trip than the same sector's L2 hit); every offset is a power of two.
+	 */
+	int rf;
+	double miss = cell(c, "fetch_granularity.csv", "first_cycles_median", &rf, "off=0", NULL);
+	double hit = cell(c, "fetch_granularity.csv", "second_cycles_median", &rf, "off=0", NULL);
+	for (int off = 16; off <= 128; off *= 2) {
+		char key[16];
+		snprintf(key, sizeof key, "off=%d", off);
+		int ro;
+		double t = cell(c, "fetch_granularity.csv", "second_cycles_median", &ro, key, NULL);
+		if (isnan(t) || off == 128 || t > (hit + miss) / 2.0) {
+			m->l2_fetch_bytes = off < 32 ? 32 : off;
+			cite(c, "l2_fetch_bytes", "fetch_granularity.csv rows %d and %d: a 16-byte copy %d bytes past a DRAM miss's (%.1f cycles) takes %.1f, as a miss does, where the same sector takes %.1f", rf, ro, off, miss, t, hit);
+			break;
+		}
+	}
 	/* the loops differ by more than the copy (the LDS, LDGDEPBAR, DEPBAR): their sampled round trips do not */
 	int r6, r7;
 	double rt_ldg = cell(c, "pcsamp_latency.csv", "latency", &r6, "kind=roundtrip", "kernel=ldg", NULL);

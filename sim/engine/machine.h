@@ -87,6 +87,7 @@
 	X(dram_spread_per_line, F, 0, 0, 10000, "cycles the spread grows per DRAM line the SM's other warps have in flight through L1") \
 	X(dram_load_latency, I, 430, 0, 100000, "cycles a DRAM read waits beyond dram_latency, times u / (1 - u), u the DRAM utilization (this SM's recent DRAM bytes a cycle over its share)") \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
+	X(l2_fetch_bytes, I, 64, 32, 128, "bytes the L2 fetches from DRAM for a sector that misses: the aligned block this size around it (32: the sector alone)") \
 	X(l2_keep_mb, F, 33.5, 0, 100000, "MB of a kernel's global data (input and output together) up to which a warmed L2 keeps all of it") \
 	X(l2_lose_mb, F, 46, 0, 100000, "MB of a kernel's global data from which a warmed L2 keeps none of it (linear between)") \
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \

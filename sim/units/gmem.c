@@ -4,7 +4,10 @@
  * Lanes coalesce into 32-byte sectors.  Each sector is an L2 hit with the
  * configured probability (decided by a hash of its address, so runs are
  * deterministic) or goes to DRAM, unless a read of this SM brought it from
- * DRAM lately: then it is in L2.  L2 bandwidth is a queue: a request
+ * DRAM lately: then it is in L2.  A miss brings in the whole aligned block
+ * of l2_fetch_bytes around its sector (the H100 fetches 64 bytes:
+ * fetch_granularity.csv), which is what DRAM serves and what a later read of
+ * the block's other sector finds.  L2 bandwidth is a queue: a request
  * finishes at max(now + latency, previous finish + bytes / rate), in 1/1024
  * cycles so fractional rates do not drift.  DRAM's latency grows with the
  * load every SM puts on it (dram_load).
@@ -184,20 +187,44 @@ static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint
 	return v;
 }
 
-/* Remembers the sectors of a read the L2 did not hold (v) as fetched, arriving at ready (not when memory runs out). */
+/* Sectors to the block the L2 fetches for a miss (l2_fetch_bytes). */
+static uint64_t fetch_sectors(const struct sim *s)
+{
+	return s->m->l2_fetch_bytes >= 64 ? (uint64_t)s->m->l2_fetch_bytes / 32 : 1;
+}
+
+/* Remembers the sectors of a read the L2 did not hold (v), and the rest of their fetch blocks, as fetched, arriving at ready (not when memory runs out). */
 static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors, struct l2_view v, uint64_t ready)
 {
 	if (!s->mem.fetched && !(s->mem.fetched = calloc(FETCHED_SLOTS, sizeof *s->mem.fetched)))
 		return;
+	uint64_t span = fetch_sectors(s);
 	for (uint64_t m = v.missed; m; m &= m - 1) {
 		uint64_t sector = sectors[__builtin_ctzll(m)];
 		*fetched_entry(s, sector) = (struct fetched){sector + 1, ready};
+		for (uint64_t mate = sector / span * span; mate < sector / span * span + span; mate++) {
+			uint64_t was;
+			if (mate != sector && !l2_holds(s, mate, &was))
+				*fetched_entry(s, mate) = (struct fetched){mate + 1, ready};
+		}
 	}
 	for (uint32_t i = 64; i < nsectors; i++) { /* beyond the mask: looked at again */
 		uint64_t was;
 		if (!l2_holds(s, sectors[i], &was))
 			*fetched_entry(s, sectors[i]) = (struct fetched){sectors[i] + 1, ready};
 	}
+}
+
+/* The bytes DRAM serves for a read's missed sectors (bit i of missed: sectors[i]): a fetch block each, once. */
+static uint64_t miss_bytes(const struct sim *s, const uint64_t *sectors, uint64_t missed)
+{
+	uint64_t span = fetch_sectors(s), blocks = 0, last = UINT64_MAX;
+	for (uint64_t m = missed; m; m &= m - 1) {
+		uint64_t block = sectors[__builtin_ctzll(m)] / span;
+		blocks += block != last; /* a read's sectors come in increasing order (gmem_sectors) */
+		last = block;
+	}
+	return 32ull * span * blocks;
 }
 
 static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_t bytes, double bytes_per_cycle)
@@ -239,20 +266,20 @@ static uint64_t dram_load(struct sim *s, uint64_t now, uint64_t bytes)
 	return (uint64_t)(s->m->dram_load_latency * u / (1.0 - u));
 }
 
-/* Hits go through the L2 queue, misses to DRAM at its latency under load; done when both have. */
-static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t misses)
+/* Hits go through the L2 queue, misses (dram bytes of fetch blocks) to DRAM at its latency under load; done when both have. */
+static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint64_t dram)
 {
 	uint64_t done = now;
 	if (hits) {
 		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
 		done = t > done ? t : done;
 	}
-	if (misses) {
-		uint64_t t = now + (uint64_t)s->m->dram_latency + dram_load(s, now, 32ull * misses);
+	if (dram) {
+		uint64_t t = now + (uint64_t)s->m->dram_latency + dram_load(s, now, dram);
 		done = t > done ? t : done;
-		s->rep->dram_bytes += 32ull * misses;
+		s->rep->dram_bytes += dram;
 		if (s->trace)
-			trace_count(&s->trace->dram, now, (int64_t)(32ull * misses));
+			trace_count(&s->trace->dram, now, (int64_t)dram);
 	}
 	return done;
 }
@@ -260,7 +287,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint32_t 
 /* gmem_read of sectors the L2 held as v says. */
 static uint64_t read_seen(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors, struct l2_view v)
 {
-	uint64_t done = read_split(s, now, v.hits, nsectors - v.hits);
+	uint64_t done = read_split(s, now, v.hits, miss_bytes(s, sectors, v.missed));
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, v, done);
 	return done > v.ready ? done : v.ready;
@@ -321,7 +348,7 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 
 /* A read through L1 of hits sectors that hit L2 and misses that do not; key draws its DRAM lines' spread. */
 static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t now, uint32_t hits, uint32_t misses,
-				uint64_t key, struct gmem_spread *spread)
+				uint64_t dram, uint64_t key, struct gmem_spread *spread)
 {
 	if (spread)
 		*spread = (struct gmem_spread){0, 0};
@@ -335,7 +362,7 @@ static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t no
 	 * the block's lines the slowest.  One late line holds up none of the others (a copy's
 	 * fill queue takes it in issue order: spread).
 	 */
-	uint64_t done = read_split(s, now, hits, misses);
+	uint64_t done = read_split(s, now, hits, dram);
 	double u = (double)draw(key ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
 	int64_t jitter = (int64_t)(((double)s->m->dram_spread + s->m->dram_spread_per_line * (double)others) * u);
 	int64_t landed = (int64_t)done + jitter, soonest = (int64_t)now + s->m->l2_latency; /* never before an L2 hit */
@@ -352,7 +379,8 @@ static uint64_t read_cached_seen(struct sim *s, const struct warp *w, uint64_t n
 				 uint32_t nsectors, struct gmem_spread *spread, struct l2_view v)
 {
 	gmem_through_l1(s, sectors, nsectors);
-	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, sectors[0], spread);
+	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, miss_bytes(s, sectors, v.missed), sectors[0],
+					spread);
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, v, done);
 	return done > v.ready ? done : v.ready;
@@ -373,9 +401,14 @@ uint64_t gmem_read_cached(struct sim *s, const struct warp *w, uint64_t now, con
 uint64_t gmem_read_local(struct sim *s, const struct warp *w, uint64_t now, uint64_t line)
 {
 	uint32_t hits = 0;
-	for (uint64_t sector = 4 * line; sector < 4 * line + 4; sector++)
-		hits += l2_hit(s, sector);
-	return read_through_l1(s, w, now, hits, 4 - hits, 4 * line, NULL);
+	uint64_t sectors[4], missed = 0;
+	for (uint32_t i = 0; i < 4; i++) {
+		sectors[i] = 4 * line + i;
+		bool hit = l2_hit(s, sectors[i]);
+		hits += hit;
+		missed |= (uint64_t)!hit << i;
+	}
+	return read_through_l1(s, w, now, hits, 4 - hits, miss_bytes(s, sectors, missed), 4 * line, NULL);
 }
 
 void gmem_free(struct sim *s)
@@ -470,7 +503,14 @@ uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
 uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors)
 {
 	uint32_t hits = 0;
-	for (uint32_t i = 0; i < nsectors; i++)
-		hits += l2_hit(s, first_sector + i);
-	return read_split(s, now, hits, nsectors - hits);
+	uint64_t span = fetch_sectors(s), blocks = 0, last = UINT64_MAX;
+	for (uint32_t i = 0; i < nsectors; i++) {
+		if (l2_hit(s, first_sector + i)) {
+			hits++;
+		} else {
+			blocks += (first_sector + i) / span != last;
+			last = (first_sector + i) / span;
+		}
+	}
+	return read_split(s, now, hits, 32ull * span * blocks);
 }
