@@ -101,6 +101,18 @@ Test(gmem, dram_latency_grows_with_the_load_on_it)
 	l1_free(&s.l1);
 }
 
+/* DRAM 700 and L2 300 cycles away, with no load and no queue: a read takes the latency alone; nothing warmed. */
+static struct machine unloaded_memory(void)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.dram_latency = 700;
+	m.l2_latency = 300;
+	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6;
+	m.l2_hit_fraction = 0;
+	return m;
+}
+
 /*
  * A sector that misses brings its whole aligned block of l2_fetch_bytes into L2
  * (traces/h100/fetch_granularity.csv: a 16-byte copy 32 or 48 bytes past a DRAM miss's takes
@@ -109,12 +121,7 @@ Test(gmem, dram_latency_grows_with_the_load_on_it)
  */
 Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
 {
-	struct machine m;
-	machine_defaults(&m);
-	m.dram_latency = 700;
-	m.l2_latency = 300;
-	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no load, no queue: the latencies alone */
-	m.l2_hit_fraction = 0;
+	struct machine m = unloaded_memory();
 	struct warp warps[1] = {{.id = 0}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
@@ -144,11 +151,7 @@ Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
  */
 Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
 {
-	struct machine m;
-	machine_defaults(&m);
-	m.dram_latency = 700;
-	m.l2_latency = 300;
-	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6; /* no load, no queue: the latency alone */
+	struct machine m = unloaded_memory();
 	struct warp warps[2] = {{.id = 0}, {.id = 1}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
