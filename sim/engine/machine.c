@@ -99,6 +99,11 @@ static int set_word(struct machine *m, const struct word_field *f, const char *v
 /* Stores x into field name after checking type and range; msg explains a refusal. */
 static int store(struct machine *m, const char *name, double x, char *msg, size_t msgsz)
 {
+	/* a sector, two or a line: the blocks a miss's fetch can cover in a 128-byte line of 32-byte sectors */
+	if (strcmp(name, "l2_fetch_bytes") == 0 && x != 32 && x != 64 && x != 128) {
+		snprintf(msg, msgsz, "l2_fetch_bytes = %g: expected 32, 64 or 128 (a sector, two, or the line)", x);
+		return -1;
+	}
 #define MACHINE_STORE_I(n, lo, hi)                                                                        \
 	if (x != floor(x)) {                                                                              \
 		snprintf(msg, msgsz, "expected an integer for %s, got %g", #n, x);                        \
