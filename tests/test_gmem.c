@@ -135,11 +135,14 @@ Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
 	cr_assert_eq(rep.dram_bytes, 128);
 	cr_assert_eq(gmem_read(&s, 3000, both, 2), 3700, "both sectors of a block in one read");
 	cr_assert_eq(rep.dram_bytes, 192, "one block");
+	const uint64_t scattered[3] = {31, 40, 30}; /* lanes touching a block's sectors apart, another block between */
+	gmem_read(&s, 3100, scattered, 3);
+	cr_assert_eq(rep.dram_bytes, 320, "two blocks, each once: %llu", (unsigned long long)rep.dram_bytes);
 	m.l2_fetch_bytes = 32;
 	const uint64_t alone[1] = {20}, beside[1] = {21};
 	cr_assert_eq(gmem_read(&s, 4000, alone, 1), 4700);
 	cr_assert_eq(gmem_read(&s, 6000, beside, 1), 6700, "with 32-byte fetches the sector beside is a miss");
-	cr_assert_eq(rep.dram_bytes, 256);
+	cr_assert_eq(rep.dram_bytes, 384);
 	gmem_free(&s);
 	l1_free(&s.l1);
 }

@@ -218,11 +218,15 @@ static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors
 /* The bytes DRAM serves for a read's missed sectors (bit i of missed: sectors[i]): a fetch block each, once. */
 static uint64_t miss_bytes(const struct sim *s, const uint64_t *sectors, uint64_t missed)
 {
-	uint64_t span = fetch_sectors(s), blocks = 0, last = UINT64_MAX;
+	uint64_t span = fetch_sectors(s), blocks = 0;
 	for (uint64_t m = missed; m; m &= m - 1) {
-		uint64_t block = sectors[__builtin_ctzll(m)] / span;
-		blocks += block != last; /* a read's sectors come in increasing order (gmem_sectors) */
-		last = block;
+		int i = __builtin_ctzll(m);
+		uint64_t block = sectors[i] / span, earlier = missed & ((1ull << i) - 1);
+		bool counted = false;
+		/* lanes list their sectors in the order they first touch them, not always in address order */
+		for (uint64_t e = earlier; e && !counted && span > 1; e &= e - 1)
+			counted = sectors[__builtin_ctzll(e)] / span == block;
+		blocks += !counted;
 	}
 	return 32ull * span * blocks;
 }
