@@ -187,10 +187,10 @@ static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint
 	return v;
 }
 
-/* Sectors to the block the L2 fetches for a miss (l2_fetch_bytes). */
+/* Sectors to the block the L2 fetches for a miss (l2_fetch_bytes: 32, 64 or 128, machine.c). */
 static uint64_t fetch_sectors(const struct sim *s)
 {
-	return s->m->l2_fetch_bytes >= 64 ? (uint64_t)s->m->l2_fetch_bytes / 32 : 1;
+	return (uint64_t)s->m->l2_fetch_bytes / 32;
 }
 
 /* Remembers the sectors of a read the L2 did not hold (v), and the rest of their fetch blocks, as fetched, arriving at ready (not when memory runs out). */
@@ -202,7 +202,7 @@ static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors
 	for (uint64_t m = v.missed; m; m &= m - 1) {
 		uint64_t sector = sectors[__builtin_ctzll(m)];
 		*fetched_entry(s, sector) = (struct fetched){sector + 1, ready};
-		for (uint64_t mate = sector / span * span; mate < sector / span * span + span; mate++) {
+		for (uint64_t first = sector / span * span, mate = first; mate < first + span; mate++) {
 			uint64_t was;
 			if (mate != sector && !l2_holds(s, mate, &was))
 				*fetched_entry(s, mate) = (struct fetched){mate + 1, ready};
