@@ -312,12 +312,11 @@ def branch_target(ins):
     return None
 
 
-TAKEN = set()  # (kernel id, index) of the branches a walked path takes: LI_TAKEN
-
-
-def walk(kern, lo, hi, f):
-    """The instructions one execution issues in [lo, hi): a list of indices; loop (b, e) in it."""
+def walk(kern, lo, hi, f, taken=None):
+    """The instructions one execution issues in [lo, hi): a list of indices; loop (b, e) in it.  The
+    branches it takes go into taken (kernel indices: LI_TAKEN)."""
     by_addr = {ins.addr: i for i, ins in enumerate(kern)}
+    taken = set() if taken is None else taken
     path, loop, pos, ncond, seen = [], None, lo, 0, {}
     writer = {}  # register -> mnemonic of the last writer on the path
     while lo <= pos < hi:
@@ -340,7 +339,7 @@ def walk(kern, lo, hi, f):
         cond = ins.guard is not None or ".DIV" in ins.mnem or ".ANY" in ins.mnem or \
             any(re.fullmatch(r"!?U?P\d", a) for a in ins.args)
         if not cond:
-            TAKEN.add((id(kern), pos))
+            taken.add(pos)
             pos = by_addr[tgt]
             continue
         take = ncond in f.get("take", ())
@@ -353,7 +352,7 @@ def walk(kern, lo, hi, f):
             b = next(j for j, p in enumerate(path) if kern[p].addr >= tgt)
             loop = (b, len(path))
         if take:
-            TAKEN.add((id(kern), pos))
+            taken.add(pos)
         pos = by_addr[tgt] if take else pos + 1
     return path, loop
 
@@ -447,12 +446,13 @@ def build(kernels, f):
     else:
         kern = next(iter(kernels[f["file"]].values()))
     lo, hi = region(kern, f)
-    path, loop = walk(kern, lo, hi, f)
+    taken = set()
+    path, loop = walk(kern, lo, hi, f, taken)
     notes = []
     if f.get("trip"):
         # one trip of the chain loop: the first backward loop, its FFMAs left out
         f2 = dict(f, loop=True)
-        path, loop = walk(kern, lo, hi, f2)
+        path, loop = walk(kern, lo, hi, f2, taken)
         b, e = loop
         body = path[b:e]
         nffma = sum(1 for p in body if kern[p].mnem.startswith("FFMA"))
@@ -505,7 +505,7 @@ def build(kernels, f):
             flags.append("LI_ANCHOR")
         if ext:
             flags.append("LI_EXTERN")
-        if (id(kern), p) in TAKEN:
+        if p in taken:
             flags.append("LI_TAKEN")
         if ins.guard == "!PT":
             flags.append("LI_PAD")
