@@ -1144,7 +1144,7 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	}
 	case OP_MEMCPY_ASYNC: {
 		static const char *const keys[] = {"op", "group", "dst", "src", "bytes", "align", "pipeline",
-						   "barrier", "complete_tx", "tx", "comment", NULL};
+						   "barrier", "complete_tx", "tx", "own_register", "comment", NULL};
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)))
 			return rc;
 		static const char *const groups[] = {"thread", "block", NULL};
@@ -1190,6 +1190,16 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 			}
 			in.tx_only = cJSON_IsTrue(tx);
 		}
+		/*
+		 * "own_register": 1 where the kernel's SASS shows ptxas kept the shared destination's
+		 * base in a register computed before the loop around the copy (with_single_stage:
+		 * traces/h100/pipelines.sass 0x04b0-0x0570 before the loop, the copy's IMAD.IADD reading
+		 * R21 at 0x08f0), so the copy issues none of the window-base arithmetic its form has.
+		 */
+		int64_t own = 0;
+		if ((rc = const_field(c, st, "own_register", false, "0", 0, 1, &own)))
+			return rc;
+		in.own_register = own != 0;
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {

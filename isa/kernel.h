@@ -78,7 +78,8 @@ struct insn {
 	bool sized;      /* MEMCPY_ASYNC: "align" given, i.e. cuda::aligned_size_t<align>: bytes a multiple of it */
 	bool zfill;      /* PIPELINE_MEMCPY_ASYNC: e[1] is the zero-filled tail (__pipeline_memcpy_async's zfill) */
 	bool chained;    /* PIPELINE_MEMCPY_ASYNC: continues a run, its address a run-time step from the last copy's register */
-	bool own_register; /* PIPELINE_MEMCPY_ASYNC: its shared address in a register of its own, computed before (its SASS) */
+	bool own_register; /* PIPELINE_MEMCPY_ASYNC: its shared address in a register of its own, computed before (its SASS);
+			      MEMCPY_ASYNC: its shared destination's base in a register computed before the loop */
 	bool tx_only;    /* MEMCPY_ASYNC: cuda::device::memcpy_async_tx, a bulk copy whose bytes the caller expect_tx'd */
 	bool read_only;  /* BULK_WAIT_GROUP: .read, the groups' shared reads only (e[0]: N) */
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */

@@ -1458,6 +1458,24 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 				drop |= address;
 			}
 		}
+		if (in->op == OP_MEMCPY_ASYNC && in->own_register) {
+			/*
+			 * Its shared destination's base is in a register (the kernel's SASS): what of the form
+			 * computes that address alone, outside the per-round loop, is issued once before the
+			 * loop around the op, where it has a preheader (with_single_stage's S2R SR_CgaCtaId,
+			 * MOV, VIADD and LEA before its loop, traces/h100/pipelines.sass 0x04b0-0x0570).
+			 */
+			uint64_t rounds = f->loop_begin >= 0 ? (~0ull << f->loop_begin) & ~(~0ull << f->loop_end) : 0;
+			uint64_t base = f->to_shared & ~f->to_global & ~rounds & ~(1ull << f->anchor);
+			int where = placement(c, 0);
+			if (where >= 0 && where != c->pc && c->pre[where]) {
+				uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
+				int8_t none[3];
+				append_form(&c->pre[where]->q, f, &no_inputs, ~(base & ~have), &none[0], &none[1], &none[2]);
+				c->pre[where]->forms |= 1ull << id;
+			}
+			drop |= base;
+		}
 		if (in->op == OP_PIPELINE_MEMCPY_ASYNC && in->own_register)
 			drop |= ~(1ull << f->anchor); /* its address is ready in its register: the LDGSTS alone */
 		append_form(q, f, &inputs, drop | one_stage, anchor, lb, le);

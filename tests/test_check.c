@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "isa/jdoc.h"
+#include "isa/lower.h"
 
 #define KERNEL "kernels/with_staging_unified.json"
 #define EXPERIMENT "configs/experiments/with_staging_unified.json"
@@ -234,6 +235,36 @@ Test(check, a_copys_trip_test_does_not_wait_for_its_destination_address)
 		  line);
 	cr_assert(strstr(line, "aluX[2,12]/7"), "the destination's LEA waits for the LDL: %s", line);
 	cr_assert(strstr(line, "*ldgstsX[2,"), "and the LDGSTS for everything: %s", line);
+	out_free(&o);
+}
+
+/*
+ * own_register on a block copy: with_single_stage's SASS keeps the copy's shared destination base
+ * in a register from before its loop (traces/h100/pipelines.sass with_single_stage: S2R SR_CgaCtaId,
+ * MOV, VIADD and LEA R21 at 0x04b0-0x0570; the copy's IMAD.IADD reads R21 at 0x08f0).  The copy
+ * issues its form less the five instructions that compute that base alone (S2UR, UMOV, UIADD3,
+ * ULEA, LEA: 22 - 5), the loop's preheader (the for's init) issues them once, and what computes the
+ * source or steps the partition stays.
+ */
+Test(check, a_block_copys_destination_base_in_its_own_register_is_computed_before_the_loop)
+{
+	struct out o = check("kernels/with_single_stage.json --lowered");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	const char *copy = strstr(o.out, " memcpy_async             $");
+	cr_assert(copy, "%s", o.out);
+	const char *end = strchr(copy, '\n');
+	cr_assert(end);
+	char line[1024];
+	snprintf(line, sizeof line, "%.*s", (int)(end - copy), copy);
+	char count[16];
+	snprintf(count, sizeof count, " %d: ", lform_table[LF_COPY_GROUP].n - 5);
+	cr_assert(strstr(line, count), "the form less the base's five instructions: %s", line);
+	cr_assert(!strstr(line, "s2r"), "no S2UR of the window base: %s", line);
+	cr_assert(strstr(line, "*ldgstsX"), "the LDGSTS and the partition loop stay: %s", line);
+	const char *pre = strstr(o.out, " let                      $.body[1] ");
+	cr_assert(pre, "%s", o.out);
+	cr_assert(strstr(pre, "s2r/1 uniform/1 uniform[2]/1 uniform[1,3]/6 aluX[4]/7"),
+		  "the preheader issues the base once, with the form's stall counts: %s", pre);
 	out_free(&o);
 }
 

@@ -7,10 +7,10 @@
  * the block pipeline's acquire, commit and waits and the thread scope's wait are the examples'
  * own SASS (traces/h100/FORMS.md), a nested loop pays its convergence region and the index
  * arithmetic keeps only the words it needs: the thread scope is within 1%, the unified pipeline
- * 1-4% under, the single stage 4-6% over (at one stage ptxas hoists the group copy's shared
- * address out of the loop and keeps the barrier's address from the acquire: README "What is still
- * off").  The specialised pipeline at k = 0 counts its paths' try_wait retries, which depend on
- * timing (bounded at 15% there).
+ * 1-4% under, the single stage within 1.5% since session 25 (it was 4-6% over: at one stage ptxas
+ * keeps the group copy's shared destination base in a register from before the loop, which its
+ * kernel file now says, own_register).  The specialised pipeline at k = 0 counts its paths'
+ * try_wait retries, which depend on timing (bounded at 15% there).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -76,7 +76,7 @@ Test(counts, the_lowering_issues_about_what_the_h100_executes)
 		 * re-issue of the wait, and smsim's k = 0 rows from DRAM run long, so it polls more than the H100).
 		 */
 		bool polls = strcmp(kernel, "with_specialized_staging_unified") == 0 && k == 0;
-		cr_expect(fabs(err) < (exact ? 0.02 : single ? 0.07 : polls ? 0.15 : 0.10),
+		cr_expect(fabs(err) < (exact || single ? 0.02 : polls ? 0.15 : 0.10),
 			  "%s, %d stages, %d threads, k = %d: %.1f warp-instructions a warp and batch, the H100 %.1f", kernel,
 			  stages, bs, k, got, per);
 		sum += fabs(err);
