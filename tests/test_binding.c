@@ -138,8 +138,9 @@ Test(binding, one_block_latency_classes)
 }
 
 /*
- * Every row of ncu_limits.csv: what the model reaches today (README "The binding limit"): 10 of 12
- * name ncu's class, 12 of 12 counting the neighbour ncu_limits.py accepts near a threshold.
+ * Every row of ncu_limits.csv: what the model reaches today (README "The binding limit"): 15 of 18
+ * name ncu's class, 17 of 18 counting the neighbour ncu_limits.py accepts near a threshold (the
+ * 4-stage unified pipeline at 1,024 threads reads memory-latency where ncu reads issue).
  */
 Test(binding, validate_agrees_with_ncu, .timeout = 300)
 {
@@ -152,9 +153,9 @@ Test(binding, validate_agrees_with_ncu, .timeout = 300)
 	cr_assert_eq(sscanf(a, "binding limit agreement: %d of %d rows name ncu's class; %d of %d", &strict, &n, &accepted,
 			    &n2),
 		     4, "%s", a);
-	cr_assert_eq(n, 12);
-	cr_assert_geq(strict, 10, "%s", out);
-	cr_assert_geq(accepted, 12, "%s", out);
+	cr_assert_eq(n, 18);
+	cr_assert_geq(strict, 15, "%s", out);
+	cr_assert_geq(accepted, 17, "%s", out);
 	/* the issue's case names issue, and no row names dram or mio, which ncu never reads for these kernels */
 	cr_assert(strstr(out, "with_staging_unified           2  256   8    0 issue                issue "), "%s", out);
 	cr_assert(!strstr(out, " dram  ") && !strstr(out, " mio  "), "%s", out);
