@@ -6,7 +6,8 @@
 // computed batch. with_staging_unified<2> is stamped alike (lane 0: acquire start/done, commit
 // done; consumer wait start/done, release done), for the copy latency a one-stage lead has to hide.
 //
-// Usage: specialized_trace OUTDIR -> OUTDIR/specialized_trace.csv (checked in gzipped: traces/h100/specialized_trace.csv.gz)
+// Usage: specialized_trace OUTDIR [BLOCK_SIZE] -> OUTDIR/specialized_trace.csv at 256 threads (checked in gzipped:
+//        traces/h100/specialized_trace.csv.gz), OUTDIR/specialized_trace_BLOCK_SIZE.csv at another block size
 //   columns: kernel,source,k,warp,batch,event,cycle (cycle relative to block 0's first stamp)
 #include <cuda_pipeline.h>
 #include <cstdio>
@@ -114,10 +115,14 @@ using Kernel = void (*)(int*, int const*, size_t, size_t, int, long long*);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: specialized_trace OUTDIR\n");
+    fprintf(stderr, "usage: specialized_trace OUTDIR [BLOCK_SIZE]\n");
     return 1;
   }
-  const int sms = sm_count(), bs = 256, warps = bs / 32;
+  const int sms = sm_count(), bs = argc > 2 ? atoi(argv[2]) : 256, warps = bs / 32;
+  if (bs < 64 || bs > 1024 || bs % 64) {
+    fprintf(stderr, "specialized_trace: BLOCK_SIZE is a multiple of 64 from 64 to 1024\n");
+    return 1;
+  }
   const size_t batch_sz = 64, size = batch_sz * size_t(sms) * bs;
   int *din, *dout;
   long long* dtr;
@@ -128,7 +133,8 @@ int main(int argc, char** argv) {
   CK(cudaMemset(din, 0, size * 4));
   L2Flusher flusher;
   std::vector<long long> tr(trn);
-  std::string path = std::string(argv[1]) + "/specialized_trace.csv";
+  std::string path = std::string(argv[1]) + (bs == 256 ? "/specialized_trace.csv"
+                                                         : "/specialized_trace_" + std::to_string(bs) + ".csv");
   FILE* f = fopen(path.c_str(), "w");
   fprintf(f, "kernel,source,k,warp,batch,event,cycle\n");
   struct { const char* name; Kernel fn; } kernels[] = {{"with_specialized_staging_unified", specialized_traced<2>},
