@@ -19,7 +19,7 @@
 //
 // The program only launches, in a fixed order, and writes the order with each launch's parameters;
 // Nsight Compute reads the counters (run_l1_local.sh runs both and joins them with l1_local.py):
-//   l1_local OUTDIR -> OUTDIR/l1_local_launches.csv
+//   l1_local OUTDIR [wide] -> OUTDIR/l1_local_launches.csv (wide: blocks of 512 and 1,024 threads only)
 //   columns: order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store,batches
 //   (carveout_pct -1: the driver's default choice; otherwise cudaFuncAttributePreferredSharedMemoryCarveout)
 #include <cuda_pipeline.h>
@@ -75,14 +75,39 @@ Kernel pick(int s) {
 int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  // "wide": the same loop in blocks of 512 and 1,024 threads (1 and 2 blocks per SM), at the driver's
+  // carveout only; a separate run, so that the rows of 128 and 256 threads stay as they were measured.
+  const bool wide = argc > 2 && std::string(argv[2]) == "wide";
   FILE* f = open_csv(argc, argv, "l1_local_launches.csv",
                      "order,kernel,stages,block_size,blocks_per_sm,grid_blocks,dynamic_smem,carveout_pct,store,batches");
-  const size_t max_grid = size_t(sms) * 8 * 256;
+  const size_t max_grid = size_t(sms) * 2048;  // 8 blocks of 256 threads, 2 of 1,024
   int *din = nullptr, *dout = nullptr;
   CK(cudaMalloc(&din, max_grid * kLongBatches * sizeof(int)));
   CK(cudaMalloc(&dout, max_grid * kLongBatches * sizeof(int)));
   CK(cudaMemset(din, 1, max_grid * kLongBatches * sizeof(int)));
   int order = 0;
+  if (wide) {
+    for (int batches : {kBatches, kLongBatches})
+      for (int store : {0, 1})
+        for (int s : {2, 4, 8, 16}) {
+          Kernel k = store ? pick<true>(s) : pick<false>(s);
+          CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutDefault)));
+          for (int bs : {512, 1024})
+            for (int bps : {1, 2}) {
+              const int grid = sms * bps;
+              const size_t smem = size_t(s) * bs * sizeof(int);  // 16 stages of 1,024 threads: 64 KB
+              CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+              k<<<grid, bs, smem>>>(din, dout, batches);
+              CK_LAUNCH();
+              ROW(f, "%d,local_reuse,%d,%d,%d,%d,%zu,-1,%d,%d\n", order, s, bs, bps, grid, smem, store, batches);
+              ++order;
+            }
+        }
+    fclose(f);
+    CK(cudaFree(din));
+    CK(cudaFree(dout));
+    return 0;
+  }
   // The short rows at every carveout; the long rows (and their stores) at the driver's carveout only.
   for (int batches : {kBatches, kLongBatches})
   for (int store : {0, 1})
