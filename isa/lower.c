@@ -1231,6 +1231,25 @@ static uint64_t writes_of(const struct kernel *k, const struct insn *in)
 	}
 }
 
+/*
+ * Instructions `bits` of form f, which a loop around the op does not change:
+ * issued once in the preheader at `where` (placement's answer; none where it
+ * is negative or has no sequence), less the form's set-up already there.
+ * Returns bits, for the op to drop from its own sequence.
+ */
+static uint64_t before_loop(struct lower_ctx *c, const struct lform *f, enum lform_id id, uint64_t setup, int where,
+			    uint64_t bits)
+{
+	if (where >= 0 && c->pre[where]) {
+		const struct form_inputs no_inputs = {0};
+		uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
+		int8_t none[3];
+		append_form(&c->pre[where]->q, f, &no_inputs, ~(bits & ~have), &none[0], &none[1], &none[2]);
+		c->pre[where]->forms |= 1ull << id;
+	}
+	return bits;
+}
+
 /* The op's own sequence into c->seqs[c->pc]; its anchor and form loop into *anchor, *lb, *le. */
 static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3])
 {
@@ -1447,16 +1466,8 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			 * the LDS (traces/h100/validation_pcsamp/L2_with_single_stage_1_256_1_0: LDS R2, [R8]).
 			 */
 			int where = placement(c, (in->src.index.slots | in->e[1].slots) & ~k->const_slots);
-			if (where != c->pc) {
-				uint64_t address = anchor_inputs(f);
-				if (where >= 0 && c->pre[where]) {
-					uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
-					int8_t none[3];
-					append_form(&c->pre[where]->q, f, &no_inputs, ~(address & ~have), &none[0], &none[1], &none[2]);
-					c->pre[where]->forms |= 1ull << id;
-				}
-				drop |= address;
-			}
+			if (where != c->pc)
+				drop |= before_loop(c, f, id, setup, where, anchor_inputs(f));
 		}
 		if (in->op == OP_MEMCPY_ASYNC && in->own_register) {
 			/*
@@ -1468,13 +1479,7 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 			uint64_t rounds = f->loop_begin >= 0 ? (~0ull << f->loop_begin) & ~(~0ull << f->loop_end) : 0;
 			uint64_t base = f->to_shared & ~f->to_global & ~rounds & ~(1ull << f->anchor);
 			int where = placement(c, 0);
-			if (where >= 0 && where != c->pc && c->pre[where]) {
-				uint64_t have = c->pre[where]->forms >> id & 1 ? setup : 0;
-				int8_t none[3];
-				append_form(&c->pre[where]->q, f, &no_inputs, ~(base & ~have), &none[0], &none[1], &none[2]);
-				c->pre[where]->forms |= 1ull << id;
-			}
-			drop |= base;
+			drop |= before_loop(c, f, id, setup, where != c->pc ? where : -1, base);
 		}
 		if (in->op == OP_PIPELINE_MEMCPY_ASYNC && in->own_register)
 			drop |= ~(1ull << f->anchor); /* its address is ready in its register: the LDGSTS alone */

@@ -53,6 +53,16 @@ static void out_free(struct out *o)
 	free(o->err);
 }
 
+/* The first line of check --lowered's output that holds op (its name padded as printed): into line. */
+static void lowered_line(const struct out *o, const char *op, char *line, size_t size)
+{
+	const char *at = strstr(o->out, op);
+	cr_assert(at, "%s", o->out);
+	const char *end = strchr(at, '\n');
+	cr_assert(end);
+	snprintf(line, size, "%.*s", (int)(end - at), at);
+}
+
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -224,12 +234,8 @@ Test(check, a_copys_trip_test_does_not_wait_for_its_destination_address)
 {
 	struct out o = check(KERNEL " --lowered");
 	cr_assert_eq(o.status, 0, "%s", o.err);
-	const char *copy = strstr(o.out, " memcpy_async             $");
-	cr_assert(copy, "%s", o.out);
-	const char *end = strchr(copy, '\n');
-	cr_assert(end);
 	char line[1024];
-	snprintf(line, sizeof line, "%.*s", (int)(end - copy), copy);
+	lowered_line(&o, " memcpy_async             $", line, sizeof line);
 	cr_assert(strstr(line, "ldgL[1] branch/4 branchX/5 "), "the trip test reads no address: %s", line);
 	cr_assert(strstr(line, "aluX[7]/1 imadX/3 aluX[7,9]/1"), "the source's address and the partition offset neither: %s",
 		  line);
@@ -250,12 +256,8 @@ Test(check, a_block_copys_destination_base_in_its_own_register_is_computed_befor
 {
 	struct out o = check("kernels/with_single_stage.json --lowered");
 	cr_assert_eq(o.status, 0, "%s", o.err);
-	const char *copy = strstr(o.out, " memcpy_async             $");
-	cr_assert(copy, "%s", o.out);
-	const char *end = strchr(copy, '\n');
-	cr_assert(end);
 	char line[1024];
-	snprintf(line, sizeof line, "%.*s", (int)(end - copy), copy);
+	lowered_line(&o, " memcpy_async             $", line, sizeof line);
 	char count[16];
 	snprintf(count, sizeof count, " %d: ", lform_table[LF_COPY_GROUP].n - 5);
 	cr_assert(strstr(line, count), "the form less the base's five instructions: %s", line);
