@@ -1178,8 +1178,29 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
 				}
 			}
 			break;
-		case OPC_JZ:
-		case OPC_JMP: return EXPR_LANES_BY_THREAD;
+		case OPC_JZ: {
+			/*
+			 * c ? a : b (and && ||) where the lanes agree on c (chunk < 256 over a warp's tid + 128 * c,
+			 * which ptxas cannot see through either): every lane takes the same side; where they do
+			 * not, each lane runs alone (expr_eval_code).  Lanes that faulted already do not count.
+			 */
+			sp--;
+			bool zero;
+			if (uni[sp]) {
+				zero = one[sp] == 0;
+			} else {
+				uint32_t live = mask & ~bad ? mask & ~bad : mask;
+				zero = st[sp][__builtin_ctz(live)] == 0;
+				for (uint32_t m = live; m; m &= m - 1)
+					if ((st[sp][__builtin_ctz(m)] == 0) != zero)
+						return EXPR_LANES_BY_THREAD;
+			}
+			if (zero)
+				w += *w;
+			w++;
+			break;
+		}
+		case OPC_JMP: w += *w + 1; break;
 		default: {
 			sp--;
 			int64_t c = one[sp];

@@ -680,7 +680,8 @@ Test(expr, pool_holds_many_expressions)
 /*
  * expr_eval_lanes against expr_eval_code lane by lane: values, 0 for a lane that faulted, and the
  * lowest faulting lane with its fault, for straight programs, fused operands and partial masks, with
- * registers lane-major and slot-major.  Programs it leaves to the caller (jumps, deep stacks) say so.
+ * registers lane-major and slot-major.  Programs it leaves to the caller (a jump whose condition the
+ * lanes do not agree on, deep stacks) say so.
  */
 Test(expr, lanes_agree_with_thread_by_thread)
 {
@@ -691,6 +692,9 @@ Test(expr, lanes_agree_with_thread_by_thread)
 		"((((((((((((((((((tid+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1)*2+1) / (tid - 4)",
 		"tid + (1 + (2 + (3 + (4 + (5 + (6 + (7 + (8 + (9 + (10 + (11 + (12 + (13 + (14 + (15 + (16 + (17 + y)))))))))))))))))",
 		"(tid - 17) / (x - 3) + tid % (y + 1)", "x / tid", "tid % x", "1 << tid", "tid >> 70", "y - tid * 2 < x",
+		/* a condition the lanes agree on (the GEMM's chunk < 256 ? ...: one side for all), or not */
+		"tid + 128 < 256 ? x * 2048 + (tid + 128) * 8 : x * 2048 + (tid - 128) * 8",
+		"tid + 256 < 256 ? 7 / (tid - 300) : y - tid", "tid < 100 && x > 2 ? tid / (x - 3) : -tid",
 	};
 	static const uint32_t masks[] = {0xffffffffu, 1u, 0x80000000u, 0x00f0f00fu, 0x7ffffffeu, 0x00000300u};
 	int64_t lane_major[32][NSLOTS], slot_major[NSLOTS][32];
@@ -744,7 +748,8 @@ Test(expr, lanes_agree_with_thread_by_thread)
 			}
 		}
 	}
-	cr_assert_gt(warp_wide, 200, "most of these run warp-wide (%d did)", warp_wide);
+	/* 1,416 since a condition the lanes agree on runs warp-wide (1,092 when every jump went thread by thread) */
+	cr_assert_gt(warp_wide, 1300, "most of these run warp-wide (%d did)", warp_wide);
 }
 
 /*
