@@ -527,8 +527,30 @@ enum lane_form {
  * a uniform value, the int conversion): over lanes lo..hi each node's exact
  * value then lies between its values at lo and hi, so a program that faults
  * at neither end faults at no lane between.  A ?: keeps it when its
- * condition is uniform, since every lane takes the same side.
+ * condition is uniform, since every lane takes the same side, or an
+ * ordered comparison of affine values (ordered_form): where the ends take
+ * the same side every lane between does (eval_pair runs the ends and gives
+ * up where they part).
  */
+static enum lane_form lane_form(const struct node *nodes, int n, uint8_t lane_slots);
+
+/*
+ * A ?:'s condition as lane_form sees it: an ordered comparison (<, <=, >,
+ * >=) of two affine values is FORM_AFFINE, since their difference is
+ * affine in the lane and so changes sign at most once over lanes lo..hi
+ * (a chunk index against the end of the first tile: gemm_cp_async_multistage's
+ * chunk_src); == and != are not monotone over the lanes, nor && and ||.
+ */
+static enum lane_form ordered_form(const struct node *nodes, int n, uint8_t lane_slots)
+{
+	const struct node *nd = &nodes[n];
+	enum lane_form f = lane_form(nodes, n, lane_slots);
+	if (f != FORM_OTHER || nd->kind != N_BINARY || nd->op < OPC_LT || nd->op > OPC_GE)
+		return f;
+	enum lane_form a = lane_form(nodes, nd->a, lane_slots), b = lane_form(nodes, nd->b, lane_slots);
+	return a == FORM_OTHER || b == FORM_OTHER ? FORM_OTHER : FORM_AFFINE;
+}
+
 static enum lane_form lane_form(const struct node *nodes, int n, uint8_t lane_slots)
 {
 	const struct node *nd = &nodes[n];
@@ -552,12 +574,12 @@ static enum lane_form lane_form(const struct node *nodes, int n, uint8_t lane_sl
 			return FORM_AFFINE;
 		return nd->op == OPC_SHL && b == FORM_UNIFORM ? FORM_AFFINE : FORM_OTHER;
 	case N_COND:
-		a = lane_form(nodes, nd->a, lane_slots);
+		a = ordered_form(nodes, nd->a, lane_slots);
 		b = lane_form(nodes, nd->b, lane_slots);
 		c = lane_form(nodes, nd->c, lane_slots);
-		if (a != FORM_UNIFORM || b == FORM_OTHER || c == FORM_OTHER)
+		if (a == FORM_OTHER || b == FORM_OTHER || c == FORM_OTHER)
 			return FORM_OTHER;
-		return b == FORM_AFFINE || c == FORM_AFFINE ? FORM_AFFINE : FORM_UNIFORM;
+		return a == FORM_AFFINE || b == FORM_AFFINE || c == FORM_AFFINE ? FORM_AFFINE : FORM_UNIFORM;
 	default:
 		a = lane_form(nodes, nd->a, lane_slots);
 		b = lane_form(nodes, nd->b, lane_slots);
@@ -1242,7 +1264,9 @@ static inline int eval_lanes(const struct expr_pool *pool, const struct expr *e,
  * expr_eval_code for two threads at once, slots a and b: one dispatch per
  * instruction for both.  False where either faults, or where they would
  * take different sides of a jump (a lane_affine program's conditions are
- * uniform, so that is only ever a caller's slot that was not).
+ * uniform or ordered comparisons of affine values, lane_form: the ends of
+ * lanes whose comparison changes sign, or a caller's slot that was not
+ * uniform).
  */
 static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const int64_t *a, const int64_t *b,
 		      int64_t out[2])

@@ -814,18 +814,20 @@ static struct expr compile_lanes(const char *src)
 /*
  * An expression is lane_affine when the lane slots meet only ADD, SUB, NEG, the int conversion, and
  * MUL or SHL by what reads no lane slot (x and y may be anything: whether they are uniform is the
- * caller's to say at run time); a ?: only with a condition that reads no lane slot.
+ * caller's to say at run time); a ?: only with a condition that reads no lane slot or is an ordered
+ * comparison of such values (its truth changes once at most over the lanes: isa/expr.c ordered_form).
  */
 Test(expr, lane_affine_chosen_for_affine_expressions_only)
 {
 	static const char *const affine[] = {
 		"tid", "tid * 8 + x", "(x % 3) * 2048 + tid * 8 + 1024", "0 * x * 128 * 2048 + y * 2048 + tid * 8 + 1024",
 		"-tid + y", "(tid + x) << 3", "x * tid - tid * (y / 3)", "x > 2 ? tid * 4 : tid - y", "as_int(tid + x)",
-		"twice(tid) - block_batch(x)", "(x && y) + tid", "(x << y) + tid * min(x, y)",
+		"twice(tid) - block_batch(x)", "(x && y) + tid", "(x << y) + tid * min(x, y)", "tid > 3 ? 1 : 2",
+		"tid + 128 < 256 ? x * 2048 + (tid + 128) * 8 : x * 2048 + (tid - 128) * 8", "x - tid >= y ? -tid : y",
 	};
 	static const char *const other[] = {
-		"x + y * 3", "tid * tid", "tid / 2", "tid % 4", "1 << tid", "min(tid, x)", "tid > 3 ? 1 : 2",
-		"tid < x && y", "tid & 7", "tid >> 1", "slot_of(tid)", "!tid + 1", "~tid", "x ? tid : tid * tid",
+		"x + y * 3", "tid * tid", "tid / 2", "tid % 4", "1 << tid", "min(tid, x)", "tid == 3 ? 1 : 2",
+		"tid > 3 && tid < 9 ? tid : 0", "tid * tid > 3 ? 1 : tid", "tid != x ? tid : 0", "tid < x && y", "tid & 7", "tid >> 1", "slot_of(tid)", "!tid + 1", "~tid", "x ? tid : tid * tid",
 		"(tid == 3) + tid", "7 - (tid | 1)",
 	};
 	for (size_t i = 0; i < sizeof affine / sizeof affine[0]; i++) {
@@ -851,6 +853,9 @@ Test(expr, lane_affine_agrees_with_thread_by_thread)
 		"(x % 3) * 2048 + tid * 8 + 1024", "x * tid - tid * (y / 3)", "tid * 4611686018427387904 + x",
 		"(tid + 9223372036854775800) - 9223372036854775800 + x", "x / y + tid", "(tid + x) << y",
 		"as_int(tid * x)", "x > 2 ? tid * 4 : tid - y", "-tid - y", "x - 9223372036854775807 - tid",
+		/* conditions whose truth the lanes share only where the ends take one side */
+		"tid + 128 < 256 ? x * 2048 + (tid + 128) * 8 : x * 2048 + (tid - 128) * 8", "tid > x ? tid * 4 : y - tid",
+		"x - tid >= 5 ? 1 : 7 / (y - 5)", "tid <= 9223372036854775800 ? tid + x : -tid",
 	};
 	static const int64_t starts[] = {0, 7 * 32, -40, INT64_MAX - 100, INT64_MIN + 5};
 	static const uint32_t masks[] = {0xffffffffu, 1u, 0x80000000u, 0x00f0f00fu, 0x7ffffffeu, 0x00000300u, 0x0000ffffu};
@@ -916,6 +921,38 @@ Test(expr, lane_affine_agrees_with_thread_by_thread)
 	}
 	cr_assert_gt(filled, 500, "most run as two ends and a fill (%d did)", filled);
 	cr_assert_gt(faulted, 100, "faults are covered (%d)", faulted);
+}
+
+/*
+ * The GEMM's copy source, chunk < 256 ? A's : B's with chunk = tid + 128 (kernels/gemm_cp_async_multistage.json
+ * chunk_src), as a rise over the warp: at tids 0-31 (chunks 128-159) and 128-159 (256-287) every lane takes one
+ * side and the ends and step are that side's; at tids 112-143 the lanes part at chunk 256 and it is no rise.
+ */
+Test(expr, a_condition_the_lanes_share_keeps_the_rise)
+{
+	struct expr e = compile_lanes("tid + 128 < 256 ? x * 2048 + (tid + 128) * 8 : x * 2048 + (tid - 128) * 8");
+	cr_assert_eq(e.lane_affine, 1u << SLOT_TID_);
+	int64_t slot_major[NSLOTS][32];
+	static const struct {
+		int64_t tid0;
+		bool rise;
+		int64_t first;
+	} cases[] = {{0, true, 5 * 2048 + 128 * 8}, {128, true, 5 * 2048 + 0}, {112, false, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		for (int l = 0; l < 32; l++) {
+			slot_major[SLOT_TID_][l] = cases[c].tid0 + l;
+			slot_major[SLOT_X][l] = 5;
+			slot_major[SLOT_Y][l] = 0;
+		}
+		int64_t ends[2] = {0, 0}, step = 0;
+		bool rise = expr_eval_rise(&pool, &e, &slot_major[0][0], 1, 32, 1ull << SLOT_X | 1ull << SLOT_Y, ends, &step);
+		cr_assert_eq(rise, cases[c].rise, "tids from %lld", (long long)cases[c].tid0);
+		if (rise) {
+			cr_assert_eq(ends[0], cases[c].first);
+			cr_assert_eq(ends[1], cases[c].first + 31 * 8);
+			cr_assert_eq(step, 8);
+		}
+	}
 }
 
 /* e's value from its linear form, as simt.c and affine_ends take it; false where a slot lies outside the bound. */
