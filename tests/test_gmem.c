@@ -138,11 +138,19 @@ Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
 	const uint64_t scattered[3] = {31, 40, 30}; /* lanes touching a block's sectors apart, another block between */
 	gmem_read(&s, 3100, scattered, 3);
 	cr_assert_eq(rep.dram_bytes, 320, "two blocks, each once: %llu", (unsigned long long)rep.dram_bytes);
+	/* rising lists count a block at its first sector; one that falls back is looked up among all before it */
+	const uint64_t rising_then_back[5] = {50, 51, 52, 53, 49}, back_into_one[3] = {60, 62, 61}, over_one[3] = {70, 71, 72};
+	gmem_read(&s, 3200, rising_then_back, 5);
+	cr_assert_eq(rep.dram_bytes, 512, "three blocks: %llu", (unsigned long long)rep.dram_bytes);
+	gmem_read(&s, 3300, back_into_one, 3);
+	cr_assert_eq(rep.dram_bytes, 640, "two blocks, the first's sectors apart: %llu", (unsigned long long)rep.dram_bytes);
+	gmem_read(&s, 3400, over_one, 3);
+	cr_assert_eq(rep.dram_bytes, 768, "two blocks: %llu", (unsigned long long)rep.dram_bytes);
 	m.l2_fetch_bytes = 32;
 	const uint64_t alone[1] = {20}, beside[1] = {21};
 	cr_assert_eq(gmem_read(&s, 4000, alone, 1), 4700);
 	cr_assert_eq(gmem_read(&s, 6000, beside, 1), 6700, "with 32-byte fetches the sector beside is a miss");
-	cr_assert_eq(rep.dram_bytes, 384);
+	cr_assert_eq(rep.dram_bytes, 832);
 	gmem_free(&s);
 	l1_free(&s.l1);
 }

@@ -218,14 +218,21 @@ static void l2_fetched(struct sim *s, const uint64_t *sectors, uint32_t nsectors
 /* The bytes DRAM serves for a read's missed sectors (bit i of missed: sectors[i]): a fetch block each, once. */
 static uint64_t miss_bytes(const struct sim *s, const uint64_t *sectors, uint64_t missed)
 {
-	uint64_t span = fetch_sectors(s), blocks = 0;
+	uint64_t span = fetch_sectors(s), blocks = 0, prev = 0;
+	bool ascending = false; /* the missed sectors so far rose one after another: the last holds any earlier block */
 	for (uint64_t m = missed; m; m &= m - 1) {
 		int i = __builtin_ctzll(m);
 		uint64_t block = sectors[i] / span, earlier = missed & ((1ull << i) - 1);
 		bool counted = false;
-		/* lanes list their sectors in the order they first touch them, not always in address order */
-		for (uint64_t e = earlier; e && !counted && span > 1; e &= e - 1)
-			counted = sectors[__builtin_ctzll(e)] / span == block;
+		if (ascending && sectors[i] > prev) {
+			counted = prev / span == block;
+		} else {
+			/* lanes list their sectors in the order they first touch them, not always in address order */
+			for (uint64_t e = earlier; e && !counted && span > 1; e &= e - 1)
+				counted = sectors[__builtin_ctzll(e)] / span == block;
+			ascending = !earlier;
+		}
+		prev = sectors[i];
 		blocks += !counted;
 	}
 	return 32ull * span * blocks;
