@@ -138,9 +138,10 @@ Test(binding, one_block_latency_classes)
 }
 
 /*
- * Every row of ncu_limits.csv: what the model reaches today (README "The binding limit"): 15 of 18
- * name ncu's class, 17 of 18 counting the neighbour ncu_limits.py accepts near a threshold (the
- * 4-stage unified pipeline at 1,024 threads reads memory-latency where ncu reads issue).
+ * Every row of ncu_limits.csv: what the model reaches today (README "The binding limit"): 16 of 18
+ * name ncu's class, all 18 counting the neighbour ncu_limits.py accepts near a threshold (until
+ * session 26's law of local misses the 4-stage unified pipeline at 1,024 threads read
+ * memory-latency where ncu reads issue: 15 and 17).
  */
 Test(binding, validate_agrees_with_ncu, .timeout = 300)
 {
@@ -154,8 +155,8 @@ Test(binding, validate_agrees_with_ncu, .timeout = 300)
 			    &n2),
 		     4, "%s", a);
 	cr_assert_eq(n, 18);
-	cr_assert_geq(strict, 15, "%s", out);
-	cr_assert_geq(accepted, 17, "%s", out);
+	cr_assert_geq(strict, 16, "%s", out);
+	cr_assert_geq(accepted, 18, "%s", out);
 	/* the issue's case names issue, and no row names dram or mio, which ncu never reads for these kernels */
 	cr_assert(strstr(out, "with_staging_unified           2  256   8    0 issue                issue "), "%s", out);
 	cr_assert(!strstr(out, " dram  ") && !strstr(out, " mio  "), "%s", out);

@@ -84,7 +84,7 @@ Test(gmem, dram_latency_grows_with_the_load_on_it)
 	struct warp warps[1] = {{.id = 0}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
-	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent);
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent, m.l1_reuse_size_exponent);
 	const uint64_t line0[4] = {0, 1, 2, 3};
 	cr_assert_eq(gmem_read(&s, 100, line0, 4), 800, "alone: the DRAM latency");
 	cr_assert_eq(gmem_unloaded(&s, line0, 4), 300, "fetched lately: in L2 now");
@@ -125,7 +125,7 @@ Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
 	struct warp warps[1] = {{.id = 0}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
-	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent);
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent, m.l1_reuse_size_exponent);
 	m.l2_fetch_bytes = 64;
 	const uint64_t first[1] = {8}, mate[1] = {9}, next[1] = {10}, both[2] = {12, 13};
 	cr_assert_eq(gmem_read(&s, 100, first, 1), 800, "a miss");
@@ -166,7 +166,7 @@ Test(gmem, a_local_line_l1_lost_comes_back_from_where_the_input_sits)
 	struct warp warps[2] = {{.id = 0}, {.id = 1}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
-	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent);
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent, m.l1_reuse_size_exponent);
 	m.l2_hit_fraction = 0;
 	const uint64_t line0[4] = {0, 1, 2, 3};
 	cr_assert_eq(gmem_read_cached(&s, &warps[0], 100, line0, 4, NULL), 800);
@@ -276,7 +276,7 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	struct warp warps[2] = {{.id = 0}, {.id = 1}};
 	struct sim_report rep = {0};
 	struct sim s = {.m = &m, .warps = warps, .nwarps = 2, .rep = &rep};
-	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent);
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent, m.l1_reuse_size_exponent);
 	int early = 0, late = 0, lo = 1000, hi = 0;
 	for (int i = 0; i < 1000; i++) {
 		uint64_t now = 100000 * (uint64_t)(i + 1), line[4] = {4u * i, 4u * i + 1, 4u * i + 2, 4u * i + 3};

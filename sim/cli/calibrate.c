@@ -825,14 +825,17 @@ static void derive_operand_read(struct calib *c)
 struct reuse {
 	uint64_t lines, loads, ndist;
 	uint64_t *dist;
+	double size; /* the array's lines over L1's: the law's size term is size ^ l1_reuse_size_exponent */
 };
 
 static int local_reuse_distances(const struct machine *m, int stages, int warps, uint64_t carveout, bool store,
 				 int batches, struct reuse *r)
 {
 	struct l1 l;
-	l1_init(&l, m, carveout, 0, 1);
-	*r = (struct reuse){.lines = l.lines, .ndist = (uint64_t)(stages + 1) * (uint64_t)warps * 2 + 1};
+	l1_init(&l, m, carveout, 0, 1, 0);
+	*r = (struct reuse){.lines = l.lines,
+			    .ndist = (uint64_t)(stages + 1) * (uint64_t)warps * 2 + 1,
+			    .size = l.lines ? (double)((uint64_t)m->l1_bytes / 128) / (double)l.lines : 1.0};
 	r->dist = calloc(r->ndist, sizeof *r->dist);
 	uint64_t *at = calloc((size_t)stages * (size_t)warps, sizeof *at);
 	if (!r->dist || !at) {
@@ -859,13 +862,39 @@ static int local_reuse_distances(const struct machine *m, int stages, int warps,
 	return 0;
 }
 
-/* The share of the loop's local loads that miss under the law (coeff, exponent). */
-static double local_reuse_misses(const struct reuse *r, double coeff, double exponent)
+/*
+ * A row's reuse distances at one stream exponent, for the fit's inner loops:
+ * each distance's loads and (d / L1's lines) ^ exponent, which the law
+ * scales by its coefficient and size term (l1_miss_chance, capped at 1).
+ */
+struct reuse_powers {
+	uint32_t n;
+	double *loads, *power;
+};
+
+static int reuse_powers_of(const struct reuse *r, double exponent, struct reuse_powers *out)
+{
+	out->n = 0;
+	out->loads = calloc(r->ndist, sizeof *out->loads);
+	out->power = calloc(r->ndist, sizeof *out->power);
+	if (!out->loads || !out->power)
+		return -1;
+	for (uint64_t d = 1; d < r->ndist; d++)
+		if (r->dist[d]) {
+			out->loads[out->n] = (double)r->dist[d];
+			out->power[out->n++] = pow((double)d / (double)r->lines, exponent);
+		}
+	return 0;
+}
+
+/* The share of the loop's local loads that miss under the law with scale (coeff x size term) at those powers. */
+static double local_reuse_misses(const struct reuse *r, const struct reuse_powers *p, double scale)
 {
 	double miss = 0;
-	for (uint64_t d = 1; d < r->ndist; d++)
-		if (r->dist[d])
-			miss += (double)r->dist[d] * l1_miss_chance(coeff, exponent, d, r->lines);
+	for (uint32_t i = 0; i < p->n; i++) {
+		double chance = scale * p->power[i];
+		miss += p->loads[i] * (chance < 1.0 ? chance : 1.0);
+	}
 	return r->loads ? miss / (double)r->loads : 0.0;
 }
 
@@ -989,21 +1018,44 @@ static void derive_l1(struct calib *c)
 		measured[n++] = miss;
 	}
 	double best_err = INFINITY;
-	for (int e = 10; e <= 60 && !c->d->code; e++) /* exponent 0.50-3.00 in steps of 0.05 */
-		for (int k = 0; k <= 140; k++) {	  /* coefficient 0.01-9.6, 5% apart */
-			double exponent = 0.05 * e, coeff = 0.01 * pow(1.05, k), err = 0;
-			for (int i = 0; i < n; i++) /* relative: the rows span 0.02% to 87%; under 0.1% a run's time does not feel it */
-				err += fabs(log((local_reuse_misses(&reuse_rows[i], coeff, exponent) + 0.001) / (measured[i] + 0.001)));
-			if (n && err / n < best_err) {
-				best_err = err / n;
-				m->l1_reuse_coeff = coeff;
-				m->l1_reuse_exponent = exponent;
+	struct reuse_powers powers[512];
+	for (int e = 10; e <= 60 && !c->d->code; e++) { /* stream exponent 0.50-3.00 in steps of 0.05 */
+		double exponent = 0.05 * e;
+		int made = 0;
+		while (made < n && !reuse_powers_of(&reuse_rows[made], exponent, &powers[made]))
+			made++;
+		if (made < n) {
+			diag_set(c->d, DIAG_LIMIT, "out of memory for the fit of the law of local misses");
+			n = made + 1; /* its half-made powers are freed below */
+		}
+		for (int z = 0; z <= 12 && !c->d->code; z++) { /* size exponent 0-3 in steps of 0.25 */
+			double size_exponent = 0.25 * z;
+			for (int k = 0; k <= 140; k++) { /* coefficient 0.01-9.6, 5% apart */
+				double coeff = 0.01 * pow(1.05, k), err = 0;
+				/* relative: the rows span 0.02% to 87%; under 0.1% a run's time does not feel it */
+				for (int i = 0; i < n; i++) {
+					double scale = coeff * pow(reuse_rows[i].size, size_exponent);
+					err += fabs(log((local_reuse_misses(&reuse_rows[i], &powers[i], scale) + 0.001) /
+							(measured[i] + 0.001)));
+				}
+				if (n && err / n < best_err) {
+					best_err = err / n;
+					m->l1_reuse_coeff = coeff;
+					m->l1_reuse_exponent = exponent;
+					m->l1_reuse_size_exponent = size_exponent;
+				}
 			}
 		}
+		for (int i = 0; i < n; i++) {
+			free(powers[i].loads);
+			free(powers[i].power);
+		}
+	}
 	for (int i = 0; i < n; i++)
 		free(reuse_rows[i].dist);
-	cite(c, "l1_reuse_coeff", "l1_local.csv: with l1_reuse_exponent, the law whose replica of the loop (calibrate.c local_reuse_distances) misses most like its %d rows of 4-16 stages, 128 and 1552 batches: mean absolute log ratio %.3f of the miss shares (each + 0.001)", n, best_err);
-	cite(c, "l1_reuse_exponent", "l1_local.csv: with l1_reuse_coeff, the best fit (exponents 0.50-3.00 in steps of 0.05, coefficients 5%% apart; mean absolute log ratio %.3f over %d rows)", best_err, n);
+	cite(c, "l1_reuse_coeff", "l1_local.csv: with l1_reuse_exponent and l1_reuse_size_exponent, the law whose replica of the loop (calibrate.c local_reuse_distances) misses most like its %d rows of 4-16 stages, 128 and 1552 batches, carveouts of 64-228 KB: mean absolute log ratio %.3f of the miss shares (each + 0.001)", n, best_err);
+	cite(c, "l1_reuse_exponent", "l1_local.csv: with l1_reuse_coeff and l1_reuse_size_exponent, the best fit (exponents 0.50-3.00 in steps of 0.05, coefficients 5%% apart; mean absolute log ratio %.3f over %d rows)", best_err, n);
+	cite(c, "l1_reuse_size_exponent", "l1_local.csv: with l1_reuse_coeff and l1_reuse_exponent, the best fit (0-3 in steps of 0.25; mean absolute log ratio %.3f over %d rows, where the stream's power alone fits 0.447)", best_err, n);
 }
 
 /*

@@ -67,8 +67,9 @@
 	X(local_load_latency, I, 32, 1, 10000, "cycles, a local-memory load (LDL) hitting in L1 to its data") \
 	X(ldc_latency, I, 4, 1, 10000, "cycles, a constant loaded into a vector register (LDC) to its use") \
 	X(l1_bytes, I, 262144, 0, 16777216, "bytes of the SM's one array of L1 data cache and shared memory") \
-	X(l1_reuse_coeff, F, 0.6, 0.0, 1000.0, "probability that a local load misses L1 when one L1's worth of global lines went through L1 since its element's last load") \
+	X(l1_reuse_coeff, F, 0.6, 0.0, 1000.0, "probability that a local load misses an L1 of the whole array (no carveout) when one L1's worth of global lines went through it since its element's last load") \
 	X(l1_reuse_exponent, F, 1.35, 0.0, 10.0, "how that probability grows with the lines streamed between two loads of an element: (lines / L1's lines) to this power") \
+	X(l1_reuse_size_exponent, F, 0.0, 0.0, 10.0, "how that probability grows as a carveout leaves L1 less of the array: (the array's lines / L1's lines) to this power, beside the stream's") \
 	X(smem_carveout_step, I, 32768, 1024, 1048576, "bytes between the larger shared-memory carveouts the driver chooses from") \
 	X(smem_block_reserved, I, 768, 0, 65536, "bytes of shared memory the system keeps per block") \
 	X(smem_carveout_prefer, I, 135168, 0, 1048576, "bytes, the largest carveout the driver takes beyond what its blocks need") \

@@ -74,7 +74,7 @@ static int setup(struct sim *s)
 	if (!s->warps || !s->blocks || !s->sps || !s->mbars || !s->lane_regs || !s->agree || !s->cpa_apart || !s->cpa_whole || !s->smem_memo)
 		return -1;
 	l1_init(&s->l1, s->m, l1_carveout(s->m, block_smem(s->k), l->block_size), s->m->l1_reuse_coeff,
-		s->m->l1_reuse_exponent);
+		s->m->l1_reuse_exponent, s->m->l1_reuse_size_exponent);
 	s->rep->carveout_bytes = s->l1.carveout;
 	gmem_setup(s);
 	for (int32_t pc = 0; pc < s->k->ncode; pc++)

@@ -72,10 +72,19 @@ uint64_t l1_carveout(const struct machine *m, uint64_t smem_block, int64_t block
 	return need > (uint64_t)m->smem_carveout_prefer ? need : (uint64_t)m->smem_carveout_prefer;
 }
 
-void l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, double coeff, double exponent)
+void l1_init(struct l1 *c, const struct machine *m, uint64_t carveout, double coeff, double exponent,
+	     double size_exponent)
 {
 	uint64_t bytes = (uint64_t)m->l1_bytes > carveout ? (uint64_t)m->l1_bytes - carveout : 0;
-	*c = (struct l1){.lines = bytes / L1_LINE, .coeff = coeff, .exponent = exponent, .carveout = carveout};
+	*c = (struct l1){.lines = bytes / L1_LINE, .exponent = exponent, .carveout = carveout};
+	c->coeff = coeff * l1_size_term((uint64_t)m->l1_bytes, c->lines, size_exponent);
+}
+
+double l1_size_term(uint64_t array_bytes, uint64_t lines, double size_exponent)
+{
+	if (lines == 0 || size_exponent == 0)
+		return 1.0;
+	return pow((double)(array_bytes / L1_LINE) / (double)lines, size_exponent);
 }
 
 void l1_free(struct l1 *c)
