@@ -125,55 +125,8 @@ Test(l1, no_l1_left_beside_the_carveout_misses_every_load_after_the_first)
 	l1_free(&c);
 }
 
-/*
- * tests/hw/l1_local.cu's loop on the shipped law, the draws and all, against ncu's miss share of the
- * H100 (traces/h100/l1_local.csv): long runs (1552 batches, L1 long past full) and short ones (128, L1
- * filling) at the driver's carveout, 8 stages of 256 threads with a store a batch, 1-8 blocks per SM.
- * An LRU cache of 4 ways (the model before) missed 0.35% of the one-block long run's loads and 42% at
- * 8 blocks, against the H100's 1.5% and 18%.
- */
-static double replica(const struct machine *m, int stages, int warps, int batches, uint64_t carveout)
-{
-	struct l1 c;
-	l1_init(&c, m, carveout, m->l1_reuse_coeff, m->l1_reuse_exponent, m->l1_reuse_size_exponent);
-	int misses = 0, loads = 0;
-	for (int f = 0; f < batches + stages - 1; f++)
-		for (int w = 0; w < warps; w++) {
-			if (f < batches) {
-				misses += !l1_local(&c, (uint32_t)w, f % stages), loads++;
-				l1_stream(&c);
-			}
-			if (f >= stages - 1) {
-				misses += !l1_local(&c, (uint32_t)w, (f + 1) % stages), loads++;
-				l1_stream(&c);
-			}
-		}
-	l1_free(&c);
-	return (double)misses / loads;
-}
-
-Test(l1, the_microbenchmarks_loop_misses_as_on_the_h100)
-{
-	struct machine m = h100();
-	static const struct {
-		int batches, blocks;
-		double ncu;
-	} rows[] = {{1552, 1, 0.01541}, {1552, 2, 0.03690}, {1552, 4, 0.08472}, {1552, 8, 0.18461},
-		    {128, 2, 0.02296},  {128, 4, 0.07343},  {128, 8, 0.18281}};
-	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-		double got = replica(&m, 8, 8 * rows[i].blocks, rows[i].batches, 132 * 1024);
-		cr_expect(got > rows[i].ncu / 1.6 && got < rows[i].ncu * 1.6, "%d batches, %d blocks: %.4f against ncu's %.4f",
-			  rows[i].batches, rows[i].blocks, got, rows[i].ncu);
-	}
-	double short_one = replica(&m, 8, 8, 128, 132 * 1024), long_one = replica(&m, 8, 8, 1552, 132 * 1024);
-	/* ncu: 0.0074 and 0.0154; the law 0.0089 and 0.0164 in expectation (2,000 draws against 24,000) */
-	cr_expect_lt(short_one, long_one, "one block, 128 batches: %.4f, the stream fills L1 halfway through (long: %.4f)",
-		     short_one, long_one);
-}
-
-/* The pipeline as ncu's rows ran it (validation --ncu: k = 0, 64 batches, the input in DRAM), on the shipped machine. */
 /* l1_local.cu's loop as calibrate.c replays it: an offset read twice a batch, a line streamed after the first read and, with store, after the second. */
-static double replica_store(const struct machine *m, int stages, int warps, int batches, uint64_t carveout, bool store)
+static double replica(const struct machine *m, int stages, int warps, int batches, uint64_t carveout, bool store)
 {
 	struct l1 c;
 	l1_init(&c, m, carveout, m->l1_reuse_coeff, m->l1_reuse_exponent, m->l1_reuse_size_exponent);
@@ -195,6 +148,32 @@ static double replica_store(const struct machine *m, int stages, int warps, int 
 }
 
 /*
+ * tests/hw/l1_local.cu's loop on the shipped law, the draws and all, against ncu's miss share of the
+ * H100 (traces/h100/l1_local.csv): long runs (1552 batches, L1 long past full) and short ones (128, L1
+ * filling) at the driver's carveout, 8 stages of 256 threads with a store a batch, 1-8 blocks per SM.
+ * An LRU cache of 4 ways (the model before) missed 0.35% of the one-block long run's loads and 42% at
+ * 8 blocks, against the H100's 1.5% and 18%.
+ */
+Test(l1, the_microbenchmarks_loop_misses_as_on_the_h100)
+{
+	struct machine m = h100();
+	static const struct {
+		int batches, blocks;
+		double ncu;
+	} rows[] = {{1552, 1, 0.01541}, {1552, 2, 0.03690}, {1552, 4, 0.08472}, {1552, 8, 0.18461},
+		    {128, 2, 0.02296},  {128, 4, 0.07343},  {128, 8, 0.18281}};
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		double got = replica(&m, 8, 8 * rows[i].blocks, rows[i].batches, 132 * 1024, true);
+		cr_expect(got > rows[i].ncu / 1.6 && got < rows[i].ncu * 1.6, "%d batches, %d blocks: %.4f against ncu's %.4f",
+			  rows[i].batches, rows[i].blocks, got, rows[i].ncu);
+	}
+	double short_one = replica(&m, 8, 8, 128, 132 * 1024, true), long_one = replica(&m, 8, 8, 1552, 132 * 1024, true);
+	/* ncu: 0.0074 and 0.0154 (2,000 draws against 24,000 in the replica) */
+	cr_expect_lt(short_one, long_one, "one block, 128 batches: %.4f, the stream fills L1 halfway through (long: %.4f)",
+		     short_one, long_one);
+}
+
+/*
  * A larger carveout shrinks L1, and the H100's misses rise faster with that than with the stream
  * (l1_local.csv, 8 stages, 32 warps, no store, 128 batches: 0.58%, 1.9%, 3.7-4.1% and 9.5% at 64,
  * 100, 132 and 164 KB, L1 1.23, 1.26 and 1.35 times smaller a step, where twice the stages take 100 KB's
@@ -212,7 +191,7 @@ Test(l1, a_larger_carveout_misses_more_than_the_stream_alone_says)
 	} rows[] = {{64, 0.00579}, {100, 0.01935}, {132, 0.03870}, {164, 0.09480}};
 	double got[4];
 	for (int i = 0; i < 4; i++) {
-		got[i] = replica_store(&m, 8, 32, 128, (uint64_t)rows[i].kb * 1024, false);
+		got[i] = replica(&m, 8, 32, 128, (uint64_t)rows[i].kb * 1024, false);
 		cr_expect(got[i] > rows[i].ncu / 1.6 && got[i] < rows[i].ncu * 1.6, "%d KB: %.4f against ncu's %.4f",
 			  rows[i].kb, got[i], rows[i].ncu);
 	}
@@ -222,6 +201,7 @@ Test(l1, a_larger_carveout_misses_more_than_the_stream_alone_says)
 	cr_expect_eq(l1_size_term((uint64_t)m.l1_bytes, 1024, 0.0), 1.0, "without the size exponent, the stream's law");
 }
 
+/* The pipeline as ncu's rows ran it (validation --ncu: k = 0, 64 batches, the input in DRAM), on the shipped machine. */
 static double local_miss_share(const char *stages, const char *blocks)
 {
 	const char *sets[] = {stages, blocks, "block_size=256", "k=0", "batch_sz=64", "machine_set=none",
