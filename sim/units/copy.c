@@ -421,16 +421,30 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	bool uni_dst, uni_src;
 	struct rise rise;
 	int64_t dends[2], sends[2];
-	if (mask == 0xffffffffu && in->dst.index.lane_affine && in->src.index.lane_affine &&
-	    simt_eval_rise(s, w, &in->dst.index, dends, &rise.dst_step) &&
-	    simt_eval_rise(s, w, &in->src.index, sends, &rise.src_step)) {
+	bool dst_rises = mask == 0xffffffffu && in->dst.index.lane_affine &&
+			 simt_eval_rise(s, w, &in->dst.index, dends, &rise.dst_step);
+	if (dst_rises) {
+		dsti[0] = dends[0];
+		dsti[31] = (int64_t)((uint64_t)dends[0] + 31 * (uint64_t)rise.dst_step);
+	}
+	if (dst_rises && in->src.index.lane_affine && simt_eval_rise(s, w, &in->src.index, sends, &rise.src_step)) {
 		/* both rise from lane to lane (tid * 8 + ...): their ends, the lanes between only if a lane loop needs them */
 		uni_dst = uni_src = false;
 		rise.rising = rise.ends_only = true;
-		dsti[0] = dends[0];
-		dsti[31] = (int64_t)((uint64_t)dends[0] + 31 * (uint64_t)rise.dst_step);
 		srci[0] = sends[0];
 		srci[31] = (int64_t)((uint64_t)sends[0] + 31 * (uint64_t)rise.src_step);
+	} else if (dst_rises) {
+		/*
+		 * The destination rises and the source is a variable's lanes (the cp.async GEMM's chunk_src):
+		 * the destination's ends as above, and the source's lanes say whether it rises too, as rise_of
+		 * would (a rise's lanes are a progression).  rise_fill writes the source's lanes again, the same.
+		 */
+		uni_dst = false;
+		uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
+		rise.rising = !uni_src && progression(srci, &rise.src_step);
+		rise.ends_only = rise.rising;
+		if (!rise.rising)
+			expr_fill_rise(dsti, dends[0], rise.dst_step);
 	} else {
 		uni_dst = simt_eval_some(s, w, &in->dst.index, mask, &udst, dsti);
 		uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
