@@ -132,3 +132,36 @@ Test(warps, the_gemm_roles_show_in_the_trace_the_picture_and_the_messages)
 	free(trace);
 	free(svg);
 }
+
+/*
+ * A group's per-lane set writes its lanes and no other: lanes 0-15 together (simt_assign_values'
+ * straight loop), then every third lane (its mask walk).  Lane 13 is the first whose index
+ * leaves g, lane 15 the last lane of the first group; under both models that reconverge before
+ * the store (independent scheduling lets the other lanes store first).
+ */
+Test(warps, a_group_s_per_lane_set_writes_its_lanes_alone)
+{
+	const char *text = "{\"kernel\": \"w\", \"source\": \"t\", \"global\": {\"g\": {\"elems\": 64}}, \"body\": ["
+			   " {\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": 0},"
+			   " {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"set\", \"var\": \"x\", \"value\": "
+			   "\"lane * 3\"}]},"
+			   " {\"op\": \"if\", \"cond\": \"lane % 3 == 1\", \"then\": [{\"op\": \"set\", \"var\": \"x\", "
+			   "\"value\": \"x + 7\"}]},"
+			   " {\"op\": \"global_store\", \"addr\": \"g[x + 20]\"}]}";
+	for (int model = 0; model < 2; model++) {
+		struct machine m;
+		machine_defaults(&m);
+		if (model)
+			m.reconverge = RECONVERGE_SIMT_STACK;
+		cr_assert_neq(run_kernel_text(text, 64, 1, &m, &r, &d), 0);
+		cr_assert(strstr(d.msg, "thread 13 writes g[66], outside its 64 elements (x=46)"), "%s", d.msg);
+	}
+	/* without the third lanes' set, lane 15 (x = 45) is the first outside */
+	const char *solid = "{\"kernel\": \"w\", \"source\": \"t\", \"global\": {\"g\": {\"elems\": 64}}, \"body\": ["
+			    " {\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": 0},"
+			    " {\"op\": \"if\", \"cond\": \"lane < 16\", \"then\": [{\"op\": \"set\", \"var\": \"x\", "
+			    "\"value\": \"lane * 3\"}]},"
+			    " {\"op\": \"global_store\", \"addr\": \"g[x + 20]\"}]}";
+	cr_assert_neq(run_kernel_text(solid, 64, 1, NULL, &r, &d), 0);
+	cr_assert(strstr(d.msg, "thread 15 writes g[65], outside its 64 elements (x=45)"), "%s", d.msg);
+}

@@ -466,6 +466,14 @@ void sched_run(struct sim *s);
 /* simt.c */
 static inline struct simt_entry *simt_cur(struct warp *w) { return &w->stack[w->cur]; }
 static inline uint32_t simt_mask(const struct warp *w) { return w->stack[w->cur].mask; }
+/* Whether mask's lanes lie together, lowest to highest without a gap (a full warp, a half): a straight lane loop takes them. */
+static inline bool simt_lanes_solid(uint32_t mask)
+{
+	if (!mask)
+		return false;
+	uint32_t m = mask >> __builtin_ctz(mask);
+	return !(m & (m + 1));
+}
 static inline int32_t simt_pc(const struct warp *w) { return w->stack[w->cur].pc; }
 /* Entry i's mask, blocked or the depth changed: its bit in w->runnable follows. */
 static inline void simt_mark(struct warp *w, int i)

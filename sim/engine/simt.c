@@ -391,6 +391,38 @@ static void assign_one(const struct sim *s, struct warp *w, uint16_t slot, int64
 	}
 }
 
+/* v's lanes of mask into slot: simt_assign_values, inline in simt_assign. */
+static inline void assign_values(const struct sim *s, struct warp *w, uint16_t slot, uint32_t mask, const int64_t v[32])
+{
+	if (!mask)
+		return;
+	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
+	simt_disagree(s, w, slot);
+	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+	int64_t first = v[lo], *r = simt_reg(w, slot, 0);
+	uint64_t differ = 0;
+	if (simt_lanes_solid(mask)) {
+		/* a straight loop the compiler widens: the mask walk cost 12 host instructions a lane (2.3% of the cp.async GEMM) */
+		for (int lane = lo; lane <= hi; lane++) {
+			r[lane] = v[lane];
+			differ |= (uint64_t)v[lane] ^ (uint64_t)first;
+		}
+	} else {
+		for (uint32_t m = mask; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			r[lane] = v[lane];
+			differ |= (uint64_t)v[lane] ^ (uint64_t)first;
+		}
+	}
+	if (slot >= 63)
+		return;
+	/* uniform again only when every live lane got the same value */
+	if (!differ && mask == w->live)
+		w->divergent &= ~(1ull << slot);
+	else
+		w->divergent |= 1ull << slot;
+}
+
 void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr *e, uint32_t mask)
 {
 	if (simt_uniform(w, e)) {
@@ -416,35 +448,7 @@ void simt_assign(struct sim *s, struct warp *w, uint16_t slot, const struct expr
 	}
 	if (bad >= 0)
 		simt_fault(s, w, bad, f);
-	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
-	simt_disagree(s, w, slot);
-	int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
-	int64_t first = v[lo], *r = simt_reg(w, slot, 0);
-	uint64_t differ = 0;
-	if (!(mask >> lo & ((mask >> lo) + 1))) {
-		/*
-		 * Lanes lo..hi without a gap (a full warp, a half of one): a straight loop the compiler widens,
-		 * where the mask walk cost 12 host instructions a lane (2.3% of the cp.async GEMM)
-		 */
-		for (int lane = lo; lane <= hi; lane++) {
-			r[lane] = v[lane];
-			differ |= (uint64_t)v[lane] ^ (uint64_t)first;
-		}
-	} else {
-		for (uint32_t m = mask; m; m &= m - 1) {
-			int lane = __builtin_ctz(m);
-			r[lane] = v[lane];
-			differ |= (uint64_t)v[lane] ^ (uint64_t)first;
-		}
-	}
-	bool same = !differ;
-	if (slot >= 63)
-		return;
-	/* Uniform again only when every live lane got the same value. */
-	if (same && mask == w->live)
-		w->divergent &= ~(1ull << slot);
-	else
-		w->divergent |= 1ull << slot;
+	assign_values(s, w, slot, mask, v);
 }
 
 static bool independent(const struct sim *s) { return s->m->reconverge == RECONVERGE_INDEPENDENT; }
@@ -1052,23 +1056,7 @@ void simt_syncwarp(struct sim *s, struct warp *w, uint64_t now)
 
 void simt_assign_values(struct sim *s, struct warp *w, uint16_t slot, uint32_t mask, const int64_t v[32])
 {
-	if (!mask)
-		return;
-	simt_materialize(w, slot < 63 ? 1ull << slot : 0); /* the lanes outside mask keep their value */
-	simt_disagree(s, w, slot);
-	int64_t first = v[__builtin_ctz(mask)];
-	bool same = true;
-	for (uint32_t m = mask; m; m &= m - 1) {
-		int lane = __builtin_ctz(m);
-		*simt_reg(w, slot, lane) = v[lane];
-		same = same && v[lane] == first;
-	}
-	if (slot >= 63)
-		return;
-	if (same && mask == w->live)
-		w->divergent &= ~(1ull << slot);
-	else
-		w->divergent |= 1ull << slot;
+	assign_values(s, w, slot, mask, v);
 }
 
 /* The lanes end: they leave every entry; the warp is done when none are left. */

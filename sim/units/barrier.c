@@ -164,6 +164,16 @@ static void saw_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t elem
 {
 	struct mbar *b = &s->mbars[bar];
 	struct block *blk = &s->blocks[w->block];
+	if (simt_lanes_solid(lanes)) {
+		/* a full warp's wait (the GEMM's): its threads' records lie together, a straight loop without the mask walk */
+		uint32_t *seen = &blk->bar_seen[(size_t)elem * (size_t)s->launch.block_size + w->in_block * 32];
+		uint64_t *sync = &blk->bar_sync[w->in_block * 32], at = b->completed_at;
+		for (int l = __builtin_ctz(lanes), hi = 31 - __builtin_clz(lanes); l <= hi; l++) {
+			seen[l] = phase + 1 > seen[l] ? phase + 1 : seen[l];
+			sync[l] = at > sync[l] ? at : sync[l];
+		}
+		return;
+	}
 	for (uint32_t m = lanes; m; m &= m - 1) {
 		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
 		uint32_t *seen = &blk->bar_seen[(size_t)elem * (size_t)s->launch.block_size + t];
@@ -411,8 +421,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			if (e->wait_start != NEVER && b->filled.seq == phase && now - e->wait_start > b->filled.exposed)
 				b->filled.exposed = now - e->wait_start;
 		}
-		for (uint32_t m = mask; m; m &= m - 1)
-			ok[__builtin_ctz(m)] = pass;
+		for (int l = first, hi = 31 - __builtin_clz(mask); l <= hi; l++)
+			ok[l] = pass; /* the lanes outside mask between are not read */
 	}
 	for (uint32_t m = one ? 0 : mask; m; m &= m - 1) {
 		int lane = __builtin_ctz(m);
