@@ -841,6 +841,24 @@ static int emit_cond(struct expr_pool *pool, const struct node *nodes, int root,
 	return 0;
 }
 
+/* Appends the select form (expr.h) of the tree at root to the pool, if it has one, at e->sel_at. */
+static int emit_select(struct expr_pool *pool, const struct node *nodes, int root, struct expr *e)
+{
+	const struct node *nd = &nodes[root];
+	struct cmp c;
+	struct lin a, b;
+	uint64_t bound = (uint64_t)1 << 62;
+	if (nd->kind != N_COND || !cmp_of(nodes, nd->a, &c, &bound) || !linear_of(nodes, nd->b, &a, &bound) ||
+	    !linear_of(nodes, nd->c, &b, &bound) || bound == 0)
+		return 0;
+	uint32_t at = pool->len;
+	if (emit_word(pool, (int64_t)bound) || emit_word(pool, c.op) || emit_side(pool, &c.a) || emit_side(pool, &c.b) ||
+	    emit_side(pool, &a) || emit_side(pool, &b))
+		return -1;
+	e->sel_at = at;
+	return 0;
+}
+
 /* Whether op is one of expr_apply()'s binary operators. */
 static inline bool is_binary(enum opc op) { return op >= OPC_ADD && op <= OPC_MAX; }
 
@@ -891,7 +909,8 @@ int expr_compile(struct expr_pool *pool, const char *src, const struct expr_name
 			}
 			out->len = pool->len - out->at;
 			find_shape(pool->words + out->at, out);
-			if (emit_linear(pool, nodes, root, out) || emit_cond(pool, nodes, root, out)) {
+			if (emit_linear(pool, nodes, root, out) || emit_cond(pool, nodes, root, out) ||
+			    emit_select(pool, nodes, root, out)) {
 				snprintf(err, errsz, "out of memory");
 				goto done;
 			}
@@ -1347,6 +1366,50 @@ static bool linear_ends(const struct expr_pool *pool, const struct expr *e, cons
 }
 
 /*
+ * A side of a select form at p (expr.h) at lanes lo and hi into v: the
+ * word after it, or NULL where a slot lies outside bound.
+ */
+static const int64_t *side_ends(const int64_t *p, const int64_t *regs, size_t lane_stride, size_t slot_stride, int lo,
+				int hi, uint64_t bound, int64_t v[2])
+{
+	uint64_t at_lo = (uint64_t)p[1], at_hi = at_lo;
+	const int64_t *term = p + 2, *end = term + p[0] * EXPR_TERM_WORDS;
+	for (; term < end; term += EXPR_TERM_WORDS) {
+		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
+		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
+		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
+			return NULL;
+	}
+	v[0] = (int64_t)at_lo;
+	v[1] = (int64_t)at_hi;
+	return end;
+}
+
+/*
+ * e's values at lanes lo and hi from its select form (expr.h), as eval_pair
+ * would find them; false where a slot lies outside the form's bound or the
+ * ends take different sides (then eval_pair runs the program, and gives up
+ * where they part).
+ */
+static bool select_ends(const struct expr_pool *pool, const struct expr *e, const int64_t *regs, size_t lane_stride,
+			size_t slot_stride, int lo, int hi, int64_t ends[2])
+{
+	const int64_t *t = pool->words + e->sel_at, *p = t + EXPR_SEL_HEAD + 1;
+	uint64_t bound = (uint64_t)t[EXPR_SEL_BOUND];
+	int64_t a[2], b[2], holds[2];
+	if (!(p = side_ends(p, regs, lane_stride, slot_stride, lo, hi, bound, a)) ||
+	    !(p = side_ends(p, regs, lane_stride, slot_stride, lo, hi, bound, b)))
+		return false;
+	for (int i = 0; i < 2; i++)
+		expr_apply((enum opc)t[EXPR_SEL_HEAD], a[i], b[i], &holds[i]); /* a comparison: no fault */
+	if ((holds[0] == 0) != (holds[1] == 0))
+		return false;
+	if (!holds[0])
+		p += 2 + p[0] * EXPR_TERM_WORDS; /* past the first side: the program's jump */
+	return side_ends(p, regs, lane_stride, slot_stride, lo, hi, bound, ends) != NULL;
+}
+
+/*
  * A lane_affine expression's values at lanes lo and hi (ends), run as one
  * thread each, and the step between adjacent lanes: a program that faults
  * at neither end faults at no lane between (lane_form), and lane l's value
@@ -1360,7 +1423,8 @@ static bool affine_ends(const struct expr_pool *pool, const struct expr *e, cons
 	if (e->slots >> 63 || e->slots & ~uniform & ~(uint64_t)e->lane_affine)
 		return false;
 	int64_t rise;
-	if (!e->lin_at || !linear_ends(pool, e, regs, lane_stride, slot_stride, lo, hi, ends)) {
+	if (!(e->lin_at && linear_ends(pool, e, regs, lane_stride, slot_stride, lo, hi, ends)) &&
+	    !(e->sel_at && select_ends(pool, e, regs, lane_stride, slot_stride, lo, hi, ends))) {
 		int64_t at_lo[63], at_hi[63];
 		for (uint64_t b = e->slots; b; b &= b - 1) {
 			size_t slot = (size_t)__builtin_ctzll(b);

@@ -123,6 +123,7 @@ struct expr {
 	uint64_t slots;  /* bit i: reads register slot i (slots from 63 on all set bit 63) */
 	uint32_t lin_at; /* nonzero: where the expression's linear form starts in the pool (below) */
 	uint32_t cond_at; /* nonzero: where its condition form starts in the pool (below) */
+	uint32_t sel_at;  /* nonzero: where its select form starts in the pool (below) */
 };
 
 /*
@@ -151,6 +152,17 @@ enum { EXPR_TERM_SLOT, EXPR_TERM_OP, EXPR_TERM_DIV, EXPR_TERM_COEF, EXPR_TERM_WO
  * words a term.
  */
 enum { EXPR_COND_CMPS, EXPR_COND_JOIN, EXPR_COND_BOUND, EXPR_COND_HEAD };
+
+/*
+ * A select form: c ? a : b with c one comparison of linear forms (as in a
+ * condition form) and a and b linear, for a program such as the cp.async
+ * GEMM's "chunk < 256 ? kt * 2048 + chunk * 8 : kt * 2048 + (chunk - 256) *
+ * 8".  Where every slot that c and the side it picks read lies within
+ * +-bound, neither faults, and the program's value is that side's (the
+ * other is not run).  Words at sel_at: the bound, c's operator and its two
+ * sides, then a's and b's forms, each a term count, k and 4 words a term.
+ */
+enum { EXPR_SEL_BOUND, EXPR_SEL_HEAD };
 
 /* Adds the term at t for a slot value x to *acc; false where x lies outside bound. */
 static inline bool expr_lin_term(const int64_t *t, int64_t x, uint64_t bound, uint64_t *acc)

@@ -1133,3 +1133,63 @@ Test(expr, condition_form_agrees_with_the_program)
 	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
 		cr_assert_eq(compile_ok(other[si]).cond_at, 0, "\"%s\" has no condition form", other[si]);
 }
+
+/* e's value from its select form, as affine_ends takes each end; false where a slot lies outside the bound. */
+static bool select_value(const struct expr *e, const int64_t *slots, int64_t *v)
+{
+	const int64_t *t = pool.words + e->sel_at, *p = t + EXPR_SEL_HEAD + 1;
+	uint64_t bound = (uint64_t)t[EXPR_SEL_BOUND];
+	int64_t a, b, holds;
+	if (!(p = cond_side(p, slots, bound, &a)) || !(p = cond_side(p, slots, bound, &b)))
+		return false;
+	cr_assert_eq(expr_apply((enum opc)t[EXPR_SEL_HEAD], a, b, &holds), EXPR_OK);
+	if (!holds)
+		p += 2 + p[0] * EXPR_TERM_WORDS;
+	return cond_side(p, slots, bound, v) != NULL;
+}
+
+/*
+ * The select form (a ?: of a comparison between linear sides and two linear values: the cp.async GEMM's
+ * chunk_src) against the program at slot values inside and outside its bound, on both sides; a side
+ * that faults is not run by either where the condition does not take it.  The lanes' evaluation of
+ * such a rise is lane_affine_agrees_with_thread_by_thread's.
+ */
+Test(expr, select_form_agrees_with_the_program)
+{
+	static const char *const sels[] = {
+		"tid + 128 < 256 ? x * 2048 + (tid + 128) * 8 : x * 2048 + (tid - 128) * 8", "x > 2 ? tid * 4 : tid - y",
+		"!x ? tid : y * 3", "x ? 4611686018427387904 - tid : tid + x", "x % 4 >= y / 2 ? 5 : -tid",
+		"tid <= 9223372036854775800 ? tid + x : -tid", "x == y ? as_int(tid + 1) : 7",
+	};
+	static const char *const other[] = {"x > 2 && y ? tid : 1", "x ? tid * y : 1", "x + (y ? 1 : 2)",
+					    "x < y ? 1 : 7 / x", "x * y < 3 ? tid : x"};
+	static const int64_t values[] = {0, 1, -1, 3, 7, -7, 1000, INT32_MAX, INT32_MIN, (int64_t)1 << 40,
+					 ((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN, INT64_MAX - 3};
+	const size_t nv = sizeof values / sizeof values[0];
+	int inside = 0, outside = 0;
+	for (size_t si = 0; si < sizeof sels / sizeof sels[0]; si++) {
+		struct expr e = compile_ok(sels[si]);
+		cr_assert_neq(e.sel_at, 0, "\"%s\" should have a select form", sels[si]);
+		for (size_t a = 0; a < nv; a++)
+			for (size_t b = 0; b < nv; b++)
+				for (size_t c = 0; c < nv; c++) {
+					int64_t slots[NSLOTS] = {values[c], values[a], values[b]}, v;
+					enum expr_fault f = EXPR_OK;
+					int64_t want = expr_eval_code(&pool, &e, slots, &f);
+					if (!select_value(&e, slots, &v)) {
+						outside++;
+						continue;
+					}
+					inside++;
+					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
+						     sels[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
+					cr_assert_eq(v, want, "\"%s\" (%lld, %lld, %lld): form %lld, program %lld", sels[si],
+						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)v,
+						     (long long)want);
+				}
+	}
+	cr_assert_gt(inside, 5000, "values inside the bounds are covered (%d)", inside);
+	cr_assert_gt(outside, 1000, "values outside the bounds are covered (%d)", outside);
+	for (size_t si = 0; si < sizeof other / sizeof other[0]; si++)
+		cr_assert_eq(compile_ok(other[si]).sel_at, 0, "\"%s\" has no select form", other[si]);
+}
