@@ -279,6 +279,18 @@ static bool cursor_at(struct sim *s, struct warp *w, uint64_t now, struct cursor
 			*c = (struct cursor){in, f, e};
 			return true;
 		}
+		if (in->op == OP_BRZ) {
+			/*
+			 * an if that compiles to no instruction (its condition a kernel parameter): exec_anchor's
+			 * branch (no work to note, the group moved) without run_empty and the anchor's dispatch, a
+			 * third of the ops overwait searches through
+			 */
+			struct warp *was = s->issuing;
+			s->issuing = w;
+			simt_branch(s, w, in);
+			s->issuing = was;
+			continue;
+		}
 		if (run_empty(s, w, in, now) == ANCHOR_BLOCKED && warp_ready(w) == NEVER)
 			return false;
 	}
