@@ -165,3 +165,38 @@ Test(warps, a_group_s_per_lane_set_writes_its_lanes_alone)
 	cr_assert_neq(run_kernel_text(solid, 64, 1, NULL, &r, &d), 0);
 	cr_assert(strstr(d.msg, "thread 15 writes g[65], outside its 64 elements (x=45)"), "%s", d.msg);
 }
+
+/*
+ * A cuda::barrier wait reads each lane's token (barrier.c's walk over a token variable): lanes
+ * that share the phase just arrived in wait for it, and one lane's token that no arrive returned,
+ * or that is negative, is named by its thread, in warp 1 as in warp 0.
+ */
+Test(warps, a_wait_names_the_lane_whose_token_is_wrong)
+{
+	static const struct {
+		const char *set, *msg;
+	} cases[] = {
+		{"0", NULL},
+		{"lane == 5 ? token + 3 : token", "thread 5: wait on bar with token 3, which no arrive returned"},
+		{"warp == 1 && lane == 7 ? -2 : token", "thread 39: wait on bar with token -2, which no arrive returned"},
+		{"lane < 16 ? token : token + 1", "thread 16: wait on bar with token 1, which no arrive returned"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "{\"kernel\": \"w\", \"source\": \"t\", \"barriers\": {\"bar\": {}}, \"body\": ["
+			 " {\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\","
+			 " \"count\": \"block_size\"}]}, {\"op\": \"syncthreads\"},"
+			 " {\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"token\"},"
+			 " {\"op\": \"set\", \"var\": \"token\", \"value\": \"%s\"},"
+			 " {\"op\": \"barrier_wait\", \"barrier\": \"bar\", \"token\": \"token\"}]}",
+			 cases[i].msg ? cases[i].set : "token");
+		int rc = run_kernel_text(text, 64, 1, NULL, &r, &d);
+		if (!cases[i].msg) {
+			cr_assert_eq(rc, 0, "%s", d.msg);
+			continue;
+		}
+		cr_assert_neq(rc, 0, "\"%s\" should fail", cases[i].set);
+		cr_assert(strstr(d.msg, cases[i].msg), "\"%s\": %s", cases[i].set, d.msg);
+	}
+}

@@ -273,8 +273,10 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		}
 		simt_materialize(w, in->slot < 63 ? 1ull << in->slot : 0);
 		simt_disagree(s, w, in->slot);
+		/* every lane's token is the phase the warp's arrivals land in, which nothing here moves */
+		int64_t landing = mbar_landing_phase(b, (uint32_t)(w - s->warps)), *token = simt_reg(w, in->slot, 0);
 		for (uint32_t m = mask; m; m &= m - 1)
-			*simt_reg(w, in->slot, __builtin_ctz(m)) = mbar_landing_phase(b, (uint32_t)(w - s->warps));
+			token[__builtin_ctz(m)] = landing;
 		flow_release(s, w, now);
 		mbar_arrive_checked(s, w, bar, at, count * (uint32_t)update, false);
 		return true;
@@ -282,6 +284,24 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	case OP_BARRIER_WAIT: {
 		if (!check_init(s, w, b, "wait"))
 			return true;
+		if (in->e[0].shape == EXPR_SHAPE_SLOT) {
+			/*
+			 * The token variable as it is (a read: no fault): each lane's value once, the latest and
+			 * check_token's tests of them all in one walk, instead of up to three simt_eval and a
+			 * landing phase a lane (a fifth of split_arrive_wait); a lane that fails goes through the
+			 * walks below, which word it.
+			 */
+			int64_t landing = mbar_landing_phase(b, (uint32_t)(w - s->warps)), phase = b->phase;
+			int64_t latest = lane_reg(w, in->e[0].shape_slot, __builtin_ctz(mask));
+			bool odd = false;
+			for (uint32_t m = mask; m; m &= m - 1) {
+				int64_t t = lane_reg(w, in->e[0].shape_slot, __builtin_ctz(m));
+				latest = t > latest ? t : latest;
+				odd |= t < 0 || t > landing || t + 1 < phase;
+			}
+			if (!odd)
+				return wait_phase(s, w, bar, elem, (uint32_t)latest, now);
+		}
 		int64_t token = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
 		for (uint32_t m = mask & (mask - 1); m; m &= m - 1)
 			if (simt_eval(s, w, __builtin_ctz(m), &in->e[0]) > token)
