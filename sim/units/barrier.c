@@ -119,6 +119,14 @@ static bool check_dropped(struct sim *s, struct warp *w, const struct mbar *b, u
 			  bool drop)
 {
 	uint8_t *dropped = &s->blocks[w->block].bar_dropped[(size_t)elem * (size_t)s->launch.block_size];
+	if (!drop && simt_mask(w) == 0xffffffffu) {
+		/* a full warp's arrival (the usual one): none dropped out, one OR over its threads' flags */
+		uint8_t any = 0;
+		for (int l = 0; l < 32; l++)
+			any |= dropped[w->in_block * 32 + (uint32_t)l];
+		if (!any)
+			return true;
+	}
 	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
 		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
 		if (dropped[t]) {
@@ -275,8 +283,13 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		simt_disagree(s, w, in->slot);
 		/* every lane's token is the phase the warp's arrivals land in, which nothing here moves */
 		int64_t landing = mbar_landing_phase(b, (uint32_t)(w - s->warps)), *token = simt_reg(w, in->slot, 0);
-		for (uint32_t m = mask; m; m &= m - 1)
-			token[__builtin_ctz(m)] = landing;
+		if (mask == 0xffffffffu) {
+			for (int l = 0; l < 32; l++)
+				token[l] = landing;
+		} else {
+			for (uint32_t m = mask; m; m &= m - 1)
+				token[__builtin_ctz(m)] = landing;
+		}
 		flow_release(s, w, now);
 		mbar_arrive_checked(s, w, bar, at, count * (uint32_t)update, false);
 		return true;
@@ -292,14 +305,18 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			 * walks below, which word it.
 			 */
 			int64_t landing = mbar_landing_phase(b, (uint32_t)(w - s->warps)), phase = b->phase;
-			int64_t latest = lane_reg(w, in->e[0].shape_slot, __builtin_ctz(mask));
-			bool odd = false;
-			for (uint32_t m = mask; m; m &= m - 1) {
-				int64_t t = lane_reg(w, in->e[0].shape_slot, __builtin_ctz(m));
-				latest = t > latest ? t : latest;
-				odd |= t < 0 || t > landing || t + 1 < phase;
+			unsigned slot = in->e[0].shape_slot;
+			const int64_t *row = simt_reg(w, slot, 0);
+			int64_t latest = lane_reg(w, slot, __builtin_ctz(mask)), least = latest;
+			if (!(slot < 63 && (w->stale >> slot & 1))) { /* a stale slot's lanes all read its uval */
+				for (uint32_t m = mask; m; m &= m - 1) {
+					int64_t t = row[__builtin_ctz(m)];
+					latest = t > latest ? t : latest;
+					least = t < least ? t : least;
+				}
 			}
-			if (!odd)
+			/* check_token's bounds hold for every lane where they hold for the least and the latest */
+			if (least >= 0 && latest <= landing && least + 1 >= phase)
 				return wait_phase(s, w, bar, elem, (uint32_t)latest, now);
 		}
 		int64_t token = simt_eval(s, w, __builtin_ctz(mask), &in->e[0]);
