@@ -98,17 +98,6 @@ static bool check_init(struct sim *s, struct warp *w, const struct mbar *b, cons
 	return b->initialized;
 }
 
-static void mark_seen(struct sim *s, struct warp *w, uint32_t elem, uint32_t phase)
-{
-	struct block *b = &s->blocks[w->block];
-	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
-		uint32_t t = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
-		uint32_t *seen = &b->bar_seen[(size_t)elem * (size_t)s->launch.block_size + t];
-		if (phase > *seen)
-			*seen = phase;
-	}
-}
-
 /*
  * A thread that left the barrier with arrive_and_drop arrives on it again:
  * a program error (libcudacxx cuda/std/__barrier/barrier.h: arrive_and_drop
@@ -214,11 +203,10 @@ static bool wait_phase(struct sim *s, struct warp *w, uint32_t bar, uint32_t ele
 	struct mbar *b = &s->mbars[bar];
 	if (!mbar_await(s, w, b->phase > token, bar, STALL_BARRIER, now)) /* libcu++'s wait: a try_wait loop */
 		return false;
-	mark_seen(s, w, elem, token + 1);
 	struct simt_entry *e = simt_cur(w);
 	if (e->wait_start != NEVER && b->filled.seq == token && now - e->wait_start > b->filled.exposed)
 		b->filled.exposed = now - e->wait_start;
-	saw_phase(s, w, bar, elem, token, simt_mask(w));
+	saw_phase(s, w, bar, elem, token, simt_mask(w)); /* the lanes have seen phase token: bar_seen at least token + 1 */
 	return true;
 }
 
