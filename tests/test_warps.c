@@ -164,6 +164,13 @@ Test(warps, a_group_s_per_lane_set_writes_its_lanes_alone)
 			    " {\"op\": \"global_store\", \"addr\": \"g[x + 20]\"}]}";
 	cr_assert_neq(run_kernel_text(solid, 64, 1, NULL, &r, &d), 0);
 	cr_assert(strstr(d.msg, "thread 15 writes g[65], outside its 64 elements (x=45)"), "%s", d.msg);
+	/* the odd lanes' store (lane_addrs' per-lane index and uniform element over a mask with gaps) */
+	const char *odd = "{\"kernel\": \"w\", \"source\": \"t\", \"global\": {\"g\": {\"elems\": 64}}, \"body\": ["
+			  " {\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"lane * 3\"},"
+			  " {\"op\": \"if\", \"cond\": \"lane % 2\", \"then\": [{\"op\": \"global_store\", \"addr\": "
+			  "\"g[x + 20]\"}]}]}";
+	cr_assert_neq(run_kernel_text(odd, 64, 1, NULL, &r, &d), 0);
+	cr_assert(strstr(d.msg, "thread 15 writes g[65], outside its 64 elements (x=45)"), "%s", d.msg);
 }
 
 /*

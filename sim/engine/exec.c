@@ -140,14 +140,28 @@ static uint64_t lane_addrs(struct sim *s, struct warp *w, const struct memref *r
 	} else if (base_rise) {
 		expr_fill_rise(base, ends[0], step);
 	}
-	if (uni_base && !uni_off) {
-		/* The usual case (a uniform index plus a per-lane element): every lane first, checked once. */
+	if (uni_base != uni_off) {
+		/*
+		 * The usual cases (a uniform index plus a per-lane element, a per-lane index plus a uniform
+		 * element: a compute's load and store): every lane first, checked once; lanes that lie
+		 * together in a loop without the mask walk.
+		 */
+		const int64_t *part = uni_base ? off : base;
+		int64_t u = uni_base ? ubase : uoff;
 		bool outside = false;
-		for (uint32_t m = mask; m; m &= m - 1) {
-			int lane = __builtin_ctz(m);
-			int64_t idx;
-			outside |= __builtin_add_overflow(ubase, off[lane], &idx) || idx < 0 || (uint64_t)idx >= b->elems;
-			addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+		if (simt_lanes_solid(mask)) {
+			for (int lane = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask); lane <= hi; lane++) {
+				int64_t idx;
+				outside |= __builtin_add_overflow(u, part[lane], &idx) | (idx < 0) | ((uint64_t)idx >= b->elems);
+				addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+			}
+		} else {
+			for (uint32_t m = mask; m; m &= m - 1) {
+				int lane = __builtin_ctz(m);
+				int64_t idx;
+				outside |= __builtin_add_overflow(u, part[lane], &idx) | (idx < 0) | ((uint64_t)idx >= b->elems);
+				addr[lane] = b->base + (uint64_t)idx * b->elem_bytes;
+			}
 		}
 		if (!outside)
 			return 0;

@@ -348,7 +348,11 @@ bool simt_eval_some(struct sim *s, struct warp *w, const struct expr *e, uint32_
 		*uni = simt_eval(s, w, __builtin_ctz(mask), e);
 		return true;
 	}
-	simt_eval_lanes(s, w, e, mask, out);
+	/* simt_eval_lanes' per-lane case, which is what is left: its uniform test was just made */
+	enum expr_fault f = EXPR_OK;
+	int lane = mask ? eval_each(s, w, e, mask, out, &f, NULL) : -1;
+	if (lane >= 0)
+		simt_fault(s, w, lane, f);
 	return false;
 }
 
