@@ -437,6 +437,34 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	uint32_t S = pb->decl->stages;
 	if (!block_scope(pb)) {
 		cpa_settle(s, w);
+		uint32_t *head = pb->head + tid_of(w, 0);
+		if (mask == FULL_WARP) {
+			/*
+			 * A full warp on one head (the usual commit): one stage record, which takes the threads'
+			 * earliest copy and latest landing (a minimum and a maximum: in any order, as thread by
+			 * thread), and one batch_for instead of 32 of the same sequence number.
+			 */
+			uint32_t h = head[0], odd = 0;
+			for (int l = 0; l < 32; l++)
+				odd |= head[l] ^ h;
+			if (!odd) {
+				const struct cpa_open *o = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
+				uint64_t first = o[0].first, land = o[0].land;
+				for (int l = 1; l < 32; l++) {
+					first = o[l].first < first ? o[l].first : first;
+					land = o[l].land > land ? o[l].land : land;
+				}
+				struct batch_rec *r = batch_for(s, pb, h);
+				for (int l = 0; l < 32; l++)
+					head[l] = h + 1;
+				if (first < r->first_issue)
+					r->first_issue = first;
+				if (land > r->last_land)
+					r->last_land = land;
+				cpa_commit(s, w, mask);
+				return true;
+			}
+		}
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			const struct cpa_open *o = &s->blocks[w->block].cpa_open[t];
