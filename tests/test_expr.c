@@ -969,6 +969,27 @@ static bool linear_value(const struct expr *e, const int64_t *slots, int64_t *v)
 	return true;
 }
 
+/*
+ * One set of slot values through a form's evaluator (linear_value, select_value) and the program:
+ * where the form answers (the slots inside its bound), the program must not fault and must agree.
+ */
+static void form_against_program(const char *src, const struct expr *e,
+				 bool (*form)(const struct expr *, const int64_t *, int64_t *), const int64_t *slots,
+				 int *inside, int *outside)
+{
+	enum expr_fault f = EXPR_OK;
+	int64_t want = expr_eval_code(&pool, e, slots, &f), v;
+	if (!form(e, slots, &v)) {
+		(*outside)++;
+		return;
+	}
+	(*inside)++;
+	cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted", src, (long long)slots[0],
+		     (long long)slots[1], (long long)slots[2]);
+	cr_assert_eq(v, want, "\"%s\" (%lld, %lld, %lld): form %lld, program %lld", src, (long long)slots[0],
+		     (long long)slots[1], (long long)slots[2], (long long)v, (long long)want);
+}
+
 Test(expr, linear_form_agrees_with_the_program)
 {
 	static const char *const linear[] = {
@@ -988,19 +1009,8 @@ Test(expr, linear_form_agrees_with_the_program)
 		for (size_t a = 0; a < nv; a++)
 			for (size_t b = 0; b < nv; b++)
 				for (size_t c = 0; c < nv; c += 3) {
-					int64_t slots[NSLOTS] = {values[a], values[b], values[c]}, lin;
-					enum expr_fault f = EXPR_OK;
-					int64_t v = expr_eval_code(&pool, &e, slots, &f);
-					if (!linear_value(&e, slots, &lin)) {
-						outside++;
-						continue;
-					}
-					inside++;
-					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
-						     linear[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
-					cr_assert_eq(lin, v, "\"%s\" (%lld, %lld, %lld): linear %lld, program %lld", linear[si],
-						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)lin,
-						     (long long)v);
+					int64_t slots[NSLOTS] = {values[a], values[b], values[c]};
+					form_against_program(linear[si], &e, linear_value, slots, &inside, &outside);
 				}
 	}
 	cr_assert_gt(inside, 1000, "values inside the bounds are covered (%d)", inside);
@@ -1173,19 +1183,8 @@ Test(expr, select_form_agrees_with_the_program)
 		for (size_t a = 0; a < nv; a++)
 			for (size_t b = 0; b < nv; b++)
 				for (size_t c = 0; c < nv; c++) {
-					int64_t slots[NSLOTS] = {values[c], values[a], values[b]}, v;
-					enum expr_fault f = EXPR_OK;
-					int64_t want = expr_eval_code(&pool, &e, slots, &f);
-					if (!select_value(&e, slots, &v)) {
-						outside++;
-						continue;
-					}
-					inside++;
-					cr_assert_eq(f, EXPR_OK, "\"%s\" (%lld, %lld, %lld): inside the bound but faulted",
-						     sels[si], (long long)slots[0], (long long)slots[1], (long long)slots[2]);
-					cr_assert_eq(v, want, "\"%s\" (%lld, %lld, %lld): form %lld, program %lld", sels[si],
-						     (long long)slots[0], (long long)slots[1], (long long)slots[2], (long long)v,
-						     (long long)want);
+					int64_t slots[NSLOTS] = {values[c], values[a], values[b]};
+					form_against_program(sels[si], &e, select_value, slots, &inside, &outside);
 				}
 	}
 	cr_assert_gt(inside, 5000, "values inside the bounds are covered (%d)", inside);

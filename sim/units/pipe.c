@@ -428,6 +428,15 @@ static struct batch_rec *batch_for(struct sim *s, struct pipe_block *pb, uint64_
 	return r;
 }
 
+/* A thread-scope batch record takes in a committing thread's copies: its earliest issue and latest landing. */
+static void batch_span(struct batch_rec *r, uint64_t first, uint64_t land)
+{
+	if (first < r->first_issue)
+		r->first_issue = first;
+	if (land > r->last_land)
+		r->last_land = land;
+}
+
 bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct pipe_block *pb = pipe_of(s, w, in->obj);
@@ -454,13 +463,9 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 					first = o[l].first < first ? o[l].first : first;
 					land = o[l].land > land ? o[l].land : land;
 				}
-				struct batch_rec *r = batch_for(s, pb, h);
 				for (int l = 0; l < 32; l++)
 					head[l] = h + 1;
-				if (first < r->first_issue)
-					r->first_issue = first;
-				if (land > r->last_land)
-					r->last_land = land;
+				batch_span(batch_for(s, pb, h), first, land);
 				cpa_commit(s, w, mask);
 				return true;
 			}
@@ -468,12 +473,7 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 		for (uint32_t m = mask; m; m &= m - 1) {
 			uint32_t t = tid_of(w, __builtin_ctz(m));
 			const struct cpa_open *o = &s->blocks[w->block].cpa_open[t];
-			uint64_t first = o->first, land = o->land;
-			struct batch_rec *r = batch_for(s, pb, pb->head[t]++);
-			if (first < r->first_issue)
-				r->first_issue = first;
-			if (land > r->last_land)
-				r->last_land = land;
+			batch_span(batch_for(s, pb, pb->head[t]++), o->first, o->land);
 		}
 		cpa_commit(s, w, mask);
 		return true;
