@@ -1344,6 +1344,26 @@ static bool eval_pair(const struct expr_pool *pool, const struct expr *e, const 
 }
 
 /*
+ * A linear form's value at lanes lo and hi into v: k plus its n terms
+ * (term ... term + n terms), each read at both lanes; false where a slot
+ * lies outside bound.
+ */
+static bool terms_ends(uint64_t k, const int64_t *term, int64_t n, const int64_t *regs, size_t lane_stride,
+		       size_t slot_stride, int lo, int hi, uint64_t bound, int64_t v[2])
+{
+	uint64_t at_lo = k, at_hi = k;
+	for (const int64_t *end = term + n * EXPR_TERM_WORDS; term < end; term += EXPR_TERM_WORDS) {
+		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
+		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
+		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
+			return false;
+	}
+	v[0] = (int64_t)at_lo;
+	v[1] = (int64_t)at_hi;
+	return true;
+}
+
+/*
  * e's values at lanes lo and hi from its linear form (expr.h), as eval_pair
  * would find them; false where a slot lies outside the form's bound (then
  * eval_pair runs the program).
@@ -1352,37 +1372,21 @@ static bool linear_ends(const struct expr_pool *pool, const struct expr *e, cons
 			size_t slot_stride, int lo, int hi, int64_t ends[2])
 {
 	const int64_t *t = pool->words + e->lin_at;
-	uint64_t bound = (uint64_t)t[EXPR_LIN_BOUND], at_lo = (uint64_t)t[EXPR_LIN_K], at_hi = at_lo;
-	const int64_t *term = t + EXPR_LIN_HEAD, *end = term + t[EXPR_LIN_TERMS] * EXPR_TERM_WORDS;
-	for (; term < end; term += EXPR_TERM_WORDS) {
-		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
-		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
-		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
-			return false;
-	}
-	ends[0] = (int64_t)at_lo;
-	ends[1] = (int64_t)at_hi;
-	return true;
+	return terms_ends((uint64_t)t[EXPR_LIN_K], t + EXPR_LIN_HEAD, t[EXPR_LIN_TERMS], regs, lane_stride, slot_stride,
+			  lo, hi, (uint64_t)t[EXPR_LIN_BOUND], ends);
 }
 
 /*
- * A side of a select form at p (expr.h) at lanes lo and hi into v: the
- * word after it, or NULL where a slot lies outside bound.
+ * A side of a select form at p (expr.h: its term count, k, terms) at lanes
+ * lo and hi into v: the word after it, or NULL where a slot lies outside
+ * bound.
  */
 static const int64_t *side_ends(const int64_t *p, const int64_t *regs, size_t lane_stride, size_t slot_stride, int lo,
 				int hi, uint64_t bound, int64_t v[2])
 {
-	uint64_t at_lo = (uint64_t)p[1], at_hi = at_lo;
-	const int64_t *term = p + 2, *end = term + p[0] * EXPR_TERM_WORDS;
-	for (; term < end; term += EXPR_TERM_WORDS) {
-		const int64_t *r = regs + (size_t)term[EXPR_TERM_SLOT] * slot_stride;
-		if (!expr_lin_term(term, r[(size_t)lo * lane_stride], bound, &at_lo) ||
-		    !expr_lin_term(term, r[(size_t)hi * lane_stride], bound, &at_hi))
-			return NULL;
-	}
-	v[0] = (int64_t)at_lo;
-	v[1] = (int64_t)at_hi;
-	return end;
+	if (!terms_ends((uint64_t)p[1], p + 2, p[0], regs, lane_stride, slot_stride, lo, hi, bound, v))
+		return NULL;
+	return p + 2 + p[0] * EXPR_TERM_WORDS;
 }
 
 /*
