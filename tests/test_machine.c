@@ -75,7 +75,7 @@ Test(machine, h100_values)
 	cr_assert_eq(m.max_warps, 64);
 	cr_assert_eq(m.smem_bytes, 233472);
 	cr_assert_eq(m.smem_block_bytes, 232448);
-	cr_assert_eq(m.scheduler, SCHED_GTO);
+	cr_assert_eq(m.scheduler, SCHED_GTO_LRI, "derived: traces/h100/issue_order.csv");
 	cr_assert_float_eq(m.dram_bytes_per_cycle, 11.4, 1e-12);
 	cr_assert_float_eq(m.clock_ghz, 1.98, 1e-12);
 	cr_assert_float_eq(m.l2_hit_fraction, 0.0, 1e-12);
@@ -137,7 +137,7 @@ Test(machine, file_lists_every_field_with_value_unit_source)
 	cr_assert_eq(found, nnumeric);
 	const cJSON *sched = cJSON_GetObjectItemCaseSensitive(fields, "scheduler");
 	cr_assert_not_null(sched, "scheduler missing from " H100);
-	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(sched, "value")->valuestring, "gto");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(sched, "value")->valuestring, "gto_lri");
 	cJSON_Delete(root);
 }
 
@@ -158,6 +158,8 @@ Test(machine, set_valid_values)
 	cr_assert_float_eq(m.l2_hit_fraction, 1.0, 1e-12);
 	cr_assert_eq(machine_set(&m, "scheduler", "lrr", &d), 0, "%s", d.msg);
 	cr_assert_eq(m.scheduler, SCHED_LRR);
+	cr_assert_eq(machine_set(&m, "scheduler", "gto_lri", &d), 0, "%s", d.msg);
+	cr_assert_eq(m.scheduler, SCHED_GTO_LRI);
 	cr_assert_eq(machine_set(&m, "scheduler", "gto", &d), 0, "%s", d.msg);
 	cr_assert_eq(m.scheduler, SCHED_GTO);
 	/* Other fields are untouched. */
@@ -197,7 +199,7 @@ Test(machine, set_not_a_number)
 	set_fails("dram_latency", "12abc", "expected a number");
 	set_fails("clock_ghz", "nan", "expected a number");
 	set_fails("clock_ghz", "inf", "expected a number");
-	set_fails("scheduler", "fifo", "expected \"gto\" or \"lrr\"");
+	set_fails("scheduler", "fifo", "expected \"gto\", \"lrr\" or \"gto_lri\"");
 }
 
 /*
@@ -328,7 +330,7 @@ Test(machine, bad_file_bad_scheduler)
 		   " 'fields': {\n"
 		   "  'scheduler': {'value': 'fifo', 'source': 'test'}\n"
 		   " }}\n",
-		   "$.fields.scheduler.value", 3, 26, "expected \"gto\" or \"lrr\"");
+		   "$.fields.scheduler.value", 3, 26, "expected \"gto\", \"lrr\" or \"gto_lri\"");
 }
 
 Test(machine, bad_file_smem_block_exceeds_sm)

@@ -459,6 +459,67 @@ Test(semantics, gto_keeps_its_warp_and_lrr_alternates)
 		  (unsigned long long)ns[1][1]);
 }
 
+/* The cycle a warp's timeline ends before it exits. */
+static uint64_t end_of(const struct trace *t, uint32_t warp)
+{
+	struct trace_cursor c = trace_cursor(&t->warps[warp]);
+	struct trace_slice s;
+	uint64_t end = 0;
+	while (trace_next_span(&c, &s))
+		if (s.spread || s.cause != STALL_EXITED)
+			end = s.end > end ? s.end : end;
+	return end;
+}
+
+/*
+ * The H100's scheduler (traces/h100/issue_order.csv, read by calibrate's derive_scheduler): every
+ * warp runs the same dependent FFMA chain; four warps per scheduler of one block end within 3% of
+ * each other (15,030-15,452 cycles), and of two such blocks the younger's first ends 2.05x after
+ * the older's last.  The replica: compute's compiled chain loop, 96 trips of 32 FFMAs, four warps
+ * per scheduler.  Greedy-then-oldest ends one block's warps one after another (its trips' back
+ * edges leave slots that the oldest ready warp takes, so the youngest falls behind); taking the
+ * least recently issued warp of the oldest block ends them together; and the older of two blocks
+ * still goes first.
+ */
+Test(semantics, gto_lri_ends_a_blocks_chains_together_and_lets_the_older_block_first)
+{
+	const char *kernel = "{\"kernel\": \"chains\", \"source\": \"test\", \"params\": {\"k\": 3072},"
+			     " \"shared\": {\"s\": {\"elems\": \"block_size\"}},"
+			     " \"global\": {\"out\": {\"elems\": \"grid_size * block_size\"}},"
+			     " \"body\": [{\"op\": \"syncthreads\"},"
+			     " {\"op\": \"compute\", \"out\": \"out[block * block_size]\", \"in\": \"s[0]\", \"k\": \"k\"}]}";
+	struct machine m;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &d), 0, "%s", d.msg);
+	cr_assert_eq(m.scheduler, SCHED_GTO_LRI);
+	double spread[2], lead = 0;
+	for (int p = 0; p < 2; p++) {
+		for (int64_t blocks = 1; blocks <= (p ? 2 : 1); blocks++) {
+			struct launch l = {512, blocks, blocks};
+			struct kernel k;
+			cr_assert_eq(load_kernel_text(kernel, &l, &k, &d), 0, "%s", d.msg);
+			m.scheduler = p ? SCHED_GTO_LRI : SCHED_GTO;
+			struct sim_limits lim = sim_default_limits();
+			lim.trace = true;
+			cr_assert_eq(sim_run(&k, &m, &l, &lim, &r, &d), 0, "%s", d.msg);
+			kernel_free(&k);
+			uint64_t lo[2] = {UINT64_MAX, UINT64_MAX}, hi[2] = {0, 0};
+			for (uint32_t w = 0; w < r.trace->nwarps; w++) {
+				uint64_t e = end_of(r.trace, w);
+				lo[w / 16] = e < lo[w / 16] ? e : lo[w / 16];
+				hi[w / 16] = e > hi[w / 16] ? e : hi[w / 16];
+			}
+			trace_free(r.trace);
+			if (blocks == 1)
+				spread[p] = (double)hi[0] / (double)lo[0];
+			else
+				lead = (double)lo[1] / (double)hi[0];
+		}
+	}
+	cr_assert_geq(spread[0], 1.10, "gto: one block's warps end one after another (%.3f)", spread[0]);
+	cr_assert_leq(spread[1], 1.03, "gto_lri: one block's warps end together (%.3f)", spread[1]);
+	cr_assert_geq(lead, 1.5, "gto_lri: the younger block's first ends well after the older's last (%.2fx)", lead);
+}
+
 /*
  * Issue 20: the proxy fence.  The warp-specialised GEMM's consumers read a stage through the
  * generic proxy (the mma's LDSMs) and release it; the producer refills it with cp.async.bulk (the

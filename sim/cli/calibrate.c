@@ -1149,6 +1149,56 @@ static void derive_dram_spread(struct calib *c)
 }
 
 /* What no benchmark measures: the model's choices, each saying so. */
+/*
+ * The scheduler's choice between ready warps (tests/hw/issue_order.cu,
+ * issue_order.csv): every warp runs the same dependent FFMA chain, so where
+ * the scheduler is oversubscribed only its choice between warps ready at the
+ * same cycle orders their ends.  Four warps per scheduler of one block end
+ * together or one after another (the latest last stamp over the earliest);
+ * four of each of two blocks show whether the older block goes first (the
+ * younger block's earliest end over the older's latest).  Greedy-then-oldest
+ * ends one block's warps one after another; taking the least recently
+ * issued ready warp of the oldest block with one ready ends them together
+ * and still lets the older block go first; round robin ends both blocks
+ * together.  A spread of 10% and a lead of half the run tell them apart.
+ */
+static void derive_scheduler(struct calib *c)
+{
+	struct csv *v;
+	int mode = csv_column(c, "issue_order.csv", "mode", &v);
+	int layout = mode < 0 ? -1 : col_of(c, v, "layout"), block = layout < 0 ? -1 : col_of(c, v, "block");
+	if (block < 0)
+		return;
+	double one_lo = INFINITY, one_hi = 0, older_hi = 0, younger_lo = INFINITY;
+	int rows = 0;
+	for (int r = 0; r < v->nrows; r++) {
+		char **cells = &v->cells[(size_t)r * CSV_MAX_COLS];
+		if (strcmp(cells[mode], "dep") || row_num(c, v, r, "warps_per_scheduler_per_block") != 4)
+			continue;
+		double last = row_num(c, v, r, "last_stamp_median");
+		if (isnan(last))
+			continue;
+		rows++;
+		if (!strcmp(cells[layout], "one")) {
+			one_lo = last < one_lo ? last : one_lo;
+			one_hi = last > one_hi ? last : one_hi;
+		} else if (!strcmp(cells[block], "first")) {
+			older_hi = last > older_hi ? last : older_hi;
+		} else {
+			younger_lo = last < younger_lo ? last : younger_lo;
+		}
+	}
+	if (one_hi == 0 || older_hi == 0 || isinf(younger_lo)) {
+		diag_set(c->d, DIAG_INPUT, "%s/issue_order.csv: expected dep rows at 4 warps per scheduler, one block and two", c->dir);
+		return;
+	}
+	bool together = one_hi / one_lo <= 1.1, older_first = younger_lo / older_hi >= 1.5;
+	c->m.scheduler = together && older_first ? SCHED_GTO_LRI : together ? SCHED_LRR : SCHED_GTO;
+	cite(c, "scheduler", "issue_order.csv, %d rows (dependent FFMA chains, 4 warps per scheduler and block): one block's warps end within %.1f%% of each other (%s), of two blocks the younger's first end comes %.2fx after the older's last (%s)",
+	     rows, 100.0 * (one_hi / one_lo - 1.0), together ? "together: the least recently issued goes" : "one after another: the oldest goes",
+	     younger_lo / older_hi, older_first ? "the older block goes first" : "neither block goes first");
+}
+
 static void derive_choices(struct calib *c)
 {
 	struct machine *m = &c->m;
@@ -1157,8 +1207,6 @@ static void derive_choices(struct calib *c)
 	m->l2_hit_fraction = 0.0;
 	cite(c, "l2_hit_fraction", "model: the examples stream each input once, so sectors miss L2 unless an experiment says otherwise");
 	cite(c, "grid_sync_latency", "not measured (no grid.sync benchmark yet): the built-in estimate of about 1 us over 132 SMs");
-	m->scheduler = SCHED_GTO;
-	cite(c, "scheduler", "model: greedy-then-oldest, as Accel-Sim's SM90 configuration");
 	m->reconverge = RECONVERGE_CONVERGENCE_BARRIER;
 	cite(c, "reconverge", "model: nvcc closes divergent regions with BSSY/BSYNC (traces/h100/diverged_commit.sass), where the paths rejoin; a path that waits lets the others issue, as Volta+ independent thread scheduling guarantees (the libcu++ barrier and pipeline tests need it)");
 	m->quit = QUIT_LIBCUDACXX;
@@ -1201,7 +1249,7 @@ static void write_machine(const struct calib *c, FILE *f, const char *name, cons
 #undef WRITE
 #undef WRITE_I
 #undef WRITE_F
-	const char *words[3] = {m->scheduler == SCHED_GTO ? "gto" : "lrr", machine_reconverge_name(m->reconverge),
+	const char *words[3] = {machine_scheduler_name(m->scheduler), machine_reconverge_name(m->reconverge),
 				machine_quit_name(m->quit)};
 	const char *keys[3] = {"scheduler", "reconverge", "quit"};
 	for (int w = 0; w < 3; w++, i++) {
@@ -1245,6 +1293,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_device(c);
 	derive_classes(c);
 	derive_choices(c);
+	derive_scheduler(c);
 	derive_loops(c); /* the branch costs: the mbarrier wake (derive_memory) subtracts a taken branch */
 	derive_memory(c);
 	derive_progress(c);

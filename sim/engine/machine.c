@@ -33,6 +33,15 @@ const char *machine_reconverge_name(enum reconverge r)
 
 const char *machine_quit_name(enum quit_model q) { return q == QUIT_LIBCUDACXX ? "libcudacxx" : "guide"; }
 
+const char *machine_scheduler_name(enum sched_policy p)
+{
+	switch (p) {
+	case SCHED_LRR: return "lrr";
+	case SCHED_GTO_LRI: return "gto_lri";
+	default: return "gto";
+	}
+}
+
 static const char *const field_names[] = {
 #define MACHINE_NAME(n, t, d, lo, hi, u) #n,
 	MACHINE_FIELDS(MACHINE_NAME)
@@ -54,7 +63,7 @@ struct word_field {
 };
 
 static const struct word_field word_fields[] = {
-	{"scheduler", {"gto", "lrr", NULL}, NULL, 0, offsetof(struct machine, scheduler)},
+	{"scheduler", {"gto", "lrr", "gto_lri", NULL}, NULL, 0, offsetof(struct machine, scheduler)},
 	{"reconverge", {"convergence_barrier", "simt_stack", "independent", NULL}, "post_dominator",
 	 RECONVERGE_CONVERGENCE_BARRIER, offsetof(struct machine, reconverge)},
 	{"quit", {"guide", "libcudacxx", NULL}, NULL, 0, offsetof(struct machine, quit)},

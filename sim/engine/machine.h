@@ -116,7 +116,13 @@
 	X(syncthreads_base_latency, I, 13, 0, 10000, "cycles from the SM counting a block's last __syncthreads arrival to its release") \
 	X(syncthreads_warp_latency, I, 2, 0, 1000, "cycles the SM's barrier unit takes to count one warp's __syncthreads arrival (every block's)")
 
-enum sched_policy { SCHED_GTO, SCHED_LRR };
+/*
+ * gto: greedy, then the oldest ready warp; lrr: round robin; gto_lri:
+ * greedy, then the oldest block with a ready warp, and of its ready warps
+ * the one that issued least recently (README "Model and decisions": the
+ * H100's dependent chains in traces/h100/issue_order.csv).
+ */
+enum sched_policy { SCHED_GTO, SCHED_LRR, SCHED_GTO_LRI };
 /*
  * How a diverged warp's threads come back together and which of its paths
  * issue (DESIGN.md §3, README "Model and decisions"): convergence_barrier
@@ -145,6 +151,7 @@ struct machine {
 
 const char *machine_reconverge_name(enum reconverge r);
 const char *machine_quit_name(enum quit_model q);
+const char *machine_scheduler_name(enum sched_policy p);
 
 void machine_defaults(struct machine *m);
 /* Loads a machine config file; fields it lacks keep their defaults. */

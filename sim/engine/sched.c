@@ -4,7 +4,9 @@
  * Each sub-partition issues at most one warp-instruction per cycle.  It
  * ticks only at cycles where one of its warps can issue (sched_run runs the
  * SM's ticks between the events of sim.c's loop): a tick picks a warp (gto:
- * the last one while it stays ready, else the oldest; lrr: round robin),
+ * the last one while it stays ready, else the oldest; gto_lri: the last one
+ * while it stays ready, else of the oldest block's ready warps the one that
+ * issued least recently; lrr: round robin),
  * issues it, and schedules the next tick at the earliest cycle any of its
  * warps is ready.  Blocked warps have a ready cycle of NEVER and cost
  * nothing until something wakes them.
@@ -185,8 +187,19 @@ int sched_setup(struct sim *s)
 		if (s->tree_depth > TREE_DEPTH_MAX)
 			s->tree_depth = 0;
 		p->tree = malloc(2 * (size_t)p->leaves * sizeof *p->tree);
-		if (!p->tree)
+		p->issued_at = calloc(p->nwarps ? p->nwarps : 1, sizeof *p->issued_at);
+		p->block_end = malloc((p->nwarps ? p->nwarps : 1) * sizeof *p->block_end);
+		if (!p->tree || !p->issued_at || !p->block_end)
 			return -1;
+		/* sim.c adds a block's warps here together, oldest block first */
+		for (uint32_t end = p->nwarps; end > 0;) {
+			uint32_t first = end - 1;
+			while (first > 0 && p->warps[first - 1]->block == p->warps[end - 1]->block)
+				first--;
+			for (uint32_t i = first; i < end; i++)
+				p->block_end[i] = end;
+			end = first;
+		}
 		for (uint32_t i = 0; i < 2 * p->leaves; i++)
 			p->tree[i] = NEVER;
 		p->ready = p->tree + p->leaves;
@@ -205,7 +218,11 @@ void sched_free(struct sim *s)
 {
 	for (int64_t sp = 0; sp < s->m->subpartitions; sp++) {
 		free(s->sps[sp].tree);
+		free(s->sps[sp].issued_at);
+		free(s->sps[sp].block_end);
 		s->sps[sp].tree = s->sps[sp].ready = NULL;
+		s->sps[sp].issued_at = NULL;
+		s->sps[sp].block_end = NULL;
 	}
 }
 
@@ -245,14 +262,31 @@ static ISSUE_INLINE void tree_fix(const struct subpart *p, size_t i, unsigned de
 }
 
 /*
+ * gto_lri's pick from the oldest ready warp i (the walk's): of the ready
+ * warps of i's block, the one that issued least recently (the oldest of
+ * equals).  No warp of the block before i is ready.
+ */
+static ISSUE_INLINE uint32_t least_recent_in_block(const struct subpart *p, uint32_t i, uint64_t now)
+{
+	uint32_t best = i;
+	uint64_t best_at = p->issued_at[i];
+	for (uint32_t j = i + 1, end = p->block_end[i]; j < end; j++)
+		if (p->ready[j] <= now && p->issued_at[j] < best_at) {
+			best = j;
+			best_at = p->issued_at[j];
+		}
+	return best;
+}
+
+/*
  * The index (in p->warps) of the warp to issue at now, which some warp is
  * ready by (p->tree[1] <= now).  GTO's greedy warp starts as warp 0: the
  * oldest, which is what the walk would pick while it is ready.
  */
-static ISSUE_INLINE uint32_t pick(struct subpart *p, bool gto, unsigned depth, uint64_t now)
+static ISSUE_INLINE uint32_t pick(struct subpart *p, enum sched_policy pol, unsigned depth, uint64_t now)
 {
 	const uint64_t *ready = p->ready;
-	if (gto) {
+	if (pol != SCHED_LRR) {
 		if (ready[p->greedy] <= now)
 			return p->greedy;
 		/* The leftmost leaf at or before now: the oldest ready warp. */
@@ -266,12 +300,14 @@ static ISSUE_INLINE uint32_t pick(struct subpart *p, bool gto, unsigned depth, u
 				i = 2 * i + (t[2 * i] > now);
 			if (depth > 3)
 				i = 2 * i + (t[2 * i] > now);
-			return i - (1u << depth);
+			i -= 1u << depth;
+		} else {
+			do
+				i = 2 * i + (p->tree[2 * i] > now);
+			while (i < p->leaves);
+			i -= p->leaves;
 		}
-		do
-			i = 2 * i + (p->tree[2 * i] > now);
-		while (i < p->leaves);
-		return i - p->leaves;
+		return pol == SCHED_GTO_LRI ? least_recent_in_block(p, i, now) : i;
 	}
 	for (uint32_t n = 0;; n++) {
 		uint32_t i = (p->rr + n) % p->nwarps;
@@ -283,7 +319,7 @@ static ISSUE_INLINE uint32_t pick(struct subpart *p, bool gto, unsigned depth, u
 }
 
 /* The sub-partition issues at now if a warp is ready; returns its next tick (NEVER: sched_kick set it). */
-static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpart *p, bool gto, unsigned depth,
+static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpart *p, enum sched_policy pol, unsigned depth,
 				   uint64_t now)
 {
 	p->next_tick = NEVER;
@@ -297,7 +333,7 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	uint32_t i;
 	struct warp *w;
 	for (;;) {
-		i = pick(p, gto, depth, now);
+		i = pick(p, pol, depth, now);
 		w = p->warps[i];
 		/*
 		 * cause is apart from what issue_check writes through a pointer, which
@@ -334,6 +370,8 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
 	uint64_t *ready = &p->ready[i];
 	p->last_issue = now;
 	p->greedy = i;
+	if (pol == SCHED_GTO_LRI)
+		p->issued_at[i] = now;
 	charge(tr, w, *ready, now);
 	w->stalls[STALL_ISSUE]++;
 	w->since = now + 1;
@@ -396,14 +434,14 @@ static ISSUE_INLINE uint64_t tick(struct sim *s, struct trace *tr, struct subpar
  * minimum merged after the loop took a register the inlined tick needed
  * (1.3% more host instructions on every workload, round 13).
  */
-static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, unsigned depth, uint64_t now)
+static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, enum sched_policy pol, unsigned depth, uint64_t now)
 {
 	struct subpart *p = s->sps, *end = p + s->m->subpartitions;
 	s->sm_next = NEVER;
 	for (; p < end; p++) {
 		uint64_t next = p->next_tick;
 		if (next <= now) {
-			next = tick(s, tr, p, gto, depth, now);
+			next = tick(s, tr, p, pol, depth, now);
 			if (s->error)
 				break;
 		}
@@ -413,12 +451,12 @@ static ISSUE_INLINE void tick_sm(struct sim *s, struct trace *tr, bool gto, unsi
 }
 
 /*
- * The ticks until the next event (sched_run).  tr is s->trace and gto the
+ * The ticks until the next event (sched_run).  tr is s->trace and pol the
  * machine's policy, constants in each copy sched_run makes: the GTO run
  * without a trace tests for neither on the issue path and has the
  * registers those tests took.
  */
-static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto, unsigned depth)
+static ISSUE_INLINE void run(struct sim *s, struct trace *tr, enum sched_policy pol, unsigned depth)
 {
 	/*
 	 * The limits as this run's bounds: no event is popped until it
@@ -432,7 +470,7 @@ static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto, unsigned
 		s->now = now;
 		s->q.now = now; /* nothing may be scheduled before the tick */
 		s->sm_ticks++;
-		tick_sm(s, tr, gto, depth, now);
+		tick_sm(s, tr, pol, depth, now);
 		/* What the event loop would test before its next tick: an event by then, the limits. */
 		uint64_t ev_cycle = evq_empty(&s->q) ? NEVER : s->q.heap[0].cycle;
 		uint64_t stop = ev_cycle < cycle_cap ? ev_cycle : cycle_cap;
@@ -442,23 +480,32 @@ static ISSUE_INLINE void run(struct sim *s, struct trace *tr, bool gto, unsigned
 }
 
 /* run with the tree's depth a constant where sched_setup found one all sub-partitions share (tree_fix). */
-static ISSUE_INLINE void run_gto(struct sim *s, struct trace *tr)
+static ISSUE_INLINE void run_greedy(struct sim *s, struct trace *tr, enum sched_policy pol)
 {
 	switch (s->tree_depth) {
-	case 1: run(s, tr, true, 1); break;
-	case 2: run(s, tr, true, 2); break;
-	case 3: run(s, tr, true, 3); break;
-	case 4: run(s, tr, true, 4); break;
-	default: run(s, tr, true, 0); break;
+	case 1: run(s, tr, pol, 1); break;
+	case 2: run(s, tr, pol, 2); break;
+	case 3: run(s, tr, pol, 3); break;
+	case 4: run(s, tr, pol, 4); break;
+	default: run(s, tr, pol, 0); break;
 	}
 }
 
 void sched_run(struct sim *s)
 {
-	if (s->m->scheduler != SCHED_GTO)
-		run(s, s->trace, false, 0);
-	else if (s->trace)
-		run_gto(s, s->trace);
-	else
-		run_gto(s, NULL);
+	switch (s->m->scheduler) {
+	case SCHED_LRR: run(s, s->trace, SCHED_LRR, 0); break;
+	case SCHED_GTO_LRI:
+		if (s->trace)
+			run_greedy(s, s->trace, SCHED_GTO_LRI);
+		else
+			run_greedy(s, NULL, SCHED_GTO_LRI);
+		break;
+	default:
+		if (s->trace)
+			run_greedy(s, s->trace, SCHED_GTO);
+		else
+			run_greedy(s, NULL, SCHED_GTO);
+		break;
+	}
 }

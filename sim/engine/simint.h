@@ -191,6 +191,8 @@ struct subpart {
 	uint64_t next_tick;   /* the next cycle it may issue; NEVER while none of its warps can */
 	uint64_t last_issue;  /* cycle of the last tick that ran; NEVER before any */
 	uint32_t greedy;      /* GTO: the index (in warps) of the warp that issued last; 0 before any */
+	uint64_t *issued_at;  /* gto_lri: per warp (index in warps), the cycle it last issued; 0 before any */
+	uint32_t *block_end;  /* gto_lri: per warp, one past the index of the last warp of its block here */
 	uint32_t rr;          /* LRR: where the next search starts */
 	uint64_t issued;      /* its warps' issues, summed from their counts at the end (stats.c), not counted per issue */
 	uint64_t pipe_free[IC_COUNT]; /* per instruction class: the next cycle its pipe takes an instruction */
