@@ -14,7 +14,14 @@
 // earliest start, and of the cycles between its stamps in its first 16 trips and over all of them.
 // issue_order_trips.csv: every stamp of two SMs (the first repetition) for a look at the order.
 //
-// Usage: issue_order OUTDIR -> OUTDIR/issue_order.csv, OUTDIR/issue_order_trips.csv
+// issue_order_blocks.csv (session 27): the same loops at 2, 4 and 8 blocks per SM of W = 1 and 2
+// warps per scheduler each (residency held by dynamic shared memory), the blocks ranked by when
+// they started on their SM (rank 0 first): per mode, blocks per SM, W, rank and warp, the medians
+// over SMs and repetitions of the block's start, the warp's first and last stamps (from the SM's
+// earliest start) and its cycles between stamps.
+//
+// Usage: issue_order OUTDIR -> OUTDIR/issue_order.csv, OUTDIR/issue_order_trips.csv,
+//        OUTDIR/issue_order_blocks.csv
 #include "common.cuh"
 
 namespace {
@@ -109,6 +116,54 @@ void run(FILE* f, FILE* trips_f, const char* mode, int per_sm, int W, int sms, f
           median(early[k * warps + w]), median(all[k * warps + w]), first[k * warps + w].size());
 }
 
+// per_sm blocks per SM of 4W warps, ranked by their start on the SM: rows of issue_order_blocks.csv.
+template <int kChains, int kUnroll>
+void run_blocks(FILE* f, const char* mode, int per_sm, int W, int sms, float* dout, long long* drec,
+                unsigned* dsm) {
+  const int warps = 4 * W, blocks = per_sm * sms;
+  // residency: per_sm blocks fit in the 228 KB of shared memory, one more does not
+  const size_t shmem = per_sm == 2 ? 100 * 1024 : per_sm == 4 ? 50 * 1024 : 26 * 1024;
+  auto kern = order_kernel<kChains, kUnroll>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+  const int stride = kMaxWarps * (kTrips + 1);
+  std::vector<long long> h(size_t(blocks) * stride);
+  std::vector<unsigned> sm(blocks);
+  std::vector<std::vector<double>> begin(per_sm), first(per_sm * warps), last(per_sm * warps), all(per_sm * warps);
+  for (int r = 0; r < kReps; ++r) {
+    kern<<<blocks, warps * 32, shmem>>>(dout, drec, dsm);
+    CK_LAUNCH();
+    CK(cudaMemcpy(h.data(), drec, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(sm.data(), dsm, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    std::vector<std::vector<int>> on(sms);
+    for (int b = 0; b < blocks; ++b) on[sm[b] % sms].push_back(b);
+    for (int s = 0; s < sms; ++s) {
+      if (int(on[s].size()) != per_sm) continue;
+      auto start = [&](int b) {
+        long long t = h[size_t(b) * stride];
+        for (int w = 0; w < warps; ++w) t = std::min(t, h[size_t(b) * stride + size_t(w) * (kTrips + 1)]);
+        return t;
+      };
+      std::vector<int> bs = on[s];
+      std::sort(bs.begin(), bs.end(), [&](int a, int b) { return start(a) < start(b); });
+      const long long t0 = start(bs[0]);
+      for (int k = 0; k < per_sm; ++k) {
+        begin[k].push_back(double(start(bs[k]) - t0));
+        for (int w = 0; w < warps; ++w) {
+          const long long* p = &h[size_t(bs[k]) * stride + size_t(w) * (kTrips + 1)];
+          first[k * warps + w].push_back(double(p[1] - t0));
+          last[k * warps + w].push_back(double(p[kTrips] - t0));
+          all[k * warps + w].push_back(double(p[kTrips] - p[1]) / double(kTrips - 1));
+        }
+      }
+    }
+  }
+  for (int k = 0; k < per_sm; ++k)
+    for (int w = 0; w < warps; ++w)
+      ROW(f, "%s,%d,%d,%d,%d,%d,%.0f,%.0f,%.0f,%.1f,%zu\n", mode, per_sm, W, k, w, w % 4, median(begin[k]),
+          median(first[k * warps + w]), median(last[k * warps + w]), median(all[k * warps + w]),
+          first[k * warps + w].size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,5 +188,20 @@ int main(int argc, char** argv) {
     }
   fclose(tf);
   fclose(f);
+  FILE* bf = open_csv(argc, argv, "issue_order_blocks.csv",
+                      "mode,blocks_per_sm,warps_per_scheduler_per_block,rank,warp,scheduler,block_start_median,"
+                      "first_stamp_median,last_stamp_median,cycles_per_trip_median,samples");
+  CK(cudaFree(dout));
+  CK(cudaFree(drec));
+  CK(cudaFree(dsm));
+  CK(cudaMalloc(&dout, size_t(8 * sms) * 1024 * sizeof(float)));
+  CK(cudaMalloc(&drec, size_t(8 * sms) * kMaxWarps * (kTrips + 1) * sizeof(long long)));
+  CK(cudaMalloc(&dsm, size_t(8 * sms) * sizeof(unsigned)));
+  for (int per_sm : {2, 4, 8})
+    for (int W : {1, 2}) {
+      run_blocks<8, 4>(bf, "indep", per_sm, W, sms, dout, drec, dsm);
+      run_blocks<1, 32>(bf, "dep", per_sm, W, sms, dout, drec, dsm);
+    }
+  fclose(bf);
   return 0;
 }
