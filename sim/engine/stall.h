@@ -15,7 +15,7 @@
 	X(BRANCH, "branch", "after a branch, fetching from its target")                   \
 	X(PIPE_BUSY, "pipe_busy", "its next instruction's pipe is busy with another warp's")   \
 	X(MIO_THROTTLE, "mio_throttle", "the SM's memory-instruction queue is full")  \
-	X(SMEM, "smem", "waiting on a shared-memory access (latency and conflicts)")    \
+	X(SMEM, "smem", "waiting on a shared-memory access (latency and conflicts) or another MIO result (S2R, SHFL)") \
 	X(MEMORY, "memory", "waiting on a global-memory access")                        \
 	X(CONSUMER_WAIT, "consumer_wait", "in consumer_wait for a stage to land")       \
 	X(PRODUCER_ACQUIRE, "producer_acquire", "in producer_acquire: all stages full") \
