@@ -63,40 +63,56 @@ __global__ void order_kernel(float* out, long long* rec, unsigned* smids) {
   }
 }
 
+constexpr int kStride = kMaxWarps * (kTrips + 1);  // a block's records in rec
+
+// The earliest start of block b's warps (4W of them) in the records h.
+long long block_start(const std::vector<long long>& h, int b, int warps) {
+  long long t = h[size_t(b) * kStride];
+  for (int w = 0; w < warps; ++w) t = std::min(t, h[size_t(b) * kStride + size_t(w) * (kTrips + 1)]);
+  return t;
+}
+
+// One launch of per_sm blocks per SM of 4W warps, each held to per_sm a SM by shmem bytes of dynamic
+// shared memory: the records into h, and per SM that got per_sm blocks their indices, the earliest
+// started first.
+template <int kChains, int kUnroll>
+std::vector<std::vector<int>> launch_ranked(int per_sm, int W, int sms, size_t shmem, float* dout, long long* drec,
+                                            unsigned* dsm, std::vector<long long>& h) {
+  const int warps = 4 * W, blocks = per_sm * sms;
+  auto kern = order_kernel<kChains, kUnroll>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+  h.assign(size_t(blocks) * kStride, 0);
+  std::vector<unsigned> sm(blocks);
+  kern<<<blocks, warps * 32, shmem>>>(dout, drec, dsm);
+  CK_LAUNCH();
+  CK(cudaMemcpy(h.data(), drec, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(sm.data(), dsm, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  std::vector<std::vector<int>> on(sms), ranked;
+  for (int b = 0; b < blocks; ++b) on[sm[b] % sms].push_back(b);
+  for (auto& bs : on) {
+    if (int(bs.size()) != per_sm) continue;
+    std::sort(bs.begin(), bs.end(), [&](int a, int b) { return block_start(h, a, warps) < block_start(h, b, warps); });
+    ranked.push_back(bs);
+  }
+  return ranked;
+}
+
 template <int kChains, int kUnroll>
 void run(FILE* f, FILE* trips_f, const char* mode, int per_sm, int W, int sms, float* dout, long long* drec,
          unsigned* dsm) {
-  const int warps = 4 * W, blocks = per_sm * sms;
+  const int warps = 4 * W;
   // residency: one block per SM takes 160 KB of shared memory, two 100 KB each
   const size_t shmem = per_sm == 1 ? 160 * 1024 : 100 * 1024;
-  auto kern = order_kernel<kChains, kUnroll>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-  const int stride = kMaxWarps * (kTrips + 1);
-  std::vector<long long> h(size_t(blocks) * stride);
-  std::vector<unsigned> sm(blocks);
+  std::vector<long long> h;
   // per (block rank, warp): first stamp, last stamp, early spacing, spacing; from the SM's first start
   std::vector<std::vector<double>> first(2 * warps), last(2 * warps), early(2 * warps), all(2 * warps);
   int dumped = 0;
   for (int r = 0; r < kReps; ++r) {
-    kern<<<blocks, warps * 32, shmem>>>(dout, drec, dsm);
-    CK_LAUNCH();
-    CK(cudaMemcpy(h.data(), drec, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(sm.data(), dsm, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    std::vector<std::vector<int>> on(sms);
-    for (int b = 0; b < blocks; ++b) on[sm[b] % sms].push_back(b);
-    for (int s = 0; s < sms; ++s) {
-      if (int(on[s].size()) != per_sm) continue;
-      auto start = [&](int b) {
-        long long t = h[size_t(b) * stride];
-        for (int w = 0; w < warps; ++w) t = std::min(t, h[size_t(b) * stride + size_t(w) * (kTrips + 1)]);
-        return t;
-      };
-      std::vector<int> bs = on[s];
-      if (per_sm == 2 && start(bs[1]) < start(bs[0])) std::swap(bs[0], bs[1]);
-      const long long t0 = start(bs[0]);
+    for (const auto& bs : launch_ranked<kChains, kUnroll>(per_sm, W, sms, shmem, dout, drec, dsm, h)) {
+      const long long t0 = block_start(h, bs[0], warps);
       for (int k = 0; k < per_sm; ++k)
         for (int w = 0; w < warps; ++w) {
-          const long long* p = &h[size_t(bs[k]) * stride + size_t(w) * (kTrips + 1)];
+          const long long* p = &h[size_t(bs[k]) * kStride + size_t(w) * (kTrips + 1)];
           first[k * warps + w].push_back(double(p[1] - t0));
           last[k * warps + w].push_back(double(p[kTrips] - t0));
           early[k * warps + w].push_back(double(p[16] - p[1]) / 15.0);
@@ -120,36 +136,18 @@ void run(FILE* f, FILE* trips_f, const char* mode, int per_sm, int W, int sms, f
 template <int kChains, int kUnroll>
 void run_blocks(FILE* f, const char* mode, int per_sm, int W, int sms, float* dout, long long* drec,
                 unsigned* dsm) {
-  const int warps = 4 * W, blocks = per_sm * sms;
+  const int warps = 4 * W;
   // residency: per_sm blocks fit in the 228 KB of shared memory, one more does not
   const size_t shmem = per_sm == 2 ? 100 * 1024 : per_sm == 4 ? 50 * 1024 : 26 * 1024;
-  auto kern = order_kernel<kChains, kUnroll>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-  const int stride = kMaxWarps * (kTrips + 1);
-  std::vector<long long> h(size_t(blocks) * stride);
-  std::vector<unsigned> sm(blocks);
+  std::vector<long long> h;
   std::vector<std::vector<double>> begin(per_sm), first(per_sm * warps), last(per_sm * warps), all(per_sm * warps);
   for (int r = 0; r < kReps; ++r) {
-    kern<<<blocks, warps * 32, shmem>>>(dout, drec, dsm);
-    CK_LAUNCH();
-    CK(cudaMemcpy(h.data(), drec, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(sm.data(), dsm, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    std::vector<std::vector<int>> on(sms);
-    for (int b = 0; b < blocks; ++b) on[sm[b] % sms].push_back(b);
-    for (int s = 0; s < sms; ++s) {
-      if (int(on[s].size()) != per_sm) continue;
-      auto start = [&](int b) {
-        long long t = h[size_t(b) * stride];
-        for (int w = 0; w < warps; ++w) t = std::min(t, h[size_t(b) * stride + size_t(w) * (kTrips + 1)]);
-        return t;
-      };
-      std::vector<int> bs = on[s];
-      std::sort(bs.begin(), bs.end(), [&](int a, int b) { return start(a) < start(b); });
-      const long long t0 = start(bs[0]);
+    for (const auto& bs : launch_ranked<kChains, kUnroll>(per_sm, W, sms, shmem, dout, drec, dsm, h)) {
+      const long long t0 = block_start(h, bs[0], warps);
       for (int k = 0; k < per_sm; ++k) {
-        begin[k].push_back(double(start(bs[k]) - t0));
+        begin[k].push_back(double(block_start(h, bs[k], warps) - t0));
         for (int w = 0; w < warps; ++w) {
-          const long long* p = &h[size_t(bs[k]) * stride + size_t(w) * (kTrips + 1)];
+          const long long* p = &h[size_t(bs[k]) * kStride + size_t(w) * (kTrips + 1)];
           first[k * warps + w].push_back(double(p[1] - t0));
           last[k * warps + w].push_back(double(p[kTrips] - t0));
           all[k * warps + w].push_back(double(p[kTrips] - p[1]) / double(kTrips - 1));
