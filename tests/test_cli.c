@@ -183,6 +183,14 @@ Test(cli, set_overrides_params_launch_and_machine)
 	cJSON *slow = run_json(SINGLE " --set machine.dram_latency=1500");
 	cr_assert_gt(num(slow, "cycles", NULL), num(base, "cycles", NULL) + 64 * 700,
 		     "each of 64 exposed copies is ~800 cycles slower");
+	/* the report names the scheduling policy that produced it: the machine file's, or the --set's */
+	cJSON *lrr = run_json(SINGLE " --set machine.scheduler=lrr");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(base, "scheduler")->valuestring, "gto_lri");
+	cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(lrr, "scheduler")->valuestring, "lrr");
+	cJSON_Delete(lrr);
+	struct cli text = run_cli("run " SINGLE " --set machine.scheduler=gto --no-timing");
+	cr_assert(strstr(text.out, "model: scheduler=gto, reconverge="), "%s", text.out);
+	cli_free(&text);
 	cJSON *four = run_json(STAGED " --set stages=4 --set blocks=2 --set launch.block_size=128");
 	cr_assert_eq(num(four, "params", "stages"), 4);
 	cr_assert_eq(num(four, "launch", "blocks"), 2);

@@ -371,6 +371,7 @@ int sim_run(const struct kernel *k, const struct machine *m, const struct launch
 	rep->checks = s.checks;
 	snprintf(rep->quit_model, sizeof rep->quit_model, "%s", machine_quit_name(m->quit));
 	snprintf(rep->reconverge, sizeof rep->reconverge, "%s", machine_reconverge_name(m->reconverge));
+	snprintf(rep->scheduler, sizeof rep->scheduler, "%s", machine_scheduler_name(m->scheduler));
 	evq_init(&s.q);
 	s.copy_tracks_per_block = 0;
 	for (int i = 0; i < k->npipes; i++)

@@ -99,6 +99,7 @@ struct sim_report {
 	double tensor_busy;     /* HMMA x the mma pipe's interval, over the sub-partitions: cycles of a busy SM */
 	char quit_model[16];
 	char reconverge[24];
+	char scheduler[16];
 	bool checks;
 
 	uint64_t smem_accesses, smem_wavefronts, bank_conflicts;

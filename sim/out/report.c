@@ -131,6 +131,7 @@ cJSON *report_json(const struct experiment *e, const struct sim_report *r, int s
 		cJSON_AddItemToArray(pvf, cJSON_CreateString(r->provenance_text[i]));
 	cJSON_AddStringToObject(o, "quit_model", r->quit_model);
 	cJSON_AddStringToObject(o, "reconverge", r->reconverge);
+	cJSON_AddStringToObject(o, "scheduler", r->scheduler);
 
 	cJSON *smem = cJSON_AddObjectToObject(o, "smem");
 	cJSON_AddNumberToObject(smem, "accesses", (double)r->smem_accesses);
@@ -212,7 +213,7 @@ void report_text(FILE *out, const struct experiment *e, const struct sim_report 
 		fprintf(out, " %s=%lld", e->kernel.params[i].name, (long long)e->kernel.params[i].value);
 	fprintf(out, "\n  launch: %lld block(s) of %lld threads resident (%u warps), grid of %lld blocks\n",
 		(long long)e->launch.blocks, (long long)e->launch.block_size, r->warps, (long long)e->launch.grid_blocks);
-	fprintf(out, "  model: reconverge=%s, quit=%s, dataflow checks %s\n", r->reconverge, r->quit_model,
+	fprintf(out, "  model: scheduler=%s, reconverge=%s, quit=%s, dataflow checks %s\n", r->scheduler, r->reconverge, r->quit_model,
 		r->checks ? "on" : "off");
 	if (status)
 		fprintf(out, "  status: %s — the figures below are partial: over the %llu cycles that ran\n",
