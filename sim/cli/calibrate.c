@@ -1148,7 +1148,6 @@ static void derive_dram_spread(struct calib *c)
 	cite(c, "dram_spread_per_line", "inflight_spread.csv: the same line's slope, cycles per other line in flight");
 }
 
-/* What no benchmark measures: the model's choices, each saying so. */
 /*
  * The scheduler's choice between ready warps (tests/hw/issue_order.cu,
  * issue_order.csv): every warp runs the same dependent FFMA chain, so where
@@ -1199,6 +1198,7 @@ static void derive_scheduler(struct calib *c)
 	     younger_lo / older_hi, older_first ? "the older block goes first" : "neither block goes first");
 }
 
+/* What no benchmark measures: the model's choices, each saying so. */
 static void derive_choices(struct calib *c)
 {
 	struct machine *m = &c->m;
