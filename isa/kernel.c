@@ -341,6 +341,30 @@ static uint64_t slot_bit(int slot)
 	return 1ull << (slot < 63 ? slot : 63);
 }
 
+/*
+ * compute's "from": the global pointer its input was copied from (the
+ * provenance check adds the thread's element), or false for none.  Without
+ * it the check takes out's index, which holds for the documented examples;
+ * a stencil reading a neighbour, a transpose or a gather says its own map.
+ */
+static int compile_from(struct compiler *c, const cJSON *st, const cJSON *from, struct memref *out)
+{
+	if (!from)
+		return 0;
+	if (cJSON_IsFalse(from)) {
+		out->buf = FROM_OFF;
+		return 0;
+	}
+	if (!cJSON_IsString(from)) {
+		size_t old = jpath_key(&c->at, "from");
+		int rc = jdoc_error(c->doc, &c->at, c->d,
+				    "expected \"buffer[index]\", the global pointer the input was copied from, or false");
+		jpath_pop(&c->at, old);
+		return rc;
+	}
+	return compile_memref(c, st, "from", SPACE_GLOBAL, out);
+}
+
 static int emit(struct compiler *c, struct insn in)
 {
 	struct kernel *k = c->k;
@@ -694,7 +718,8 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int rc = jdoc_string(c->doc, st, &c->at, "op", true, &opname, c->d);
 	if (rc)
 		return rc;
-	struct insn in = {.obj = -1, .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}, .src2 = {.buf = -1}};
+	struct insn in = {.obj = -1, .bar = -1, .dst = {.buf = -1}, .src = {.buf = -1}, .src2 = {.buf = -1},
+			  .from = {.buf = FROM_OUT}};
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
@@ -1203,9 +1228,11 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		return emit(c, in);
 	}
 	case OP_COMPUTE: {
-		static const char *const keys[] = {"op", "out", "in", "in2", "k", "elem", "ilp", "comment", NULL};
+		static const char *const keys[] = {"op", "out", "in", "in2", "k", "elem", "ilp", "from", "comment", NULL};
 		int64_t ilp = 1;
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(st, "from");
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
+		    (rc = compile_from(c, st, from, &in.from)) ||
 		    (rc = compile_memref(c, st, "out", SPACE_GLOBAL, &in.dst)) ||
 		    (rc = compile_memref(c, st, "in", SPACE_SHARED, &in.src)) ||
 		    (cJSON_GetObjectItemCaseSensitive(st, "in2") &&

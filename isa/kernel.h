@@ -52,6 +52,7 @@ struct memref {
 	int16_t buf; /* -1: none */
 	struct expr index;
 };
+enum { FROM_OUT = -1, FROM_OFF = -2 }; /* insn.from.buf when no buffer is named */
 
 enum copy_group { GROUP_THREAD, GROUP_BLOCK };
 
@@ -92,6 +93,13 @@ struct insn {
 	struct expr bar_index;
 	struct memref dst, src;
 	struct memref src2; /* COMPUTE: the second input (a dot product's other tile); buf -1: none */
+	/*
+	 * COMPUTE: where the input's words are expected to come from, the global
+	 * pointer the provenance check follows (+ the thread's element); buf
+	 * FROM_OUT: out's index, the documented examples' identity map; FROM_OFF:
+	 * "from": false, no check.  Read by the check alone: it issues nothing.
+	 */
+	struct memref from;
 	/*
 	 * MMA: one k-step of 16 over a warp tile of tm x tn fragments: A at src
 	 * (row-major, e[0] elements per row), B at dst (read, not written; e[1]

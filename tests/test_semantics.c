@@ -277,6 +277,59 @@ Test(semantics, documented_with_staging_writes_the_wrong_output_batch)
 	cr_assert_eq(r.hazards, 0);
 }
 
+/*
+ * 9b. A stencil reads its right neighbour, one word past its own, from a
+ * tile copied with a halo: the identity map the check assumes by default
+ * flags every read, the compute's "from" states the map, a "from" one batch
+ * ahead is what a pipeline reading the wrong stage would give, and false
+ * turns the check off.  None of it issues an instruction.
+ */
+static int run_stencil(const char *from)
+{
+	static const char *const fmt =
+		"{\"kernel\": \"stencil\", \"source\": \"test\", \"params\": {\"stages\": 2, \"batch_sz\": 8, \"k\": 4},"
+		"\"helpers\": {\"tile\": {\"args\": [\"b\"], \"expr\": \"block * block_size + grid_size * b\"}},"
+		"\"shared\": {\"shared\": {\"elems\": \"stages * (block_size + 2)\"}},"
+		"\"global\": {\"global_in\": {\"elems\": \"batch_sz * grid_size + 2\"},"
+		"             \"global_out\": {\"elems\": \"batch_sz * grid_size\"}},"
+		"\"pipelines\": {\"pipe\": {\"scope\": \"block\", \"stages\": \"stages\"}},"
+		"\"body\": [{\"op\": \"make_pipeline\", \"pipeline\": \"pipe\"}, {\"op\": \"let\", \"var\": \"fetch\", \"value\": 0},"
+		" {\"op\": \"for\", \"var\": \"b\", \"from\": 0, \"to\": \"batch_sz\", \"body\": ["
+		"  {\"op\": \"while\", \"cond\": \"fetch < batch_sz && fetch < b + stages\", \"body\": ["
+		"   {\"op\": \"producer_acquire\", \"pipeline\": \"pipe\"},"
+		"   {\"op\": \"memcpy_async\", \"group\": \"block\", \"dst\": \"shared[(fetch %% stages) * (block_size + 2)]\","
+		"    \"src\": \"global_in[tile(fetch)]\", \"bytes\": \"4 * (block_size + 2)\", \"pipeline\": \"pipe\"},"
+		"   {\"op\": \"producer_commit\", \"pipeline\": \"pipe\"}, {\"op\": \"set\", \"var\": \"fetch\", \"value\": \"fetch + 1\"}]},"
+		"  {\"op\": \"consumer_wait\", \"pipeline\": \"pipe\"},"
+		"  {\"op\": \"compute\", \"out\": \"global_out[tile(b)]\", \"in\": \"shared[(b %% stages) * (block_size + 2) + 1]\","
+		"   \"k\": \"k\"%s},"
+		"  {\"op\": \"consumer_release\", \"pipeline\": \"pipe\"}]}]}";
+	char text[2400];
+	snprintf(text, sizeof text, fmt, from);
+	return run_kernel_text(text, 64, 1, NULL, &r, &d);
+}
+
+Test(semantics, compute_from_states_the_map_the_provenance_check_follows)
+{
+	cr_assert_eq(run_stencil(""), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 8 * 64, "the identity map: every read of every batch is one word off");
+	cr_assert(strstr(r.provenance_text[0], "reads the batch at global_in[1] but writes global_out[0]"), "%s",
+		  r.provenance_text[0]);
+	uint64_t insts = r.warp_insts;
+	cr_assert_eq(run_stencil(", \"from\": \"global_in[tile(b) + 1]\""), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 0, "%s", r.provenance_text[0]);
+	cr_assert_eq(r.hazards, 0, "%s", r.hazard_text[0]);
+	cr_assert_eq(r.warp_insts, insts, "the check's expression issues nothing");
+	cr_assert_eq(run_stencil(", \"from\": \"global_in[tile(b + 1) + 1]\""), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 8 * 64);
+	/* thread 0 of batch 0 reads global_in[1]; from names batch 1's: tile(1) + 1 + 0 = grid_size + 1 = 65 */
+	cr_assert(strstr(r.provenance_text[0], "reads a word copied from global_in[1] where its from says global_in[65]"),
+		  "%s", r.provenance_text[0]);
+	cr_assert_eq(run_stencil(", \"from\": false"), 0, "%s", d.msg);
+	cr_assert_eq(r.provenance_mismatches, 0);
+	cr_assert_eq(r.warp_insts, insts);
+}
+
 /* 10. with_staging_scope_thread needs its block.sync(). */
 Test(semantics, scope_thread_staging_without_sync_is_a_hazard)
 {

@@ -389,9 +389,11 @@ static void exec_compute(struct sim *s, struct warp *w, const struct insn *in, u
 			for (uint32_t m = mask; s->checks && m; m &= m - 1) {
 				int lane = __builtin_ctz(m);
 				const struct flow_word *fw = flow_read(s, w, lane, addr[lane], now);
-				if (!input) /* the provenance check follows the first input's element to the output */
-					flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->dst.buf,
-							simt_eval(s, w, lane, &in->dst.index));
+				if (input || in->from.buf == FROM_OFF)
+					continue; /* the provenance check follows the first input's element */
+				const struct memref *want = in->from.buf == FROM_OUT ? &in->dst : &in->from;
+				flow_provenance(s, w, lane, fw, simt_eval(s, w, lane, &in->e[1]), in->from.buf, want->buf,
+						simt_eval(s, w, lane, &want->index));
 			}
 			uint64_t back = smem_access(s, addr, mask, s->k->bufs[ref->buf].elem_bytes, stride, now);
 			done = back > done ? back : done;

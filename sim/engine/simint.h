@@ -841,8 +841,8 @@ void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) 
 void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
 /* The lane's bulk store (the async proxy), its store-th, reads [saddr, saddr + bytes) of shared memory. */
 void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store);
-void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
-		     int out_buf, int64_t out_index);
+void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem, int from,
+		     int want_buf, int64_t want_index);
 
 /* stats.c */
 /* Copies by lanes issued at issue that land at land, and would take unloaded cycles on an idle SM. */

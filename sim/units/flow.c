@@ -391,18 +391,32 @@ const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint6
 	return fw;
 }
 
-void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem,
-		     int out_buf, int64_t out_index)
+/*
+ * compute's input word fw, read at the thread's element elem, came from the
+ * batch it is meant to: from FROM_OUT, the documented examples' identity map
+ * (its source less elem is out's index want_index, whatever the buffers);
+ * else from want_buf[want_index + elem], as the compute's "from" says.
+ */
+void flow_provenance(struct sim *s, struct warp *w, int lane, const struct flow_word *fw, int64_t elem, int from,
+		     int want_buf, int64_t want_index)
 {
 	if (!fw || fw->src_buf < 0)
 		return;
 	int64_t batch = fw->src - elem;
-	if (batch == out_index)
+	if (batch == want_index && (from == FROM_OUT || fw->src_buf == want_buf))
 		return;
 	struct sim_report *r = s->rep;
 	char me[96];
 	r->provenance_mismatches++;
-	note(s, r->provenance_text, r->provenance_mismatches,
-	     "%s: compute at %s reads the batch at %s[%lld] but writes %s[%lld]", who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me), where(s, w), s->k->bufs[fw->src_buf].name, (long long)batch,
-	     s->k->bufs[out_buf].name, (long long)out_index);
+	if (from == FROM_OUT)
+		note(s, r->provenance_text, r->provenance_mismatches,
+		     "%s: compute at %s reads the batch at %s[%lld] but writes %s[%lld]",
+		     who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me), where(s, w),
+		     s->k->bufs[fw->src_buf].name, (long long)batch, s->k->bufs[want_buf].name, (long long)want_index);
+	else
+		note(s, r->provenance_text, r->provenance_mismatches,
+		     "%s: compute at %s reads a word copied from %s[%lld] where its from says %s[%lld]",
+		     who(s, w->block, w->in_block * 32 + (uint32_t)lane, me, sizeof me), where(s, w),
+		     s->k->bufs[fw->src_buf].name, (long long)fw->src, s->k->bufs[want_buf].name,
+		     (long long)(want_index + elem));
 }
