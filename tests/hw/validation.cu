@@ -605,7 +605,17 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
   if (!f) { perror(path.c_str()); return 1; }
   fprintf(f, "ncu_order,kernel,stages,block_size,blocks_per_sm,k,batch_sz,source,divergence,per_group\n");
   int order = 0;
-  for (const NcuConfig& c : configs) {
+  // VALIDATION_BLOCKS=N: each configuration launched N times, every block's record (its SM, raw clock64 at
+  // start and end) appended to OUTDIR/blocks.csv: how the blocks sharing an SM start and end
+  const int block_reps = getenv("VALIDATION_BLOCKS") ? std::max(1, atoi(getenv("VALIDATION_BLOCKS"))) : 0;
+  FILE* fb = nullptr;
+  if (block_reps) {
+    fb = fopen((dir + "/blocks.csv").c_str(), "w");
+    if (!fb) { perror("blocks.csv"); return 1; }
+    fprintf(fb, "ncu_order,rep,block,smid,start,end\n");
+  }
+  for (const NcuConfig& c : configs)
+   for (int brep = 0; brep < std::max(1, block_reps); ++brep) {
     const bool prim = !strcmp(c.kernel, "primitive_copies"), dc = !strcmp(c.kernel, "diverged_commit");
     // as run_primitive runs them; VALIDATION_NCU_BATCH profiles an example at another length (1552: the long rows)
     const char* const long_batch = getenv("VALIDATION_NCU_BATCH");
@@ -640,9 +650,16 @@ int run_ncu(Ctx& x, const std::string& dir, int nextra, char** extra) {
       v.fn<<<nblocks, c.bs, size_t(v.stages) * c.bs * 4>>>(x.dout, x.din, size, batch_sz, c.k, x.drec);
     }
     CK_LAUNCH();
+    if (fb) {
+      const std::vector<long long>& rec = x.fetch_rec(nblocks);
+      for (int b = 0; b < nblocks; ++b)
+        fprintf(fb, "%d,%d,%d,%lld,%lld,%lld\n", order, brep, b, rec[kRec * b + 3], rec[kRec * b + 1], rec[kRec * b + 2]);
+      if (brep + 1 < block_reps) continue;
+    }
     fprintf(f, "%d,%s,%d,%d,%d,%d,%d,%s,%d,%d\n", order++, c.kernel, c.stages, bs, c.bps, c.k, batch_sz, l2 ? "L2" : "DRAM",
             prim || dc ? c.d : 0, prim || dc ? c.per_group : 0);
   }
+  if (fb) fclose(fb);
   fclose(f);
   printf("ncu: %d launches\n", order);
   return 0;
