@@ -12,6 +12,8 @@
  * never a cycle count.
  */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -713,4 +715,89 @@ Test(progress, polls_need_exactly_one_of_token_and_parity)
 	const char *negative = "{\"kernel\": \"t\", \"source\": \"test\", \"body\": [{\"op\": \"nanosleep\", \"ns\": \"tid - 4\"}]}";
 	cr_assert_eq(run_text(negative, 32, RECONVERGE_CONVERGENCE_BARRIER), DIAG_INPUT);
 	cr_assert(strstr(d.msg, "nanosleep with ns = -4"), "%s", d.msg);
+}
+
+/*
+ * A raw try_wait loop (cuda::ptx / PTX mbarrier.try_wait.parity) compiles as libcu++'s wait does: one
+ * TRYWAIT, then an out-of-line YIELD and TRYWAIT retry loop (traces/h100/tma_user.sass,
+ * trywait_probe 0x05a0-0x06d0).  The H100 answers the first try on a phase that completed before it
+ * in 47 cycles with the warp diverged (lane 0 alone in an if) as converged
+ * (traces/h100/tma_user_probe.csv): only a retry is a diverged poll.  Until session 28 every raw try
+ * of a diverged path held it diverged_poll_cycles (a run 147 cycles longer than converged); a first
+ * try that fails still begins the polls.
+ */
+static uint64_t lone_try_cycles(const char *cond, int gap)
+{
+	char text[1200];
+	snprintf(text, sizeof text,
+		 "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
+		 " {\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 32}]},"
+		 " {\"op\": \"syncthreads\"},"
+		 " {\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"},"
+		 " {\"op\": \"fma\", \"n\": %d},"
+		 " {\"op\": \"if\", \"cond\": \"%s\", \"then\": ["
+		 "  {\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
+		 "  {\"op\": \"while\", \"cond\": \"!ok\", \"body\": ["
+		 "   {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"parity\": 0, \"var\": \"ok\"}]}]}]}",
+		 gap, cond);
+	cr_assert_eq(run_text(text, 32, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+	return r.cycles;
+}
+
+Test(progress, a_diverged_first_try_on_a_completed_phase_answers_at_once)
+{
+	uint64_t converged = lone_try_cycles("tid < 32", 30), lone = lone_try_cycles("lane == 0", 30);
+	cr_assert_lt(lone, converged + 40, "lane 0 alone: %llu cycles, the warp together %llu",
+		     (unsigned long long)lone, (unsigned long long)converged);
+	/* with no work between, the arrive has not counted at the try: lane 0's first try fails and it polls */
+	uint64_t polled = lone_try_cycles("lane == 0", 0), waited = lone_try_cycles("tid < 32", 0);
+	cr_assert_gt(polled, waited + 100, "lane 0's retry is a diverged poll: %llu cycles against %llu",
+		     (unsigned long long)polled, (unsigned long long)waited);
+}
+
+/*
+ * A kernel written as a user would (session 28): tests/hw/tma_user.cu's bulk-copy ring, whose thread 0
+ * both produces and consumes, described in tests/semantics/tma_ring.json, against the H100's cycles a
+ * batch at every stage count (traces/h100/tma_user.csv: 2 blocks of 128 threads per SM, 132 SMs, DRAM).
+ * At 3, 5, 6 and 8 stages smsim is 4-6% slow; before session 28's first-try fix every raw try of the
+ * producer's diverged lane was a 172-cycle poll, 24-28% slow.  At 1, 2 and 4 stages it is 1.7x slow: the
+ * producer's first try on empty[s] fails, and the diverged polls of lane 0 and of its warp's consumer
+ * lanes leave the copies late (README, What is still off); those rows are checked to stay within 2x, so
+ * that a fix shows here.  Without its fence the ring reports the proxy hazard.
+ */
+Test(progress, a_users_bulk_copy_ring_against_the_h100)
+{
+	struct machine m;
+	struct diag dm;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &dm), 0, "%s", dm.msg);
+	FILE *f = fopen("traces/h100/tma_user.csv", "r");
+	cr_assert(f);
+	char line[256];
+	cr_assert(fgets(line, sizeof line, f));
+	int rows = 0;
+	while (fgets(line, sizeof line, f)) {
+		int stages, bs, bps, k, batches;
+		double block, span;
+		cr_assert_eq(sscanf(line, "%d,%d,%d,%d,%d,%lf,%lf", &stages, &bs, &bps, &k, &batches, &block, &span), 7, "%s",
+			     line);
+		struct param_override ov[2] = {{.name = "stages", .value = stages}, {.name = "batch_sz", .value = batches}};
+		struct launch l = {bs, bps, 132 * bps};
+		struct kernel kern;
+		cr_assert_eq(kernel_load("tests/semantics/tma_ring.json", ov, 2, &l, &kern, &d), 0, "%s", d.msg);
+		cr_assert_eq(run_loaded_kernel(&kern, &l, &m, &r, &d), 0, "%s", d.msg);
+		cr_assert_eq(r.hazards, 0, "stages %d: %s", stages, r.hazard_text[0]);
+		double got = (double)r.cycles / batches, err = (got - span) / span;
+		bool starved = stages == 1 || stages == 2 || stages == 4;
+		cr_expect(starved ? err < 1.0 : fabs(err) < 0.10, "%d stages: %.0f cycles a batch, the H100 %.0f", stages, got,
+			  span);
+		rows++;
+	}
+	fclose(f);
+	cr_assert_eq(rows, 7);
+	struct param_override nofence = {.name = "fence", .value = 0};
+	struct launch l = {128, 2, 264};
+	struct kernel kern;
+	cr_assert_eq(kernel_load("tests/semantics/tma_ring.json", &nofence, 1, &l, &kern, &d), 0, "%s", d.msg);
+	cr_assert_eq(run_loaded_kernel(&kern, &l, &m, &r, &d), 0, "%s", d.msg);
+	cr_assert(r.hazards > 0 && strstr(r.hazard_text[0], "without fence.proxy.async"), "%s", r.hazard_text[0]);
 }

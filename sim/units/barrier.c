@@ -485,7 +485,14 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	/* a parity wait sees one phase in every lane it passes, each lane's own record: one walk for them all */
 	if (in->parity && done)
 		saw_phase(s, w, bar, elem, b->phase - 1, done);
-	bool apart = try_wait && e->op_step == 0 && simt_polls_apart(s, w, e);
+	/*
+	 * ptxas compiles a try_wait loop as libcu++'s wait is: one TRYWAIT, then an out-of-line retry loop
+	 * (YIELD, TRYWAIT; traces/h100/tma_user.sass trywait_probe 0x05a0-0x06d0).  Its first try, finding
+	 * the phase complete, answers after its own latency in a diverged warp as in a converged one (47
+	 * cycles either way, traces/h100/tma_user_probe.csv): only the retries are polls.
+	 */
+	bool first_passes = done == mask && e->poll != (int32_t)bar;
+	bool apart = try_wait && e->op_step == 0 && !first_passes && simt_polls_apart(s, w, e);
 	if (try_wait && !done && e->op_step == 0 && !apart) {
 		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
 		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
