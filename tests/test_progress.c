@@ -759,11 +759,12 @@ Test(progress, a_diverged_first_try_on_a_completed_phase_answers_at_once)
  * A kernel written as a user would (session 28): tests/hw/tma_user.cu's bulk-copy ring, whose thread 0
  * both produces and consumes, described in tests/semantics/tma_ring.json, against the H100's cycles a
  * batch at every stage count (traces/h100/tma_user.csv: 2 blocks of 128 threads per SM, 132 SMs, DRAM).
- * At 3, 5, 6 and 8 stages smsim is 4-6% slow; before session 28's first-try fix every raw try of the
- * producer's diverged lane was a 172-cycle poll, 24-28% slow.  At 1, 2 and 4 stages it is 1.7x slow: the
- * producer's first try on empty[s] fails, and the diverged polls of lane 0 and of its warp's consumer
- * lanes leave the copies late (README, What is still off); those rows are checked to stay within 2x, so
- * that a fix shows here.  Without its fence the ring reports the proxy hazard.
+ * At 2-8 stages smsim is 4-7% slow.  Before session 28 every raw try of the producer's diverged lane
+ * was a 172-cycle poll and a failed first try let the warp's consumer lanes run ahead at once (the
+ * H100 keeps thread 0 and thread 1 in step, tma_user_stamps.csv): 24-28% slow at 3-8 stages, 1.7x at
+ * 2 and 4.  At one stage it is 30% slow: lane 0's first try on empty[s] misses the other warps'
+ * arrivals by a few cycles and pays a poll each batch (README, What is still off).  Without its fence
+ * the ring reports the proxy hazard.
  */
 Test(progress, a_users_bulk_copy_ring_against_the_h100)
 {
@@ -787,8 +788,7 @@ Test(progress, a_users_bulk_copy_ring_against_the_h100)
 		cr_assert_eq(run_loaded_kernel(&kern, &l, &m, &r, &d), 0, "%s", d.msg);
 		cr_assert_eq(r.hazards, 0, "stages %d: %s", stages, r.hazard_text[0]);
 		double got = (double)r.cycles / batches, err = (got - span) / span;
-		bool starved = stages == 1 || stages == 2 || stages == 4;
-		cr_expect(starved ? err < 1.0 : fabs(err) < 0.10, "%d stages: %.0f cycles a batch, the H100 %.0f", stages, got,
+		cr_expect(fabs(err) < (stages == 1 ? 0.40 : 0.10), "%d stages: %.0f cycles a batch, the H100 %.0f", stages, got,
 			  span);
 		rows++;
 	}

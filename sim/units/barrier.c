@@ -399,23 +399,28 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
  * ignores the suspend-time hint, traces/h100/forward_progress.csv), and then
  * says which.  A group whose lanes wait for different phases and get
  * different answers is answered at once, lane by lane.  In a diverged
- * warp a try_wait (its loop's YIELD, TRYWAIT) does not suspend until the
- * phase completes: it answers as the phase was when it began, after
- * diverged_poll_cycles, whatever happens meanwhile (simt_polls_apart).
- * Failed polls of one barrier in a row, nothing but a spin loop between
- * them, count towards a spin (sim_check_spin).
+ * warp (simt_polls_apart) a try_wait loop runs as ptxas compiles it, as
+ * libcu++'s wait does (mbar_await): one TRYWAIT, then an out-of-line retry
+ * loop (YIELD, TRYWAIT; traces/h100/tma_user.sass trywait_probe
+ * 0x05a0-0x06d0).  The first try answers after its own latency, passing or
+ * not (a phase completed before it: 47 cycles diverged as converged,
+ * traces/h100/tma_user_probe.csv), and its failure keeps the warp's other
+ * lanes at their join; each retry is a poll that reads the phase
+ * diverged_poll_look cycles in and answers diverged_poll_cycles after it
+ * began, and a failed poll's YIELD lets the other lanes go.  Failed polls
+ * of one barrier in a row, nothing but a spin loop between them, count
+ * towards a spin (sim_check_spin).
  */
+/* Whether a wait that passes on barrier b (by parity, or on token v) waits for its latest completed phase. */
+static bool awaits_latest(const struct mbar *b, bool parity, int64_t v)
+{
+	return parity ? ((b->phase - 1) & 1) == (uint32_t)(v & 1) : (int64_t)b->phase - 1 == v;
+}
+
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct simt_entry *e = simt_cur(w);
-	if (e->op_step == 2) { /* a diverged poll's time is up: it answered when it began */
-		if (e->poll >= 0) {
-			simt_yield(s, w);
-			if (e->polls >= SPIN_POLLS)
-				sim_check_spin(s, now);
-		}
-		return true;
-	}
+	bool ending = e->op_step == 2; /* a diverged poll's time is up: it answers as the phase was at its look */
 	uint32_t elem;
 	int64_t id = cbar_resolve(s, w, in, &elem);
 	if (id < 0)
@@ -423,6 +428,17 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	uint32_t bar = (uint32_t)id;
 	struct mbar *b = &s->mbars[bar];
 	bool try_wait = in->op == OP_BARRIER_TRY_WAIT;
+	bool apart = try_wait && e->op_step == 0 && simt_polls_apart(s, w, e);
+	if (apart && e->poll == (int32_t)bar) {
+		/* a retry: the poll begins */
+		e->op_step = 2;
+		e->poll_look = now + (uint64_t)s->m->diverged_poll_look;
+		sched_block(s, w, STALL_BARRIER, WAIT_SLEEP, now);
+		sched_timer(s, w, now + (uint64_t)s->m->diverged_poll_cycles);
+		return false;
+	}
+	/* a poll ending does not see the barrier's latest phase if that completed after its look */
+	bool latest_unseen = ending && b->completed_at > e->poll_look;
 	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
 		return true;
 	uint32_t mask = simt_mask(w), done = 0;
@@ -438,6 +454,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		if (!in->parity && !check_token(s, w, first, b, v[first], try_wait ? "try_wait" : "test_wait"))
 			return true;
 		bool pass = in->parity ? mbar_parity_done(b, (uint32_t)(v[first] & 1)) : b->phase > (uint32_t)v[first];
+		if (pass && latest_unseen && awaits_latest(b, in->parity, v[first]))
+			pass = false;
 		if (pass) {
 			uint32_t phase = in->parity ? b->phase - 1 : (uint32_t)v[first];
 			done = mask;
@@ -454,6 +472,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		if (!in->parity && !check_token(s, w, lane, b, v[lane], try_wait ? "try_wait" : "test_wait"))
 			return true;
 		ok[lane] = in->parity ? mbar_parity_done(b, (uint32_t)(v[lane] & 1)) : b->phase > (uint32_t)v[lane];
+		if (ok[lane] && latest_unseen && awaits_latest(b, in->parity, v[lane]))
+			ok[lane] = 0;
 		if (ok[lane] && in->parity && s->checks) {
 			/*
 			 * The phase a parity wait means is the first of that parity it has not waited
@@ -485,14 +505,6 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	/* a parity wait sees one phase in every lane it passes, each lane's own record: one walk for them all */
 	if (in->parity && done)
 		saw_phase(s, w, bar, elem, b->phase - 1, done);
-	/*
-	 * ptxas compiles a try_wait loop as libcu++'s wait is: one TRYWAIT, then an out-of-line retry loop
-	 * (YIELD, TRYWAIT; traces/h100/tma_user.sass trywait_probe 0x05a0-0x06d0).  Its first try, finding
-	 * the phase complete, answers after its own latency in a diverged warp as in a converged one (47
-	 * cycles either way, traces/h100/tma_user_probe.csv): only the retries are polls.
-	 */
-	bool first_passes = done == mask && e->poll != (int32_t)bar;
-	bool apart = try_wait && e->op_step == 0 && !first_passes && simt_polls_apart(s, w, e);
 	if (try_wait && !done && e->op_step == 0 && !apart) {
 		e->op_step = 1; /* suspended: woken with the phase still incomplete means the time limit passed */
 		sched_block(s, w, STALL_BARRIER, WAIT_MBAR, now);
@@ -506,14 +518,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		e->poll = -1;
 	} else {
 		simt_failed_poll(e, (int32_t)bar);
-		simt_detach(s, w, now); /* the spin loop's YIELD: the others go on past the join */
-	}
-	if (apart) {
-		/* the answer is given; the poll holds the group until its time is up, the warp's other paths issue */
-		e->op_step = 2;
-		sched_block(s, w, STALL_BARRIER, WAIT_SLEEP, now);
-		sched_timer(s, w, now + (uint64_t)s->m->diverged_poll_cycles);
-		return false;
+		if (!apart) /* the spin loop's YIELD: the others go on past the join (not at a diverged first try) */
+			simt_detach(s, w, now);
 	}
 	if (!done) {
 		simt_yield(s, w); /* the warp's other paths first: one of them may be what it waits for */

@@ -45,7 +45,7 @@ __global__ void tma_ring(int* gout, const int* gin, long long* rec, long long* m
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  long long* m = kStamp && blockIdx.x == 0 && (tid == 0 || tid == 32) ? marks + (tid / 32) * 4 * (kBatches + S) : nullptr;
+  long long* m = kStamp && blockIdx.x == 0 && (tid == 0 || tid == 1 || tid == 32) ? marks + (tid == 32 ? 2 : tid) * 4 * (kBatches + S) : nullptr;
   for (int b = 0; b < kBatches + S - 1; ++b) {
     if (m) m[4 * b + 0] = clock64();
     if (tid == 0 && b < kBatches) {
@@ -157,23 +157,35 @@ int main(int argc, char** argv) {
   run<6>(f, sms, gout, gin, drec, flusher);
   run<8>(f, sms, gout, gin, drec, flusher);
   fclose(f);
-  // the stamped S = 8 ring, block 0: per iteration, thread 0 (producer and consumer) and thread 32
-  // (a consumer): iteration start, after the empty wait (thread 0), before and after the full wait
-  long long* dmarks;
-  const int nm = 2 * 4 * (kBatches + 8);
-  CK(cudaMalloc(&dmarks, nm * 8));
-  CK(cudaMemset(dmarks, 0, nm * 8));
-  flusher.flush();
-  tma_ring<8, true><<<sms * kBps, kBlock>>>(gout, gin, drec, dmarks);
-  CK_LAUNCH();
-  std::vector<long long> hm(nm);
-  CK(cudaMemcpy(hm.data(), dmarks, nm * 8, cudaMemcpyDeviceToHost));
-  FILE* g = open_csv(argc, argv, "tma_user_stamps.csv", "thread,iteration,start,after_empty_wait,before_full_wait,after_full_wait");
-  for (int t = 0; t < 2; ++t)
-    for (int b = 0; b < kBatches + 7; ++b) {
-      const long long* q = &hm[t * 4 * (kBatches + 8) + 4 * b];
-      ROW(g, "%d,%d,%lld,%lld,%lld,%lld\n", t * 32, b, q[0] - hm[0], q[1] ? q[1] - hm[0] : -1, q[2] ? q[2] - hm[0] : -1, q[3] ? q[3] - hm[0] : -1);
-    }
+  // the stamped ring at S = 4 and 8, block 0: per iteration, threads 0 (producer and consumer), 1 (a
+  // consumer of thread 0's warp) and 32 (a consumer of warp 1): iteration start, after the empty wait
+  // (thread 0), before and after the full wait
+  FILE* g = open_csv(argc, argv, "tma_user_stamps.csv",
+                     "stages,thread,iteration,start,after_empty_wait,before_full_wait,after_full_wait");
+  for (int S : {4, 8}) {
+    long long* dmarks;
+    const int per = 4 * (kBatches + 8), nm = 3 * per;
+    CK(cudaMalloc(&dmarks, nm * 8));
+    CK(cudaMemset(dmarks, 0, nm * 8));
+    flusher.flush();
+    if (S == 4)
+      tma_ring<4, true><<<sms * kBps, kBlock>>>(gout, gin, drec, dmarks);
+    else
+      tma_ring<8, true><<<sms * kBps, kBlock>>>(gout, gin, drec, dmarks);
+    CK_LAUNCH();
+    std::vector<long long> hm(nm);
+    CK(cudaMemcpy(hm.data(), dmarks, nm * 8, cudaMemcpyDeviceToHost));
+    // the kernel strides each thread's marks by 4 * (kBatches + S)
+    const int stride = 4 * (kBatches + S);
+    const int tids[3] = {0, 1, 32};
+    for (int t = 0; t < 3; ++t)
+      for (int b = 0; b < kBatches + S - 1; ++b) {
+        const long long* q = &hm[t * stride + 4 * b];
+        ROW(g, "%d,%d,%d,%lld,%lld,%lld,%lld\n", S, tids[t], b, q[0] - hm[0], q[1] ? q[1] - hm[0] : -1,
+            q[2] ? q[2] - hm[0] : -1, q[3] ? q[3] - hm[0] : -1);
+      }
+    CK(cudaFree(dmarks));
+  }
   fclose(g);
   FILE* h = open_csv(argc, argv, "tma_user_probe.csv", "diverged,gap_fmas,trywait_loop_cycles_median");
   std::vector<long long> ho(sms);
