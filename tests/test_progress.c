@@ -722,49 +722,56 @@ Test(progress, polls_need_exactly_one_of_token_and_parity)
  * TRYWAIT, then an out-of-line YIELD and TRYWAIT retry loop (traces/h100/tma_user.sass,
  * trywait_probe 0x05a0-0x06d0).  The H100 answers the first try on a phase that completed before it
  * in 47 cycles with the warp diverged (lane 0 alone in an if) as converged
- * (traces/h100/tma_user_probe.csv): only a retry is a diverged poll.  Until session 28 every raw try
- * of a diverged path held it diverged_poll_cycles (a run 147 cycles longer than converged); a first
- * try that fails still begins the polls.
+ * (traces/h100/tma_user_probe.csv), and a diverged first try sees an arrive issued ~20 cycles before it
+ * (trywait_read.csv: the machine's trywait_look): only a retry is a diverged poll.  Until session 28
+ * every raw try of a diverged path held it diverged_poll_cycles (a run 147 cycles longer than
+ * converged).  Warp 1 arrives after `late` FMAs; warp 0 (lane 0 alone, or the whole warp) tries after
+ * `gap`: a first try before the arrive has counted fails, and the diverged lane then polls where the
+ * converged warp is suspended and woken.
  */
-static uint64_t lone_try_cycles(const char *cond, int gap)
+static uint64_t lone_try_cycles(const char *cond, int gap, int late)
 {
-	char text[1200];
+	char text[1400];
 	snprintf(text, sizeof text,
 		 "{\"kernel\": \"t\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["
-		 " {\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 32}]},"
+		 " {\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": 64}]},"
 		 " {\"op\": \"syncthreads\"},"
+		 " {\"op\": \"if\", \"cond\": \"warp == 1\", \"then\": [{\"op\": \"fma\", \"n\": %d}],"
+		 "  \"else\": [{\"op\": \"fma\", \"n\": %d}]},"
 		 " {\"op\": \"barrier_arrive\", \"barrier\": \"bar\", \"token\": \"t\"},"
-		 " {\"op\": \"fma\", \"n\": %d},"
-		 " {\"op\": \"if\", \"cond\": \"%s\", \"then\": ["
+		 " {\"op\": \"if\", \"cond\": \"warp == 0 && (%s)\", \"then\": ["
 		 "  {\"op\": \"let\", \"var\": \"ok\", \"value\": 0},"
 		 "  {\"op\": \"while\", \"cond\": \"!ok\", \"body\": ["
 		 "   {\"op\": \"barrier_try_wait\", \"barrier\": \"bar\", \"parity\": 0, \"var\": \"ok\"}]}]}]}",
-		 gap, cond);
-	cr_assert_eq(run_text(text, 32, RECONVERGE_CONVERGENCE_BARRIER), 0, "%s", d.msg);
+		 late, gap, cond);
+	struct machine m;
+	struct diag dm;
+	cr_assert_eq(machine_load("configs/machines/h100.json", &m, &dm), 0, "%s", dm.msg);
+	cr_assert_eq(run_kernel_text(text, 64, 1, &m, &r, &d), 0, "%s", d.msg);
 	return r.cycles;
 }
 
 Test(progress, a_diverged_first_try_on_a_completed_phase_answers_at_once)
 {
-	uint64_t converged = lone_try_cycles("tid < 32", 30), lone = lone_try_cycles("lane == 0", 30);
+	uint64_t converged = lone_try_cycles("1", 30, 0), lone = lone_try_cycles("lane == 0", 30, 0);
 	cr_assert_lt(lone, converged + 40, "lane 0 alone: %llu cycles, the warp together %llu",
 		     (unsigned long long)lone, (unsigned long long)converged);
-	/* with no work between, the arrive has not counted at the try: lane 0's first try fails and it polls */
-	uint64_t polled = lone_try_cycles("lane == 0", 0), waited = lone_try_cycles("tid < 32", 0);
-	cr_assert_gt(polled, waited + 100, "lane 0's retry is a diverged poll: %llu cycles against %llu",
-		     (unsigned long long)polled, (unsigned long long)waited);
+	/* warp 1 arrives ~200 cycles late: lane 0's first try fails and it polls; the whole warp is woken */
+	uint64_t polled = lone_try_cycles("lane == 0", 0, 50), woken = lone_try_cycles("1", 0, 50);
+	cr_assert_gt(polled, woken + 30, "lane 0's retry is a diverged poll, not woken at the completion: %llu cycles against %llu",
+		     (unsigned long long)polled, (unsigned long long)woken);
 }
 
 /*
  * A kernel written as a user would (session 28): tests/hw/tma_user.cu's bulk-copy ring, whose thread 0
  * both produces and consumes, described in tests/semantics/tma_ring.json, against the H100's cycles a
  * batch at every stage count (traces/h100/tma_user.csv: 2 blocks of 128 threads per SM, 132 SMs, DRAM).
- * At 2-8 stages smsim is 4-7% slow.  Before session 28 every raw try of the producer's diverged lane
- * was a 172-cycle poll and a failed first try let the warp's consumer lanes run ahead at once (the
- * H100 keeps thread 0 and thread 1 in step, tma_user_stamps.csv): 24-28% slow at 3-8 stages, 1.7x at
- * 2 and 4.  At one stage it is 30% slow: lane 0's first try on empty[s] misses the other warps'
- * arrivals by a few cycles and pays a poll each batch (README, What is still off).  Without its fence
- * the ring reports the proxy hazard.
+ * At 2-8 stages smsim is 1-7% slow, at one stage 13%.  Before session 28 every raw try of the
+ * producer's diverged lane was a 172-cycle poll and a failed first try let the warp's consumer lanes
+ * run ahead at once (the H100 keeps thread 0 and thread 1 in step, tma_user_stamps.csv): 24-28% slow
+ * at 3-8 stages, 1.7x at 1, 2 and 4; with the first try reading the barrier at its issue (not
+ * trywait_look into it, trywait_read.csv) the one-stage ring missed the other warps' arrivals by a few
+ * cycles and paid a poll each batch, 30% slow.  Without its fence the ring reports the proxy hazard.
  */
 Test(progress, a_users_bulk_copy_ring_against_the_h100)
 {
@@ -788,7 +795,7 @@ Test(progress, a_users_bulk_copy_ring_against_the_h100)
 		cr_assert_eq(run_loaded_kernel(&kern, &l, &m, &r, &d), 0, "%s", d.msg);
 		cr_assert_eq(r.hazards, 0, "stages %d: %s", stages, r.hazard_text[0]);
 		double got = (double)r.cycles / batches, err = (got - span) / span;
-		cr_expect(fabs(err) < (stages == 1 ? 0.40 : 0.10), "%d stages: %.0f cycles a batch, the H100 %.0f", stages, got,
+		cr_expect(fabs(err) < (stages == 1 ? 0.20 : 0.10), "%d stages: %.0f cycles a batch, the H100 %.0f", stages, got,
 			  span);
 		rows++;
 	}

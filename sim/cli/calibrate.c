@@ -590,6 +590,43 @@ static void derive_poll_look(struct calib *c)
 	cite(c, "diverged_poll_look", "trywait_restep_fine.csv rows %d and %d (shape 1, trip 2): P's first poll saw X completed at %.1f cycles, not at %.1f, and answered at %.1f (P's stamp, in step): it read the phase %.1f cycles before its answer, diverged_poll_cycles after its start", in_step + 1, apart + 1, seen, missed, answer, answer - look);
 }
 
+/*
+ * When a try reads the phase: trywait_read.csv (tests/hw/trywait_read.cu), lane 0 of a diverged warp
+ * tries a phase that three other warps' arrives complete, its first TRYWAIT from ~120 cycles before
+ * their arrive to ~120 after.  Its first try passes (the loop under 100 cycles) in none of the rows up to
+ * some offset and in every row from a later one on: an arrive issued theta cycles before the try is the
+ * earliest it sees, theta interpolated where first_try_share crosses one half.  The arrive counts
+ * mbarrier_count_latency after its issue, so the try reads the barrier that much less theta after its
+ * own issue.
+ */
+static void derive_try_look(struct calib *c)
+{
+	struct csv *v;
+	if (csv_column(c, "trywait_read.csv", "diverged", &v) < 0)
+		return;
+	int below = -1, above = -1;
+	for (int i = 0; i < v->nrows; i++) {
+		if (row_num(c, v, i, "diverged") != 1)
+			continue;
+		double off = row_num(c, v, i, "try_after_arrive_median"), share = row_num(c, v, i, "first_try_share");
+		if (share < 0.5 && (below < 0 || off > row_num(c, v, below, "try_after_arrive_median")))
+			below = i;
+		if (share >= 0.5 && (above < 0 || off < row_num(c, v, above, "try_after_arrive_median")))
+			above = i;
+	}
+	double o1 = below < 0 ? 0 : row_num(c, v, below, "try_after_arrive_median"), s1 = below < 0 ? 0 : row_num(c, v, below, "first_try_share");
+	double o2 = above < 0 ? 0 : row_num(c, v, above, "try_after_arrive_median"), s2 = above < 0 ? 0 : row_num(c, v, above, "first_try_share");
+	if (below < 0 || above < 0 || !(o2 > o1) || !(s2 > s1)) {
+		diag_set(c->d, DIAG_INPUT, "%s/trywait_read.csv: expected diverged rows whose first tries fail before some offset and pass after it", c->dir);
+		return;
+	}
+	double theta = o1 + (0.5 - s1) / (s2 - s1) * (o2 - o1);
+	c->m.trywait_look = iround((double)c->m.mbarrier_count_latency - theta);
+	if (c->m.trywait_look < 0)
+		c->m.trywait_look = 0;
+	cite(c, "trywait_look", "trywait_read.csv rows %d and %d (diverged): a first try %.0f cycles after the arrive passes in %.0f%% of the runs, %.0f after in %.0f%%: it sees an arrive issued %.1f cycles before it (one half), which counts mbarrier_count_latency after its issue", below + 1, above + 1, o1, 100 * s1, o2, 100 * s2, theta);
+}
+
 /* Forward progress: forward_progress.csv (tests/hw/forward_progress.cu), a try_wait on a phase nobody completes. */
 static void derive_progress(struct calib *c)
 {
@@ -629,6 +666,7 @@ static void derive_progress(struct calib *c)
 	c->m.diverged_poll_cycles = iround(period);
 	cite(c, "diverged_poll_cycles", "trywait_paths.csv rows %d-%d (%d rows, bare solo_arrive, three tries or more): a diverged path's libcu++-shaped wait lengthens by %.1f cycles a try (least-squares slope of a_done_after_try_median over a_tries_median)", first_row, last_row, fit.n, period);
 	derive_poll_look(c);
+	derive_try_look(c);
 }
 
 /*

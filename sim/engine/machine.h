@@ -113,6 +113,7 @@
 	X(membar_behind_smem_port, I, 1, 0, 1, "1: a fence's MEMBAR.ALL.CTA is done fence_membar_latency after the shared-memory port has worked off what was queued when it issued, the other warps' loads included; 0: after its issue") \
 	X(diverged_poll_cycles, I, 172, 1, 100000, "cycles one poll of a try_wait retry loop (YIELD, TRYWAIT) takes in a diverged warp; it answers at its end") \
 	X(diverged_poll_look, I, 62, 0, 100000, "cycles into such a poll at which it reads the barrier's phase: one completed later is not seen by it") \
+	X(trywait_look, I, 26, 0, 100000, "cycles into a try_wait at which it reads the barrier's phase: an arrive counted later is not seen by it (a diverged path's first try)") \
 	X(syncthreads_base_latency, I, 13, 0, 10000, "cycles from the SM counting a block's last __syncthreads arrival to its release") \
 	X(syncthreads_warp_latency, I, 2, 0, 1000, "cycles the SM's barrier unit takes to count one warp's __syncthreads arrival (every block's)")
 

@@ -428,17 +428,23 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	uint32_t bar = (uint32_t)id;
 	struct mbar *b = &s->mbars[bar];
 	bool try_wait = in->op == OP_BARRIER_TRY_WAIT;
+	bool trying = e->op_step == 3; /* a diverged path's first try answers: as the phase was at its read */
 	bool apart = try_wait && e->op_step == 0 && simt_polls_apart(s, w, e);
-	if (apart && e->poll == (int32_t)bar) {
-		/* a retry: the poll begins */
-		e->op_step = 2;
-		e->poll_look = now + (uint64_t)s->m->diverged_poll_look;
+	if (apart) {
+		/*
+		 * A retry begins a poll; a first try reads the phase trywait_look cycles after its issue
+		 * (an arrive counted by then is seen: traces/h100/trywait_read.csv) and answers after
+		 * its latency.
+		 */
+		bool retry = e->poll == (int32_t)bar;
+		e->op_step = retry ? 2 : 3;
+		e->poll_look = now + (uint64_t)(retry ? s->m->diverged_poll_look : s->m->trywait_look);
 		sched_block(s, w, STALL_BARRIER, WAIT_SLEEP, now);
-		sched_timer(s, w, now + (uint64_t)s->m->diverged_poll_cycles);
+		sched_timer(s, w, now + (retry ? (uint64_t)s->m->diverged_poll_cycles : (uint64_t)s->cls_lat[IC_SYNCS]));
 		return false;
 	}
-	/* a poll ending does not see the barrier's latest phase if that completed after its look */
-	bool latest_unseen = ending && b->completed_at > e->poll_look;
+	/* a poll or try answering does not see the barrier's latest phase if that completed after its look */
+	bool latest_unseen = (ending || trying) && b->completed_at > e->poll_look;
 	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
 		return true;
 	uint32_t mask = simt_mask(w), done = 0;
@@ -518,7 +524,7 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 		e->poll = -1;
 	} else {
 		simt_failed_poll(e, (int32_t)bar);
-		if (!apart) /* the spin loop's YIELD: the others go on past the join (not at a diverged first try) */
+		if (!trying) /* the spin loop's YIELD: the others go on past the join (not at a diverged first try) */
 			simt_detach(s, w, now);
 	}
 	if (!done) {
