@@ -387,6 +387,12 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	}
 }
 
+/* Whether a wait that passes on barrier b (by parity, or on token v) waits for its latest completed phase. */
+static bool awaits_latest(const struct mbar *b, bool parity, int64_t v)
+{
+	return parity ? ((b->phase - 1) & 1) == (uint32_t)(v & 1) : (int64_t)b->phase - 1 == v;
+}
+
 /*
  * barrier_test_wait / barrier_try_wait (PTX mbarrier.test_wait / try_wait,
  * by token or .parity): var = 1 in each lane whose phase has completed —
@@ -402,21 +408,16 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
  * warp (simt_polls_apart) a try_wait loop runs as ptxas compiles it, as
  * libcu++'s wait does (mbar_await): one TRYWAIT, then an out-of-line retry
  * loop (YIELD, TRYWAIT; traces/h100/tma_user.sass trywait_probe
- * 0x05a0-0x06d0).  The first try answers after its own latency, passing or
- * not (a phase completed before it: 47 cycles diverged as converged,
- * traces/h100/tma_user_probe.csv), and its failure keeps the warp's other
- * lanes at their join; each retry is a poll that reads the phase
+ * 0x05a0-0x06d0).  The first try reads the phase trywait_look cycles after
+ * its issue (traces/h100/trywait_read.csv) and answers after its own
+ * latency, passing or not (a phase completed before it: 47 cycles diverged
+ * as converged, traces/h100/tma_user_probe.csv), and its failure keeps the
+ * warp's other lanes at their join; each retry is a poll that reads the phase
  * diverged_poll_look cycles in and answers diverged_poll_cycles after it
  * began, and a failed poll's YIELD lets the other lanes go.  Failed polls
  * of one barrier in a row, nothing but a spin loop between them, count
  * towards a spin (sim_check_spin).
  */
-/* Whether a wait that passes on barrier b (by parity, or on token v) waits for its latest completed phase. */
-static bool awaits_latest(const struct mbar *b, bool parity, int64_t v)
-{
-	return parity ? ((b->phase - 1) & 1) == (uint32_t)(v & 1) : (int64_t)b->phase - 1 == v;
-}
-
 bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t now)
 {
 	struct simt_entry *e = simt_cur(w);
@@ -428,6 +429,8 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	uint32_t bar = (uint32_t)id;
 	struct mbar *b = &s->mbars[bar];
 	bool try_wait = in->op == OP_BARRIER_TRY_WAIT;
+	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
+		return true;
 	bool trying = e->op_step == 3; /* a diverged path's first try answers: as the phase was at its read */
 	bool apart = try_wait && e->op_step == 0 && simt_polls_apart(s, w, e);
 	if (apart) {
@@ -445,8 +448,6 @@ bool cbar_poll(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 	}
 	/* a poll or try answering does not see the barrier's latest phase if that completed after its look */
 	bool latest_unseen = (ending || trying) && b->completed_at > e->poll_look;
-	if (!check_init(s, w, b, try_wait ? "try_wait" : "test_wait"))
-		return true;
 	uint32_t mask = simt_mask(w), done = 0;
 	int64_t v[32], ok[32];
 	simt_eval_lanes(s, w, &in->e[0], mask, v);
