@@ -614,9 +614,14 @@ static void derive_try_look(struct calib *c)
 		if (share >= 0.5 && (above < 0 || off < row_num(c, v, above, "try_after_arrive_median")))
 			above = i;
 	}
-	double o1 = below < 0 ? 0 : row_num(c, v, below, "try_after_arrive_median"), s1 = below < 0 ? 0 : row_num(c, v, below, "first_try_share");
-	double o2 = above < 0 ? 0 : row_num(c, v, above, "try_after_arrive_median"), s2 = above < 0 ? 0 : row_num(c, v, above, "first_try_share");
-	if (below < 0 || above < 0 || !(o2 > o1) || !(s2 > s1)) {
+	double o1 = 0, s1 = 0, o2 = 0, s2 = 0;
+	if (below >= 0 && above >= 0) {
+		o1 = row_num(c, v, below, "try_after_arrive_median");
+		s1 = row_num(c, v, below, "first_try_share");
+		o2 = row_num(c, v, above, "try_after_arrive_median");
+		s2 = row_num(c, v, above, "first_try_share");
+	}
+	if (!(o2 > o1) || !(s2 > s1)) {
 		diag_set(c->d, DIAG_INPUT, "%s/trywait_read.csv: expected diverged rows whose first tries fail before some offset and pass after it", c->dir);
 		return;
 	}
