@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tests/callforms/fit.csv, the microbenchmark fit's reference, from traces/h100/callforms.csv.
+"""Writes tests/callforms/fit.csv, the microbenchmark fit's reference, from traces/h100/callforms.csv
+and traces/h100/barrier_lines.csv.
 
 Each call form looped alone on the H100 (tests/hw/callforms.cu) has a replica kernel here
 (kernels/cf_*.json, experiments/cf_*.json); a row says which, with its parameters, and the
@@ -8,7 +9,12 @@ two blocks of 1024 at W = 16, every SM busy, the source warmed into L2. cycles_p
 is the form's cycles per iteration (the SM's time, all warps done); batch_sz its iterations.
 `smsim validate tests/callforms/fit.csv --configs tests/callforms` prints the fit.
 
-Usage: tests/callforms/fit.py traces/h100/callforms.csv > tests/callforms/fit.csv
+barrier_lines.csv (tests/hw/barrier_lines.cu) adds the 4-byte copy's round trip at 1-8 blocks per
+SM from L2 and DRAM, each warp waiting for its own line (cf_chase_cp) or the block for all of its
+lines (cf_chase_mbar): its rows are cycles per batch of one warp (the median warp), batch_sz
+its batches.
+
+Usage: tests/callforms/fit.py traces/h100/callforms.csv traces/h100/barrier_lines.csv > tests/callforms/fit.csv
 """
 import csv
 import sys
@@ -40,6 +46,7 @@ FORMS = {
     "size_t%3": ("cf_mod", {"m": 3}),
     "size_t%4": ("cf_mod", {"m": 4}),
 }
+CHASES = {"cp_async": "cf_chase_cp", "mbarrier": "cf_chase_mbar"}
 PARAMS = ["stages", "bytes", "n", "m"]
 DEFAULTS = {"stages": 2, "bytes": 4, "n": 1, "m": 3}
 
@@ -58,6 +65,10 @@ def main():
         p = dict(DEFAULTS, **params)
         out.writerow([kernel] + [p[k] for k in PARAMS] + [bs, bps, 132 * bps, "L2", r["iterations"],
                                                            r["cycles_per_iteration_median"]])
+    for r in csv.DictReader(open(sys.argv[2])):
+        out.writerow([CHASES[r["mode"]]] + [DEFAULTS[k] for k in PARAMS] +
+                     [r["block_size"], r["blocks_per_sm"], r["grid_blocks"], r["source"], r["batches"],
+                      r["cycles_per_batch_median"]])
 
 
 if __name__ == "__main__":
