@@ -74,6 +74,13 @@ enum {
  * per-CTA or per-SM one (SR_CgaCtaId, SR_VIRTUALSMID) does not.
  */
 #define LI_SREG_THREAD (1u << LI_LOCAL_SITE)
+/*
+ * On an LDGSTS-class instruction (the same bit, never an LDL or S2R): a bulk
+ * copy (UBLKCP, UTMALDG, UTMASTG), one instruction of the uniform datapath
+ * whatever lanes the warp has, where an LDGSTS works for its lanes
+ * (issue.c ldgsts_mio).
+ */
+#define LI_BULK (1u << LI_LOCAL_SITE)
 
 /* The longest sequence of one op (a loop preheader's hoisted arithmetic included): deps are 64-bit masks. */
 #define LOWER_SEQ_MAX 64

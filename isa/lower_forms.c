@@ -236,7 +236,7 @@ static const struct linst form_copy_bulk[] = {
 	{IC_UNI, LI_EXTERN, 2, 0, 0x48u}, /* 9  0470: ULEA.HI.X UR7, UR20, UR7, UR14, 0x2, UP0 */
 	{IC_UNI, 0, 12, 0, 0x84u}, /* 10  0480: ULEA UR11, UR15, UR11, 0x18 */
 	{IC_UNI, 0, 1, 0, 0x20u}, /* 11  0490: @P0 ELECT P3, URZ, PT */
-	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 12, 0, 0x140u}, /* 12  04a0: UBLKCP.S.G [UR10], [UR6], UR12 */
+	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN|LI_BULK, 12, 0, 0x140u}, /* 12  04a0: UBLKCP.S.G [UR10], [UR6], UR12 */
 	{IC_ALU, 0, 2, 0, 0x800u}, /* 13  04b0: @P3 PLOP3.LUT P0, PT, P3, PT, PT, 0x8, 0x0 */
 	{IC_BRA, 0, 5, 0, 0x2000u}, /* 14  04d0: @P0 BRA.U.ANY 0x490 */
 	{IC_IMAD, LI_EXTERN, 4, 0, 0x0u}, /* 15  04e0: IMAD.U32 R2, RZ, RZ, UR9 */
@@ -254,7 +254,7 @@ static const struct linst form_bulk_store[] = {
 	{IC_UNI, LI_EXTERN, 2, 0, 0x0u}, /* 5  01a0: USHF.R.U32.HI UR6, URZ, 0x4, UR12 */
 	{IC_UNI, 0, 2, 0, 0x1du}, /* 6  01b0: ULEA.HI.X UR5, UR10, UR7, UR5, 0x2, UP0 */
 	{IC_UNI, 0, 9, 0, 0x20u}, /* 7  01c0: UPRMT UR6, UR6, 0x5410, URZ */
-	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN, 2, 0, 0x90u}, /* 8  01d0: UBLKCP.G.S [UR4], [UR8], UR6 */
+	{IC_LDGSTS, LI_ANCHOR|LI_EXTERN|LI_BULK, 2, 0, 0x90u}, /* 8  01d0: UBLKCP.G.S [UR4], [UR8], UR6 */
 };
 
 /* BULK_COMMIT: traces/h100/forms.sass forms_bulk_store 0x01f0-0x01f0 */

@@ -1159,6 +1159,26 @@ static void derive_l2_capacity(struct calib *c)
 }
 
 /*
+ * What a one-lane LDGSTS holds the SM's memory-instruction path for
+ * (tests/hw/lane_copies_sm.cu, lane_copies_sm.csv): 4-byte copies of one
+ * active lane a warp, issued back to back by 32 warps on every SM, take this
+ * many cycles a copy instruction SM-wide (up to eight lanes the same, a full
+ * warp's twice as long: iclass_ldgsts_mio; the lanes between in proportion).
+ */
+static void derive_ldgsts_mio_least(struct calib *c)
+{
+	int row, row_full;
+	double per = cell(c, "lane_copies_sm.csv", "cycles_per_copy_sm", &row, "bytes=4", "active_lanes=1", "warps_per_sm=32",
+			  NULL);
+	double full = cell(c, "lane_copies_sm.csv", "cycles_per_copy_sm", &row_full, "bytes=4", "active_lanes=32",
+			   "warps_per_sm=32", NULL);
+	if (c->d->code)
+		return;
+	c->m.ldgsts_mio_least = iround(per) < 1 ? 1 : iround(per);
+	cite(c, "ldgsts_mio_least", "lane_copies_sm.csv row %d: 4-byte copies of one lane a warp, 32 warps a SM issuing back to back, %.2f cycles a copy instruction SM-wide (row %d, a full warp's: %.2f; 16 and 24 lanes between, in proportion to their lanes)", row, per, row_full, full);
+}
+
+/*
  * How widely lines from DRAM land around their median (inflight_spread.csv,
  * tests/hw/inflight_latency.cu's spread mode: one block's eight warps, one
  * 4-byte copy each a batch, at 1-8 blocks per SM): smsim draws a line's
@@ -1347,6 +1367,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_dram_load(c);
 	derive_l2_capacity(c);
 	derive_dram_spread(c);
+	derive_ldgsts_mio_least(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);

@@ -488,6 +488,23 @@ static void compute_loop_step(struct sim *s, struct warp *w, const struct insn *
 	issue_plan_compute(s, w, in, e);
 }
 
+/*
+ * What an LDGSTS of these lanes holds the SM's memory-instruction path for:
+ * from ldgsts_mio_least at one lane to the class's cost at a full warp, in
+ * proportion to its lanes, to the nearest cycle (lane_copies_sm.csv, 4-byte
+ * copies issued back to back by 32 warps: 2.19 cycles a copy instruction
+ * SM-wide at 1-8 lanes, 3.26 at 16, 3.38 at 24, 4.40 at 32).  A divergent
+ * warp's one-lane copies share the path at half a full warp's cost.
+ */
+static uint64_t ldgsts_mio(const struct sim *s, uint32_t mask)
+{
+	uint64_t full = s->cls_mio[IC_LDGSTS], least = (uint64_t)s->m->ldgsts_mio_least;
+	least = least < full ? least : full;
+	uint64_t lanes = (uint64_t)__builtin_popcount(mask);
+	lanes = lanes ? lanes : 1;
+	return (least * 31 + (full - least) * (lanes - 1) + 15) / 31;
+}
+
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 {
 	struct cursor c;
@@ -510,7 +527,9 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 	enum iclass cls = (enum iclass)w->next_cls;
 	const struct linst *li = &f->code[e->li];
 	s->cls_issued[cls]++;
-	uint64_t start = issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
+	uint64_t start = cls == IC_LDGSTS && !(li->flags & LI_BULK)
+				 ? issue_occupy_mio(s, w, cls, false, ldgsts_mio(s, e->mask), now)
+				 : issue_occupy(s, w, cls, li->flags & LI_ARRIVE, now);
 	uint64_t lat = s->cls_lat[cls];
 	if (tr) {
 		count_op_issue(s, in, cls);

@@ -929,12 +929,12 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
  * is a SYNCS instruction that the unit takes faster than a try_wait
  * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
  */
-static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
+static ISSUE_INLINE uint64_t issue_occupy_mio(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t mio,
+					       uint64_t now)
 {
 	if (w->next_free)
 		return now;
 	w->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
-	uint64_t mio = arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls];
 	if (!mio)
 		return now;
 	s->cls_mio_busy[cls] += mio;
@@ -943,6 +943,10 @@ static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum ic
 	uint64_t queue = (uint64_t)s->m->mio_queue_cycles;
 	s->mem.mio_room = s->mem.mio_free > queue ? s->mem.mio_free - queue : 0;
 	return start;
+}
+static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
+{
+	return issue_occupy_mio(s, w, cls, arrive, arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls], now);
 }
 void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now);
 int issue_setup(struct sim *s);

@@ -517,6 +517,8 @@ def build(kernels, f):
             flags.append("LI_WAR")
         if re.match(r"S2R\b", ins.mnem) and re.search(r"SR_(TID|LANEID)", ins.text):  # queues behind the port (s2r_mio.csv)
             flags.append("LI_SREG_THREAD")
+        if re.match(r"(UBLKCP|UTMALDG|UTMASTG)", ins.mnem):  # one uniform instruction, whatever the warp's lanes
+            flags.append("LI_BULK")
         insts.append(dict(cls=iclass(ins), flags=flags, deps=deps, ins=ins))
     # results (forms that produce a value): the last writer on the walked path of an R register
     # read after the region

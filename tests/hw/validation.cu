@@ -27,6 +27,8 @@
 // each source; primitive_copies also checks the 16-byte copies of its last two batches.
 //
 // Usage: validation OUTDIR [BUDGET_S] -> OUTDIR/validation.csv, OUTDIR/validation_primitives.csv
+//        validation OUTDIR primitives_holdout -> OUTDIR/holdout_primitives.csv (the over-wait kernels
+//                                                at other occupancies)
 //                                      (no configuration starts after BUDGET_S seconds; 330)
 //        validation OUTDIR holdout -> OUTDIR/holdout.csv (holdout_set: launches the set above leaves out)
 //        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K[:D:PER_GROUP] ...]
@@ -687,6 +689,28 @@ int main(int argc, char** argv) {
     printf("sm_clock_MHz_after %.1f\nholdout: %d rows, %zu mismatches, %d rows failed the residency check\n",
            sm_clock_mhz(), x.rows, x.failures, x.resident_failures);
     return 0;
+  }
+
+  if (argc > 2 && !strcmp(argv[2], "primitives_holdout")) {
+    // Out of sample for the over-wait kernels: primitive_copies at 2, 4 and 8 warps per SM (blocks
+    // of one warp) and diverged_commit at 2 and 8 blocks per SM, where validation_primitives.csv
+    // has one warp and 1 and 4 blocks.
+    char* dirarg[2] = {argv[0], const_cast<char*>(dir.c_str())};
+    FILE* fp = open_csv(2, dirarg, "holdout_primitives.csv",
+                        "kernel,divergence,per_group,stages,block_size,blocks_per_sm,k,batch_sz,grid_blocks,source,reps,"
+                        "cycles_per_batch_median,cycles_per_batch_min,cycles_per_batch_max,block_cycles_median,"
+                        "mismatches,resident_check,cycles_per_batch_sm_span_median,cycles_per_batch_sm_span_max");
+    printf("sm_clock_MHz_before %.1f\n", sm_clock_mhz());
+    for (int bps : {2, 4, 8})
+      for (int per_group : {1, 0})
+        for (int d : {1, 2, 4, 8, 16, 32}) run_primitive(x, fp, false, per_group, d, bps);
+    for (int bps : {2, 8})
+      for (int mode : {0, 2})
+        for (int d : {1, 2, 4, 8, 16, 32}) run_primitive(x, fp, true, mode, d, bps);
+    fclose(fp);
+    printf("sm_clock_MHz_after %.1f\nprimitives_holdout: %d rows, %zu mismatches, %d rows failed the residency check\n",
+           sm_clock_mhz(), x.rows, x.failures, x.resident_failures);
+    return x.failures ? 2 : 0;
   }
 
   const auto t_start = std::chrono::steady_clock::now();
