@@ -17,45 +17,15 @@
 // per warp, the median over every warp of every block and rep.
 //
 // Usage: barrier_lines OUTDIR  ->  barrier_lines.csv
-#include <cooperative_groups.h>
-#include <cuda/barrier>
-#include <cuda_pipeline.h>
+#include "chase.cuh"
 #include "common.cuh"
-
-#pragma nv_diag_suppress static_var_with_dynamic_init
 
 namespace {
 
+using namespace chase_bench;
+
 constexpr int kReps = 5;
 constexpr int kBatches = 32;
-
-template <bool kBlockWide>
-__global__ void chase(int* global_out, const int* global_in, int batches, long long* cycles) {
-  extern __shared__ int shared[];  // blockDim.x ints
-  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
-  const int tid = threadIdx.x;
-  const size_t grid_size = size_t(gridDim.x) * blockDim.x;
-  if (tid == 0) init(&bar, blockDim.x);
-  shared[tid] = 0;
-  __syncthreads();
-  int v = 0;
-  const long long t0 = clock64();
-  for (int b = 0; b < batches; ++b) {
-    const size_t i = size_t(blockIdx.x) * blockDim.x + grid_size * b + tid + v;
-    if (!kBlockWide) {
-      __pipeline_memcpy_async(&shared[tid], &global_in[i], 4);
-      __pipeline_commit();
-      __pipeline_wait_prior(0);
-    } else {
-      cuda::memcpy_async(&shared[tid], &global_in[i], cuda::aligned_size_t<4>(4), bar);
-      bar.arrive_and_wait();
-    }
-    v = shared[tid];
-  }
-  const long long t1 = clock64();
-  global_out[size_t(blockIdx.x) * blockDim.x + tid] = v;
-  if (tid % 32 == 0) cycles[size_t(blockIdx.x) * (blockDim.x / 32) + tid / 32] = t1 - t0;
-}
 
 }  // namespace
 
@@ -77,7 +47,7 @@ int main(int argc, char** argv) {
     for (int bs : {64, 128, 256})
       for (int bpm : {1, 2, 4, 8})
         for (int l2 = 1; l2 >= 0; --l2) {
-          const auto fn = block_wide ? chase<true> : chase<false>;
+          const auto fn = block_wide ? chase<kMbarrier> : chase<kCpAsync>;
           const int blocks = bpm * sms, nw = bs / 32;
           std::vector<double> per_batch;
           for (int r = 0; r < kReps; ++r) {
