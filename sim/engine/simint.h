@@ -925,9 +925,10 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 }
 /*
  * The instruction has issued at now: its pipe is busy, and a memory-path
- * one queues for the MIO; when it starts.  An mbarrier arrive (LI_ARRIVE)
- * is a SYNCS instruction that the unit takes faster than a try_wait
- * (iclass.csv: SYNCS.ARRIVE alone every 6 cycles, PHASECHK every 18.6).
+ * one holds the MIO for mio cycles, queued behind what it has; when it
+ * starts.  An mbarrier arrive (LI_ARRIVE) is a SYNCS instruction that the
+ * unit takes faster than a try_wait (iclass.csv: SYNCS.ARRIVE alone every 6
+ * cycles, PHASECHK every 18.6).
  */
 static ISSUE_INLINE uint64_t issue_occupy_mio(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t mio,
 					       uint64_t now)
@@ -944,6 +945,7 @@ static ISSUE_INLINE uint64_t issue_occupy_mio(struct sim *s, struct warp *w, enu
 	s->mem.mio_room = s->mem.mio_free > queue ? s->mem.mio_free - queue : 0;
 	return start;
 }
+/* issue_occupy_mio at the class's MIO cost, or an arrive's. */
 static ISSUE_INLINE uint64_t issue_occupy(struct sim *s, struct warp *w, enum iclass cls, bool arrive, uint64_t now)
 {
 	return issue_occupy_mio(s, w, cls, arrive, arrive ? (uint64_t)s->m->syncs_arrive_mio : s->cls_mio[cls], now);
