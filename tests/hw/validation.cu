@@ -27,10 +27,10 @@
 // each source; primitive_copies also checks the 16-byte copies of its last two batches.
 //
 // Usage: validation OUTDIR [BUDGET_S] -> OUTDIR/validation.csv, OUTDIR/validation_primitives.csv
-//        validation OUTDIR primitives_holdout -> OUTDIR/holdout_primitives.csv (the over-wait kernels
-//                                                at other occupancies)
 //                                      (no configuration starts after BUDGET_S seconds; 330)
 //        validation OUTDIR holdout -> OUTDIR/holdout.csv (holdout_set: launches the set above leaves out)
+//        validation OUTDIR primitives_holdout -> OUTDIR/holdout_primitives.csv (the over-wait kernels
+//                                                at other occupancies)
 //        validation --ncu OUTDIR [KERNEL:STAGES:BS:BPS:K[:D:PER_GROUP] ...]
 //                                   -> one launch per profiled configuration (the list given, or
 //                                      kNcu; D and PER_GROUP for primitive_copies and
