@@ -66,20 +66,20 @@ Test(gmem, sectors_match_reference)
 }
 
 /*
- * DRAM's latency grows with the load every SM puts on it (inflight_lines.csv): dram_load_latency x
- * u / (1 - u), u this SM's recent DRAM bytes a cycle over its share.  A lone read waits the
- * latency; at a steady half of the share about dram_load_latency more; L2 hits load nothing; and a
- * sector this SM fetched from DRAM lately is in L2 for the next read of it, which waits for it to
- * arrive if it comes sooner.
+ * DRAM's latency grows with the lines this SM has in flight from it (inflight_lines.csv, which
+ * every SM puts on DRAM alike): dram_line_latency a 128-byte line not yet landed when a read
+ * issues, counted in sectors.  A lone read waits the latency; L2 hits load nothing; a sector this
+ * SM fetched from DRAM lately is in L2 for the next read of it, which waits for it to arrive if it
+ * comes sooner; and reads and write-backs together go no faster than the SM's DRAM share.
  */
-Test(gmem, dram_latency_grows_with_the_load_on_it)
+Test(gmem, dram_latency_grows_with_the_lines_in_flight)
 {
 	struct machine m;
 	machine_defaults(&m);
 	m.dram_latency = 700;
 	m.l2_latency = 300;
-	m.dram_load_latency = 400;
-	m.dram_bytes_per_cycle = 10;
+	m.dram_line_latency = 9;
+	m.dram_bytes_per_cycle = 1e6;
 	m.l2_bytes_per_cycle = 1e9;
 	struct warp warps[1] = {{.id = 0}};
 	struct sim_report rep = {0};
@@ -91,12 +91,33 @@ Test(gmem, dram_latency_grows_with_the_load_on_it)
 	cr_assert_eq(gmem_read(&s, 200, line0, 4), 800, "a read before it has arrived waits for it");
 	cr_assert_eq(gmem_read(&s, 900, line0, 4), 1200, "one after hits there");
 	cr_assert_eq(rep.dram_bytes, 128, "the L2 hits loaded no DRAM");
-	uint64_t lat = 0;
-	for (uint64_t i = 1; i <= 2000; i++) { /* a line every 25.6 cycles: 5 bytes a cycle, half the share */
-		uint64_t now = 2000 + i * 256 / 10, line[4] = {4 * i + 1000, 4 * i + 1001, 4 * i + 1002, 4 * i + 1003};
-		lat = gmem_read(&s, now, line, 4) - now;
+	const uint64_t a[4] = {100, 101, 102, 103}, b[4] = {104, 105, 106, 107}, c[4] = {108, 109, 110, 111};
+	const uint64_t d[2] = {112, 113};
+	cr_assert_eq(gmem_read(&s, 2000, a, 4), 2700, "nothing in flight");
+	cr_assert_eq(gmem_read(&s, 2001, b, 4), 2710, "one line in flight: 9 cycles more");
+	cr_assert_eq(gmem_read(&s, 2002, c, 4), 2720, "two");
+	cr_assert_eq(gmem_read(&s, 2705, d, 2), 2705 + 700 + 18, "the first has landed: two left");
+	cr_assert_eq(gmem_read(&s, 5000, (const uint64_t[2]){200, 201}, 2), 5700, "a half line, after all landed");
+	gmem_free(&s);
+
+	/* At a share of 10 bytes a cycle a line takes 12.8 cycles of it, more than its 9 of latency: the share sets the pace. */
+	m.dram_bytes_per_cycle = 10;
+	s.mem = (struct gmem){0};
+	uint64_t last = 0;
+	for (uint64_t i = 0; i < 40; i++) {
+		uint64_t line[4] = {4 * i + 1000, 4 * i + 1001, 4 * i + 1002, 4 * i + 1003};
+		last = gmem_read(&s, 10000, line, 4);
 	}
-	cr_assert(lat >= 700 + 380 && lat <= 700 + 420, "at half the share: %llu cycles", (unsigned long long)lat);
+	cr_assert(last >= 10700 + 39 * 128 / 10 && last <= 10700 + 39 * 128 / 10 + 1,
+		  "40 lines at once: the last lands 39 x 12.8 cycles after the first (%llu)", (unsigned long long)last);
+	/* 100 stores written back at once, 32,000 bytes, take 3,200 cycles of the share: a read issued with them lands behind. */
+	s.mem.l2_written_back = 1.0;
+	for (int i = 0; i < 100; i++)
+		gmem_write(&s, 20000, 10);
+	const uint64_t e[4] = {3000, 3001, 3002, 3003};
+	uint64_t after = gmem_read(&s, 20000, e, 4);
+	cr_assert(after >= 20700 + 3200 - 32 + 12 && after <= 20700 + 3200 - 32 + 14, "behind the write-backs: %llu",
+		  (unsigned long long)after);
 	gmem_free(&s);
 	l1_free(&s.l1);
 }
@@ -109,6 +130,7 @@ static struct machine unloaded_memory(void)
 	m.dram_latency = 700;
 	m.l2_latency = 300;
 	m.dram_bytes_per_cycle = m.l2_bytes_per_cycle = 1e6;
+	m.dram_line_latency = 0;
 	m.l2_hit_fraction = 0;
 	return m;
 }
@@ -272,6 +294,7 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	m.dram_latency = 700;
 	m.dram_spread = 100;
 	m.dram_spread_per_line = 10;
+	m.dram_line_latency = 0; /* the spread alone, not the latency the lines add */
 	m.dram_bytes_per_cycle = 1e9;
 	struct warp warps[2] = {{.id = 0}, {.id = 1}};
 	struct sim_report rep = {0};

@@ -347,9 +347,9 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 
 	/*
 	 * No compute, 8 blocks (64 warps) and a quarter of an SM's share of DRAM bandwidth (as when
-	 * every SM streams): DRAM-bound, and the bound says so.  Near it DRAM's latency grows with its
-	 * load (inflight_lines.csv: 16 KB in flight per SM reach 69% of the share, 32 KB 85%), so the
-	 * second stage's bytes in flight still buy a little, and neither design reaches the share.
+	 * every SM streams): DRAM-bound, and the bound says so.  Every read and write-back queues at
+	 * the share (gmem.c dram_read), and 64 warps keep it busy either way: both designs run at it,
+	 * so the second stage buys nothing (its local loads read a little more).
 	 */
 	snprintf(cmd, sizeof cmd,
 		 "%s compare configs/experiments/with_single_stage.json configs/experiments/with_staging_unified.json "
@@ -359,12 +359,12 @@ Test(outputs, compare_shows_the_speedup_and_the_bandwidth_bound)
 	o = cJSON_Parse(out);
 	runs = cJSON_GetObjectItemCaseSensitive(o, "runs");
 	double speedup = run_field(runs, 1, "speedup", NULL);
-	cr_assert(speedup > 1.0 && speedup < 1.1, "bandwidth-bound: speedup %.3f", speedup);
+	cr_assert(speedup > 0.95 && speedup < 1.02, "bandwidth-bound: speedup %.3f", speedup);
 	for (int i = 0; i < 2; i++) {
 		double lb = run_field(runs, i, "bounds", "lower_bound"), mem = run_field(runs, i, "bounds", "memory_cycles");
 		cr_assert_eq(lb, mem, "the memory bound is the binding one");
 		double eff = run_field(runs, i, "bounds", "efficiency");
-		cr_assert(eff > 0.75 && eff < 0.95, "run %d: %.3f of the DRAM share", i, eff);
+		cr_assert(eff > 0.95 && eff <= 1.0, "run %d: %.3f of the DRAM share", i, eff);
 	}
 	cJSON_Delete(o);
 	free(out);

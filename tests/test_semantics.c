@@ -393,7 +393,7 @@ Test(semantics, misaligned_memcpy_async_falls_back_to_a_synchronous_copy)
 	cr_assert_eq(run_kernel_text(COPY_KERNEL(2), 128, 1, NULL, &r, &d), 0, "%s", d.msg);
 	cr_assert_eq(r.sync_copies, 8 * 256, "2-byte chunks: 256 per copy, all synchronous");
 	cr_assert_gt(r.stalls[STALL_MEMORY], 0);
-	/* the overlapped batch loads DRAM eight times as hard (dram_load_latency): 3x, not 8x */
+	/* the overlapped batch's lines wait behind each other (dram_line_latency): 3x, not 8x */
 	cr_assert_gt(r.cycles, 3 * async_cycles, "eight serial round trips instead of one overlapped batch: %llu against %llu",
 		     (unsigned long long)r.cycles, (unsigned long long)async_cycles);
 }

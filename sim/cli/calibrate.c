@@ -945,24 +945,28 @@ static double local_reuse_misses(const struct reuse *r, const struct reuse_power
  * DRAM's latency under load (tests/hw/inflight_latency.cu lines mode,
  * inflight_lines.csv: one stage, 1-8 copies of 16 bytes a thread, 1-32 warps,
  * on every SM and on one SM alone).  Each row of the grid-wide rows pattern on
- * every SM gives DRAM's utilization u, its lines' bytes a batch over the
- * batch's cycles over the SM's share (dram_bytes_per_cycle), and how much
- * longer its copies took than the same loop on one SM alone; the model's
- * dram_load_latency x u / (1 - u) is fitted to those in log space (relative
- * error alike at every load), over the rows at u = 0.15-0.93 (below, the
- * difference is tens of cycles, within the rows' noise).
+ * every SM gives how much longer its copies took than the same loop on one SM
+ * alone (a warp's latency: its first copy's issue to its wait's end, so that of
+ * its last copy), and the lines that copy found in flight when it issued: its
+ * own warp's others (lines a warp - 1) and the other warps' (warps - 1) x lines
+ * a warp, each in flight for the share of the batch its latency is (latency /
+ * cycles a batch), lines a warp being copies x 4.  dram_line_latency
+ * is the least-squares slope through the origin of the first against the
+ * second, over the rows up to 256 lines an SM; beyond, the DRAM share binds
+ * (dram_bytes_per_cycle, the model's queue).
  */
-static void derive_dram_load(struct calib *c)
+static void derive_dram_line_latency(struct calib *c)
 {
 	struct csv *v;
 	int pattern = csv_column(c, "inflight_lines.csv", "pattern", &v);
 	if (pattern < 0)
 		return;
-	double sum = 0;
+	double sxy = 0, sxx = 0;
 	int n = 0;
 	for (int r = 0; r < v->nrows; r++) {
 		if (strcmp(v->cells[(size_t)r * CSV_MAX_COLS + (size_t)pattern], "rows") ||
-		    row_num(c, v, r, "bytes") != 16 || row_num(c, v, r, "grid_blocks") == 1)
+		    row_num(c, v, r, "bytes") != 16 || row_num(c, v, r, "grid_blocks") == 1 ||
+		    row_num(c, v, r, "lines_per_sm") > 256)
 			continue;
 		char copies[32], warps[32];
 		snprintf(copies, sizeof copies, "copies=%.0f", row_num(c, v, r, "copies"));
@@ -970,22 +974,22 @@ static void derive_dram_load(struct calib *c)
 		int alone_row;
 		double alone = cell(c, "inflight_lines.csv", "latency_median", &alone_row, "pattern=rows", "bytes=16", copies,
 				    warps, "grid_blocks=1", NULL);
-		double u = row_num(c, v, r, "lines_per_sm") * 128.0 / row_num(c, v, r, "cycles_per_batch") /
-			   c->m.dram_bytes_per_cycle;
-		double longer = row_num(c, v, r, "latency_median") - alone;
+		double latency = row_num(c, v, r, "latency_median"), batch = row_num(c, v, r, "cycles_per_batch");
 		if (c->d->code)
 			return;
-		if (u < 0.15 || u >= 0.93 || longer <= 0) /* below 15% the difference is within the rows' noise */
-			continue;
-		sum += log(longer) - log(u / (1.0 - u));
+		double own = 4.0 * row_num(c, v, r, "copies");
+		double share = batch > 0 && latency < batch ? latency / batch : 1.0;
+		double found = (row_num(c, v, r, "warps") - 1.0) * own * share + own - 1.0;
+		sxy += found * (latency - alone);
+		sxx += found * found;
 		n++;
 	}
-	if (n == 0) {
-		diag_set(c->d, DIAG_INPUT, "%s/inflight_lines.csv: expected 16-byte rows on every SM at 15-93%% of the DRAM share", c->dir);
+	if (n == 0 || sxx <= 0) {
+		diag_set(c->d, DIAG_INPUT, "%s/inflight_lines.csv: expected 16-byte rows of the rows pattern on every SM, up to 256 lines an SM", c->dir);
 		return;
 	}
-	c->m.dram_load_latency = iround(exp(sum / n));
-	cite(c, "dram_load_latency", "inflight_lines.csv, %d rows (16-byte copies, every SM, u 0.15-0.93): a copy's median latency beyond the same loop's on one SM alone against u / (1 - u), u the rows' DRAM bytes a cycle over dram_bytes_per_cycle; the geometric mean of their ratios (least squares in log space)", n);
+	c->m.dram_line_latency = round(sxy / sxx * 100.0) / 100.0;
+	cite(c, "dram_line_latency", "inflight_lines.csv, %d rows (16-byte copies, rows pattern, every SM, up to 256 lines an SM): a copy's median latency beyond the same loop's on one SM alone against the lines its warp's last copy found in flight at its issue (its own warp's others, and the other warps' lines for the share of the batch they are in flight); least squares through the origin", n);
 }
 
 /*
@@ -1364,7 +1368,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_s2r_queue(c);
 	derive_port_bubble(c);
 	derive_l1(c);
-	derive_dram_load(c);
+	derive_dram_line_latency(c);
 	derive_l2_capacity(c);
 	derive_dram_spread(c);
 	derive_ldgsts_mio_least(c);

@@ -86,7 +86,7 @@
 	X(dram_latency, I, 688, 1, 100000, "cycles, DRAM load")                          \
 	X(dram_spread, I, 0, 0, 100000, "cycles either side of its median a DRAM line through L1 lands, with no other line in flight") \
 	X(dram_spread_per_line, F, 0, 0, 10000, "cycles the spread grows per DRAM line the SM's other warps have in flight through L1") \
-	X(dram_load_latency, I, 430, 0, 100000, "cycles a DRAM read waits beyond dram_latency, times u / (1 - u), u the DRAM utilization (this SM's recent DRAM bytes a cycle over its share)") \
+	X(dram_line_latency, F, 9, 0, 10000, "cycles a DRAM read waits beyond dram_latency per 128-byte line this SM has in flight from DRAM when it issues") \
 	X(l2_hit_fraction, F, 0.0, 0.0, 1.0, "fraction of sectors that hit in L2")       \
 	X(l2_fetch_bytes, I, 64, 32, 128, "bytes the L2 fetches from DRAM for a sector that misses: the aligned block this size around it (32: the sector alone)") \
 	X(l2_keep_mb, F, 33.5, 0, 100000, "MB of a kernel's global data (input and output together) up to which a warmed L2 keeps all of it") \

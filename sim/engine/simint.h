@@ -290,10 +290,21 @@ struct block {
 	int32_t *bar_pc;         /* per warp: the __syncthreads (code index) its first lanes there reached */
 };
 
+/* Reads in flight: a min-heap by landing (gmem.c flights_push, flights_pop). */
+struct flights {
+	struct flight {
+		uint64_t land;
+		uint32_t warp;  /* the warp that read */
+		uint32_t count; /* what it holds: lines through L1, or sectors from DRAM */
+	} *heap;
+	size_t n, cap;
+};
+
 struct gmem {
 	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share has drained the stores written back */
-	double dram_rate;     /* bytes a cycle this SM asked of DRAM lately (gmem.c dram_load) */
-	uint64_t dram_rate_at; /* the cycle dram_rate was last brought up to */
+	uint64_t dram_share_free; /* 1/1024 cycles: when the DRAM share has served every read and write-back so far */
+	struct flights dram_reads; /* this SM's DRAM reads not yet landed, count in sectors (gmem.c dram_read) */
+	uint64_t dram_sectors;     /* their sectors */
 	struct fetched {
 		uint64_t sector; /* + 1; 0: an empty slot */
 		uint64_t ready;  /* when it has arrived */
@@ -308,15 +319,8 @@ struct gmem {
 	uint64_t copies_land; /* latest landing of any copy issued so far */
 	uint64_t mio_free;    /* cycles: the SM's memory-instruction path has worked off what it was given */
 	uint64_t mio_room;    /* ... and has room again (mio_queue_cycles before that; 0: room now) */
-	/*
-	 * DRAM lines read through L1 still in flight: a min-heap by landing,
-	 * and their count (each warp keeps its own share, warp.l1_dram_lines).
-	 */
-	struct l1_miss {
-		uint64_t land;
-		uint32_t warp, lines;
-	} *l1_misses;
-	size_t nl1_misses, l1_misses_cap;
+	/* DRAM lines read through L1 still in flight, and their count (each warp keeps its own share, warp.l1_dram_lines). */
+	struct flights l1_misses;
 	uint64_t l1_dram_lines;
 	double l2_kept; /* the share of the kernel's global data a warmed L2 still holds (gmem_setup) */
 	double l2_written_back;     /* the share of stored bytes the L2 writes back while the kernel runs (gmem_write) */

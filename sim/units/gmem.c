@@ -10,9 +10,9 @@
  * the block's other sector finds.  L2 bandwidth is a queue: a request
  * finishes at max(now + latency, previous finish + bytes / rate), in 1/1024
  * cycles so fractional rates do not drift.  DRAM's latency grows with the
- * load every SM puts on it (dram_load).
+ * lines the SM has in flight from it, and DRAM serves no faster than the
+ * SM's share (dram_read).
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include "simint.h"
@@ -247,34 +247,75 @@ static uint64_t queue(uint64_t *free_fp, uint64_t now, uint64_t latency, uint64_
 	return (finish + FP - 1) / FP;
 }
 
+/* Takes the earliest read off the heap if it has landed by now. */
+static bool flights_pop(struct flights *f, uint64_t now, struct flight *landed)
+{
+	if (!f->n || f->heap[0].land > now)
+		return false;
+	*landed = f->heap[0];
+	struct flight last = f->heap[--f->n];
+	size_t i = 0;
+	for (;;) { /* sift the last entry down from the root */
+		size_t c = 2 * i + 1;
+		if (c >= f->n)
+			break;
+		if (c + 1 < f->n && f->heap[c + 1].land < f->heap[c].land)
+			c++;
+		if (last.land <= f->heap[c].land)
+			break;
+		f->heap[i] = f->heap[c];
+		i = c;
+	}
+	if (f->n)
+		f->heap[i] = last;
+	return true;
+}
+
+/* Remembers a read in flight until e.land; false (untracked) when memory runs out. */
+static bool flights_push(struct flights *f, struct flight e)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 256;
+		struct flight *h = realloc(f->heap, cap * sizeof *h);
+		if (!h)
+			return false;
+		f->heap = h;
+		f->cap = cap;
+	}
+	size_t i = f->n++;
+	while (i > 0 && f->heap[(i - 1) / 2].land > e.land) {
+		f->heap[i] = f->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	f->heap[i] = e;
+	return true;
+}
+
 /*
  * DRAM's latency under load (tests/hw/inflight_latency.cu lines mode,
- * inflight_lines.csv): with every SM streaming, a copy's latency rises with
- * the bytes a cycle they ask of DRAM, long before its peak (+150 cycles at a
- * fifth of it, +450 at half, +1,000 at 70%), and not at all with one SM
- * alone.  Every SM runs this SM's kernel, so DRAM's utilization u is this
- * SM's recent DRAM bytes a cycle over its share (dram_bytes_per_cycle), and a
- * read waits dram_load_latency x u / (1 - u) beyond dram_latency, a single
- * server's queueing time.  Recent: a decaying average over DRAM_LOAD_WINDOW
- * cycles (a prior; of 3,000, 10,000 and 30,000 it gives the replica of that
- * loop the least error, 4.6% against 7.3 and 9.7); u stops at DRAM_LOAD_CAP,
- * beyond which the waits grow without bound and hold the kernel's rate
- * below the share themselves.  Returns the added latency.
+ * inflight_lines.csv): on every SM a copy's latency rises with the lines the
+ * SM has in flight from DRAM, about 9 cycles a 128-byte line up to ~256
+ * lines whoever issued them, and not at all on one SM alone: the load is the
+ * whole GPU's.  Every SM runs this SM's kernel, so this SM's lines in flight
+ * stand for DRAM's load: a read waits dram_latency plus dram_line_latency a
+ * line in flight when it issues (the reads before it not yet landed,
+ * counted in sectors).  Reads and write-backs together are served no faster
+ * than the SM's share (dram_bytes_per_cycle), which binds past ~256 lines.
+ * Returns when the read's bytes are back.
  */
-#define DRAM_LOAD_WINDOW 10000.0
-#define DRAM_LOAD_CAP 0.95
-
-static uint64_t dram_load(struct sim *s, uint64_t now, uint64_t bytes)
+static uint64_t dram_read(struct sim *s, uint64_t now, uint64_t bytes)
 {
 	struct gmem *g = &s->mem;
-	if (now > g->dram_rate_at) {
-		g->dram_rate *= exp(-(double)(now - g->dram_rate_at) / DRAM_LOAD_WINDOW);
-		g->dram_rate_at = now;
-	}
-	g->dram_rate += (double)bytes / DRAM_LOAD_WINDOW;
-	double u = g->dram_rate / s->m->dram_bytes_per_cycle;
-	u = u < DRAM_LOAD_CAP ? u : DRAM_LOAD_CAP;
-	return (uint64_t)(s->m->dram_load_latency * u / (1.0 - u));
+	struct flight landed;
+	while (flights_pop(&g->dram_reads, now, &landed))
+		g->dram_sectors -= landed.count;
+	uint64_t wait = (uint64_t)(s->m->dram_line_latency * (double)g->dram_sectors / 4.0 + 0.5);
+	uint64_t done = queue(&g->dram_share_free, now, (uint64_t)s->m->dram_latency + wait, bytes,
+			      s->m->dram_bytes_per_cycle);
+	uint32_t sectors = (uint32_t)(bytes / 32);
+	if (flights_push(&g->dram_reads, (struct flight){.land = done, .count = sectors}))
+		g->dram_sectors += sectors;
+	return done;
 }
 
 /* Hits go through the L2 queue, misses (dram bytes of fetch blocks) to DRAM at its latency under load; done when both have. */
@@ -286,7 +327,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint64_t 
 		done = t > done ? t : done;
 	}
 	if (dram) {
-		uint64_t t = now + (uint64_t)s->m->dram_latency + dram_load(s, now, dram);
+		uint64_t t = dram_read(s, now, dram);
 		done = t > done ? t : done;
 		s->rep->dram_bytes += dram;
 		if (s->trace)
@@ -312,49 +353,20 @@ uint64_t gmem_read(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_
 /* Forgets the DRAM lines through L1 that have landed by now. */
 static void l1_misses_land(struct sim *s, uint64_t now)
 {
-	struct gmem *g = &s->mem;
-	while (g->nl1_misses && g->l1_misses[0].land <= now) {
-		struct l1_miss top = g->l1_misses[0];
-		s->warps[top.warp].l1_dram_lines -= top.lines;
-		g->l1_dram_lines -= top.lines;
-		struct l1_miss last = g->l1_misses[--g->nl1_misses];
-		size_t i = 0;
-		for (;;) { /* sift the last entry down from the root */
-			size_t c = 2 * i + 1;
-			if (c >= g->nl1_misses)
-				break;
-			if (c + 1 < g->nl1_misses && g->l1_misses[c + 1].land < g->l1_misses[c].land)
-				c++;
-			if (last.land <= g->l1_misses[c].land)
-				break;
-			g->l1_misses[i] = g->l1_misses[c];
-			i = c;
-		}
-		if (g->nl1_misses)
-			g->l1_misses[i] = last;
+	struct flight landed;
+	while (flights_pop(&s->mem.l1_misses, now, &landed)) {
+		s->warps[landed.warp].l1_dram_lines -= landed.count;
+		s->mem.l1_dram_lines -= landed.count;
 	}
 }
 
 /* Remembers lines of warp w in flight until land; untracked when memory runs out (they then add no delay). */
 static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, uint32_t lines)
 {
-	struct gmem *g = &s->mem;
-	if (g->nl1_misses == g->l1_misses_cap) {
-		size_t cap = g->l1_misses_cap ? 2 * g->l1_misses_cap : 256;
-		struct l1_miss *h = realloc(g->l1_misses, cap * sizeof *h);
-		if (!h)
-			return;
-		g->l1_misses = h;
-		g->l1_misses_cap = cap;
-	}
-	size_t i = g->nl1_misses++;
-	while (i > 0 && g->l1_misses[(i - 1) / 2].land > land) {
-		g->l1_misses[i] = g->l1_misses[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	g->l1_misses[i] = (struct l1_miss){.land = land, .warp = w->id, .lines = lines};
+	if (!flights_push(&s->mem.l1_misses, (struct flight){.land = land, .warp = w->id, .count = lines}))
+		return;
 	s->warps[w->id].l1_dram_lines += lines;
-	g->l1_dram_lines += lines;
+	s->mem.l1_dram_lines += lines;
 }
 
 /* A read through L1 of hits sectors that hit L2 and misses that do not; key draws its DRAM lines' spread. */
@@ -426,9 +438,10 @@ void gmem_free(struct sim *s)
 {
 	free(s->mem.fetched);
 	s->mem.fetched = NULL;
-	free(s->mem.l1_misses);
-	s->mem.l1_misses = NULL;
-	s->mem.nl1_misses = s->mem.l1_misses_cap = 0;
+	free(s->mem.l1_misses.heap);
+	s->mem.l1_misses = (struct flights){0};
+	free(s->mem.dram_reads.heap);
+	s->mem.dram_reads = (struct flights){0};
 }
 
 /*
@@ -436,8 +449,9 @@ void gmem_free(struct sim *s)
  * kernel whose global data fits (l2_keep_mb) none is written back while it
  * runs; of a larger one the share beyond what the L2 keeps, 1 - l2_keep_mb /
  * its data, as least-recently-used lines leave in the order they came.  That
- * share loads DRAM as reads do (dram_load) and drains at the SM's DRAM share
- * (the kernel ends when it has: stats); nobody waits for it.
+ * share takes its bytes of the SM's DRAM share, which the reads after it
+ * then wait behind (dram_read), and drains at that share (the kernel ends
+ * when it has: stats); nobody waits for it.
  */
 void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 {
@@ -446,7 +460,8 @@ void gmem_write(struct sim *s, uint64_t now, uint32_t nsectors)
 	s->mem.written_back_fp -= bytes * FP;
 	if (!bytes)
 		return;
-	(void)dram_load(s, now, bytes);
+	/* counted as the reads are, at the SM a DRAM trip after it leaves */
+	(void)queue(&s->mem.dram_share_free, now, (uint64_t)s->m->dram_latency, bytes, s->m->dram_bytes_per_cycle);
 	(void)queue(&s->mem.dram_free, now, 0, bytes, s->m->dram_bytes_per_cycle);
 	s->rep->dram_bytes += bytes;
 	if (s->trace)

@@ -71,7 +71,7 @@ else
 fi
 
 # The benchmarks' other modes: inflight_latency's (inflight_spread.csv: calibrate's dram_spread*;
-# inflight_lines.csv: dram_load_latency; inflight_occupancy.csv: evidence only) and trywait_window's
+# inflight_lines.csv: dram_line_latency; inflight_occupancy.csv: evidence only) and trywait_window's
 # (trywait_paths.csv: calibrate's diverged_poll_cycles; trywait_restep_fine.csv: diverged_poll_look;
 # trywait_partial.csv, trywait_rejoin.csv, trywait_rejoin_fine.csv, trywait_restep.csv, trywait_siblings.csv: evidence)
 for run in inflight_latency:spread inflight_latency:occupancy inflight_latency:lines \
