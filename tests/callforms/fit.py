@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tests/callforms/fit.csv, the microbenchmark fit's reference, from traces/h100/callforms.csv
-and traces/h100/barrier_lines.csv.
+"""Writes tests/callforms/fit.csv, the microbenchmark fit's reference, from traces/h100/callforms.csv,
+traces/h100/barrier_lines.csv and traces/h100/inflight_lines.csv.
 
 Each call form looped alone on the H100 (tests/hw/callforms.cu) has a replica kernel here
 (kernels/cf_*.json, experiments/cf_*.json); a row says which, with its parameters, and the
@@ -14,7 +14,13 @@ SM from L2 and DRAM, each warp waiting for its own line (cf_chase_cp) or the blo
 lines (cf_chase_mbar): its rows are cycles per batch of one warp (the median warp), batch_sz
 its batches.
 
-Usage: tests/callforms/fit.py traces/h100/callforms.csv traces/h100/barrier_lines.csv > tests/callforms/fit.csv
+inflight_lines.csv (tests/hw/inflight_latency.cu lines mode) adds DRAM's latency against the lines
+in flight: C = 1-8 copies of 16 bytes a thread from their grid-wide rows, 1-32 warps in one block
+per SM on every SM (cf_inflight, the rows pattern calibrate reads for dram_line_latency): cycles
+per batch of the SM.
+
+Usage: tests/callforms/fit.py traces/h100/callforms.csv traces/h100/barrier_lines.csv \
+           traces/h100/inflight_lines.csv > tests/callforms/fit.csv
 """
 import csv
 import sys
@@ -69,6 +75,12 @@ def main():
         out.writerow([CHASES[r["mode"]]] + [DEFAULTS[k] for k in PARAMS] +
                      [r["block_size"], r["blocks_per_sm"], r["grid_blocks"], r["source"], r["batches"],
                       r["cycles_per_batch_median"]])
+    for r in csv.DictReader(open(sys.argv[3])):
+        if r["pattern"] != "rows" or r["bytes"] != "16" or r["grid_blocks"] == "1":
+            continue
+        p = dict(DEFAULTS, bytes=16, n=int(r["copies"]))
+        out.writerow(["cf_inflight"] + [p[k] for k in PARAMS] +
+                     [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
 
 
 if __name__ == "__main__":
