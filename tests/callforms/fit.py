@@ -17,10 +17,11 @@ its batches.
 inflight_lines.csv (tests/hw/inflight_latency.cu lines mode) adds DRAM's latency against the lines
 in flight: C = 1-8 copies of 16 bytes a thread from their grid-wide rows, 1-32 warps in one block
 per SM on every SM (cf_inflight, the rows pattern calibrate reads for dram_line_latency): cycles
-per batch of the SM.
+per batch of the SM. burst_math.csv (tests/hw/burst_math.cu) is the same loop with k dependent
+FFMAs after each wait (cf_inflight's k), 16-128 lines an SM, on every SM.
 
 Usage: tests/callforms/fit.py traces/h100/callforms.csv traces/h100/barrier_lines.csv \
-           traces/h100/inflight_lines.csv > tests/callforms/fit.csv
+           traces/h100/inflight_lines.csv traces/h100/burst_math.csv > tests/callforms/fit.csv
 """
 import csv
 import sys
@@ -53,8 +54,8 @@ FORMS = {
     "size_t%4": ("cf_mod", {"m": 4}),
 }
 CHASES = {"cp_async": "cf_chase_cp", "mbarrier": "cf_chase_mbar"}
-PARAMS = ["stages", "bytes", "n", "m"]
-DEFAULTS = {"stages": 2, "bytes": 4, "n": 1, "m": 3}
+PARAMS = ["stages", "bytes", "n", "m", "k"]
+DEFAULTS = {"stages": 2, "bytes": 4, "n": 1, "m": 3, "k": 0}
 
 
 def main():
@@ -79,6 +80,12 @@ def main():
         if r["pattern"] != "rows" or r["bytes"] != "16" or r["grid_blocks"] == "1":
             continue
         p = dict(DEFAULTS, bytes=16, n=int(r["copies"]))
+        out.writerow(["cf_inflight"] + [p[k] for k in PARAMS] +
+                     [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
+    for r in csv.DictReader(open(sys.argv[4])):
+        if r["grid_blocks"] == "1":
+            continue
+        p = dict(DEFAULTS, bytes=16, n=int(r["copies"]), k=int(r["k"]))
         out.writerow(["cf_inflight"] + [p[k] for k in PARAMS] +
                      [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
 
