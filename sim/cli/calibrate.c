@@ -978,8 +978,8 @@ static void derive_dram_line_latency(struct calib *c)
 		if (c->d->code)
 			return;
 		double own = 4.0 * row_num(c, v, r, "copies");
-		double share = batch > 0 && latency < batch ? latency / batch : 1.0;
-		double found = (row_num(c, v, r, "warps") - 1.0) * own * share + own - 1.0;
+		double in_flight = batch > 0 && latency < batch ? latency / batch : 1.0; /* of the batch, a line's time */
+		double found = (row_num(c, v, r, "warps") - 1.0) * own * in_flight + own - 1.0;
 		sxy += found * (latency - alone);
 		sxx += found * found;
 		n++;

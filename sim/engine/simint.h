@@ -302,7 +302,9 @@ struct flights {
 
 struct gmem {
 	uint64_t dram_free; /* 1/1024 cycles: when the DRAM share has drained the stores written back */
-	uint64_t dram_share_free; /* 1/1024 cycles: when the DRAM share has served every read and write-back so far */
+	/* 1/1024 cycles: when the DRAM share has served every read and write-back so far, as their bytes would
+	 * reach the SM (a DRAM trip after the request); dram_free, without the trip, ends the kernel */
+	uint64_t dram_share_free;
 	struct flights dram_reads; /* this SM's DRAM reads not yet landed, count in sectors (gmem.c dram_read) */
 	uint64_t dram_sectors;     /* their sectors */
 	struct fetched {
