@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/callforms/fit.csv, the microbenchmark fit's reference, from traces/h100/callforms.csv,
-traces/h100/barrier_lines.csv and traces/h100/inflight_lines.csv.
+traces/h100/barrier_lines.csv, traces/h100/inflight_lines.csv and traces/h100/burst_math.csv.
 
 Each call form looped alone on the H100 (tests/hw/callforms.cu) has a replica kernel here
 (kernels/cf_*.json, experiments/cf_*.json); a row says which, with its parameters, and the
@@ -77,17 +77,18 @@ def main():
                      [r["block_size"], r["blocks_per_sm"], r["grid_blocks"], r["source"], r["batches"],
                       r["cycles_per_batch_median"]])
     for r in csv.DictReader(open(sys.argv[3])):
-        if r["pattern"] != "rows" or r["bytes"] != "16" or r["grid_blocks"] == "1":
-            continue
-        p = dict(DEFAULTS, bytes=16, n=int(r["copies"]))
-        out.writerow(["cf_inflight"] + [p[k] for k in PARAMS] +
-                     [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
+        if r["pattern"] == "rows" and r["bytes"] == "16" and r["grid_blocks"] != "1":
+            inflight_row(out, r, 0)
     for r in csv.DictReader(open(sys.argv[4])):
-        if r["grid_blocks"] == "1":
-            continue
-        p = dict(DEFAULTS, bytes=16, n=int(r["copies"]), k=int(r["k"]))
-        out.writerow(["cf_inflight"] + [p[k] for k in PARAMS] +
-                     [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
+        if r["grid_blocks"] != "1":
+            inflight_row(out, r, int(r["k"]))
+
+
+def inflight_row(out, r, k):
+    """A row of the lines loop on every SM (inflight_lines.csv, burst_math.csv) for its replica, cf_inflight."""
+    p = dict(DEFAULTS, bytes=16, n=int(r["copies"]), k=k)
+    out.writerow(["cf_inflight"] + [p[name] for name in PARAMS] +
+                 [32 * int(r["warps"]), 1, r["grid_blocks"], "DRAM", 64, r["cycles_per_batch"]])
 
 
 if __name__ == "__main__":
