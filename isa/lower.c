@@ -137,6 +137,9 @@ static int emit(struct seq *q, enum iclass cls, uint64_t deps, bool input)
 	return q->n++;
 }
 
+/* An integer instruction of the FMA-heavy pipe: IMAD and its forms, IMAD.WIDE among them. */
+static int fma_heavy(uint8_t cls) { return cls == IC_IMAD || cls == IC_IMADW; }
+
 /*
  * A 32-bit add, subtraction or negation, or the carry half of a 64-bit one:
  * ptxas writes it as IADD3 (IADD3.X) for the ALU pipe or as VIADD, IMAD.IADD,
@@ -149,7 +152,7 @@ static int emit_add(struct seq *q, uint64_t deps, bool input)
 {
 	int alu_over_imad = q->before;
 	for (int i = 0; i < q->n; i++)
-		alu_over_imad += (q->code[i].cls == IC_ALU) - (q->code[i].cls == IC_IMAD);
+		alu_over_imad += (q->code[i].cls == IC_ALU) - fma_heavy(q->code[i].cls);
 	return emit(q, alu_over_imad > 0 ? IC_IMAD : IC_ALU, deps, input);
 }
 
@@ -165,6 +168,33 @@ static int chain(struct seq *q, enum iclass cls, int n, uint64_t deps, bool inpu
 }
 
 static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/*
+ * A 64-bit unsigned x / c or x % c by a constant c, as ptxas compiles it
+ * (callforms.sass k_mod<3> 0x0600-0x06c0, pipelines.sass with_staging_unified<3>
+ * 0x09c0-0x0a40): the 128-bit product's high word by the reciprocal from four
+ * IMAD.WIDE.U32 (the last .X on the carries) with the carry's IMAD.X, IADD3
+ * and IMAD.MOV between them, the quotient's two shifts; % multiplies the
+ * quotient back (IMAD.WIDE.U32 on the low word, IMAD on the high) and
+ * subtracts (IADD3).
+ */
+static int wide_by_constant(struct seq *q, bool mod, uint64_t d, bool in)
+{
+	int hi_lo = emit(q, IC_IMADW, d, in);                    /* x.hi * c.lo */
+	int mid = emit(q, IC_IMADW, d | dep_bit(hi_lo), in);     /* x.lo * c.hi + that, carry out */
+	int lo_lo = emit(q, IC_IMADW, d, in);                    /* x.lo * c.lo */
+	int carry = emit(q, IC_IMAD, dep_bit(mid), false);       /* IMAD.X: the carry as a word */
+	int sum = emit(q, IC_ALU, dep_bit(lo_lo) | dep_bit(mid), false); /* IADD3 RZ, P0: the low words' carry */
+	int move = emit(q, IC_IMAD, dep_bit(mid), false);        /* IMAD.MOV of the middle's high word */
+	int high = emit(q, IC_IMADW, d | dep_bit(carry) | dep_bit(sum) | dep_bit(move), in); /* .X: x.hi * c.hi + carries */
+	int q_lo = emit(q, IC_ALU, dep_bit(high), false);        /* SHF.R.U64 */
+	int q_hi = emit(q, IC_ALU, dep_bit(high), false);        /* SHF.R.U32.HI */
+	if (!mod)
+		return q_hi;
+	int back_lo = emit(q, IC_IMADW, d | dep_bit(q_lo), in);  /* x - q * c, low word and borrow */
+	int back_hi = emit(q, IC_IMAD, dep_bit(q_hi), false);
+	return emit(q, IC_ALU, dep_bit(back_lo) | dep_bit(back_hi) | dep_bit(q_lo), false);
+}
 
 /*
  * One operator on operands with deps d (in: one reads a variable directly).
@@ -204,7 +234,7 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 		if (!wide)
 			return emit(q, IC_IMAD, d, in);
 		{ /* IMAD.WIDE.U32 for the low half, IMADs for the cross terms, IADD3 */
-			int lo = emit(q, IC_IMAD, d, in);
+			int lo = emit(q, IC_IMADW, d, in);
 			int hi = emit(q, IC_IMAD, d, in);
 			return emit(q, IC_ALU, dep_bit(lo) | dep_bit(hi), false);
 		}
@@ -214,6 +244,8 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 			return emit(q, IC_ALU, d, in); /* a mask of the low word; the high word is zero, no instruction */
 		if (bconst && is_pow2(bval))
 			return wide ? chain(q, IC_ALU, 2, d, in) : emit(q, IC_ALU, d, in); /* shift or mask */
+		if (bconst && wide)
+			return wide_by_constant(q, op == OPC_MOD, d, in);
 		if (bconst) {
 			/* a multiply-high by the reciprocal and a shift; % multiplies back and subtracts */
 			int at = chain(q, IC_IMAD, wide ? 4 : 1, d, in);
@@ -1692,7 +1724,7 @@ int lower_kernel(struct kernel *k)
 			mma_places(&c, in);
 		avail_kill(&c.block, writes_of(k, in));
 		for (int i = 0; i < c.op.n; i++)
-			c.block_balance += (c.op.code[i].cls == IC_ALU) - (c.op.code[i].cls == IC_IMAD);
+			c.block_balance += (c.op.code[i].cls == IC_ALU) - fma_heavy(c.op.code[i].cls);
 		if (!c.pre[pc] && finish(k, pc, &c.op, marks[pc]))
 			goto out;
 	}

@@ -159,7 +159,7 @@ static const struct linst form_copy_thread[] = {
 	{IC_UNI, LI_LDC, 1, 1, 0x0u}, /* 3  05b0: LDC.64 R14, c[0x0][0x218] */
 	{IC_UNI, 0, 6, 0, 0x3u}, /* 4  05c0: ULEA UR4, UR8, UR4, 0x18 */
 	{IC_ALU, 0, 1, 0, 0x14u}, /* 5  05d0: LEA R25, R25, UR4, 0x2 */
-	{IC_IMAD, LI_EXTERN, 5, 0, 0x8u}, /* 6  05e0: IMAD.WIDE.U32 R18, R19, 0x4, R14 */
+	{IC_IMADW, LI_EXTERN, 5, 0, 0x8u}, /* 6  05e0: IMAD.WIDE.U32 R18, R19, 0x4, R14 */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 7  05f0: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 8  0600: @!PT LDS RZ, [RZ] */
 	{IC_BRA, LI_PAD, 1, 0, 0x0u}, /* 9  0610: @!PT LDS RZ, [RZ] */

@@ -331,6 +331,36 @@ static void derive_class(struct calib *c, const char *cls, const char *csv_class
 		cite(c, field, "0: %s does not use the shared memory-instruction path", sass);
 }
 
+/*
+ * IMAD.WIDE from imad_wide.csv (tests/hw/imad_wide.cu: mul.wide.u32 d, hi(d),
+ * lo(d), one IMAD.WIDE.U32 a step, alone or beside LOP3s and IMADs, no clock
+ * read inside).  Its latency is a dependent chain's cycles a step at one
+ * warp; its interval (on the FMA-heavy pipe, which IMAD shares) the
+ * independent steps' at 8 warps a scheduler; the ALU pipe it holds what a
+ * step with two LOP3s takes beyond their two ALU intervals.  Done after alu
+ * and imad.
+ */
+static void derive_imad_wide(struct calib *c)
+{
+	struct machine *m = &c->m;
+	int r1, r2, r3;
+	double dep = cell(c, "imad_wide.csv", "cycles_per_step_per_scheduler", &r1, "mode=P", "chains=1",
+			  "warps_per_scheduler=1", NULL);
+	double sat = cell(c, "imad_wide.csv", "cycles_per_step_per_scheduler", &r2, "mode=P", "chains=8",
+			  "warps_per_scheduler=8", NULL);
+	double two_alu = cell(c, "imad_wide.csv", "cycles_per_step_per_scheduler", &r3, "mode=P+2A", "chains=8",
+			      "warps_per_scheduler=8", NULL);
+	m->iclass_imad_wide_latency = iround(dep);
+	cite(c, "iclass_imad_wide_latency", "imad_wide.csv row %d: a dependent IMAD.WIDE.U32 chain, 1 warp per scheduler, %.2f cycles a step", r1, dep);
+	m->iclass_imad_wide_interval = iround(sat) < 1 ? 1 : iround(sat);
+	cite(c, "iclass_imad_wide_interval", "imad_wide.csv row %d: independent IMAD.WIDE.U32s, 8 warps per scheduler, %.2f cycles a step per scheduler (the FMA-heavy pipe, which an IMAD then waits for too)", r2, sat);
+	m->iclass_imad_wide_mio = 0;
+	cite(c, "iclass_imad_wide_mio", "0: IMAD.WIDE does not use the shared memory-instruction path");
+	int64_t alu = iround(two_alu - 2.0 * (double)m->iclass_alu_interval);
+	m->imad_wide_alu = alu < 0 ? 0 : alu;
+	cite(c, "imad_wide_alu", "imad_wide.csv row %d: IMAD.WIDE.U32 + 2 LOP3, 8 warps per scheduler, %.2f cycles a step per scheduler, less the LOP3s' two iclass_alu_interval", r3, two_alu);
+}
+
 static void derive_classes(struct calib *c)
 {
 	struct machine *m = &c->m;
@@ -340,6 +370,7 @@ static void derive_classes(struct calib *c)
 #define CLASS(name, sass, lat, mio, mode) CLASS_IN(name, #name, sass, lat, mio, mode)
 	CLASS(alu, "IADD3", true, false, "indep");
 	CLASS(imad, "IMAD", true, false, "indep");
+	derive_imad_wide(c);
 	CLASS(fma, "FFMA", true, false, "indep");
 	CLASS(conv, "I2F+F2I", true, false, "indep");
 	CLASS(uniform, "UIADD3", true, false, "dep"); /* uniform registers: no independent form was timed */

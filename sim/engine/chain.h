@@ -60,7 +60,7 @@ static ISSUE_INLINE void compute_insert(struct simt_entry *e, enum lform_id form
  * short_scoreboard (tests/test_binding.c a_wait_on_a_special_register_is_short_scoreboard).
  */
 static const uint8_t class_cause[IC_COUNT] = {
-	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
+	[IC_ALU] = STALL_ALU,	 [IC_IMAD] = STALL_ALU,     [IC_IMADW] = STALL_ALU,	    [IC_FMA] = STALL_ALU,     [IC_CONV] = STALL_ALU,
 	[IC_UNI] = STALL_ALU,	 [IC_S2R] = STALL_SMEM,	    [IC_BRA] = STALL_ALU,     [IC_LDS] = STALL_SMEM,
 	[IC_STS] = STALL_SMEM,	 [IC_LDG] = STALL_MEMORY,   [IC_STG] = STALL_MEMORY,  [IC_LDGSTS] = STALL_MEMORY,
 	[IC_DEPBAR] = STALL_MEMORY, [IC_LDGDEPBAR] = STALL_MEMORY, [IC_SYNCS] = STALL_BARRIER, [IC_BAR] = STALL_SYNCTHREADS, [IC_SHFL] = STALL_SMEM,

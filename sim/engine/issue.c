@@ -64,19 +64,19 @@ int issue_setup(struct sim *s)
 	const struct machine *m = s->m;
 	const int64_t lat[IC_COUNT] = {
 #define LAT(c) m->iclass_##c##_latency
-		LAT(alu), LAT(imad), LAT(fma), LAT(conv), LAT(uniform), LAT(s2r), LAT(branch), LAT(lds), LAT(sts),
+		LAT(alu), LAT(imad), LAT(imad_wide), LAT(fma), LAT(conv), LAT(uniform), LAT(s2r), LAT(branch), LAT(lds), LAT(sts),
 		LAT(ldg), LAT(stg), LAT(ldgsts), LAT(depbar), LAT(ldgdepbar), LAT(syncs), LAT(bar), LAT(shfl), LAT(mma),
 #undef LAT
 	};
 	const int64_t ivl[IC_COUNT] = {
 #define IVL(c) m->iclass_##c##_interval
-		IVL(alu), IVL(imad), IVL(fma), IVL(conv), IVL(uniform), IVL(s2r), IVL(branch), IVL(lds), IVL(sts),
+		IVL(alu), IVL(imad), IVL(imad_wide), IVL(fma), IVL(conv), IVL(uniform), IVL(s2r), IVL(branch), IVL(lds), IVL(sts),
 		IVL(ldg), IVL(stg), IVL(ldgsts), IVL(depbar), IVL(ldgdepbar), IVL(syncs), IVL(bar), IVL(shfl), IVL(mma),
 #undef IVL
 	};
 	const int64_t mio[IC_COUNT] = {
 #define MIO(c) m->iclass_##c##_mio
-		MIO(alu), MIO(imad), MIO(fma), MIO(conv), MIO(uniform), MIO(s2r), MIO(branch), MIO(lds), MIO(sts),
+		MIO(alu), MIO(imad), MIO(imad_wide), MIO(fma), MIO(conv), MIO(uniform), MIO(s2r), MIO(branch), MIO(lds), MIO(sts),
 		MIO(ldg), MIO(stg), MIO(ldgsts), MIO(depbar), MIO(ldgdepbar), MIO(syncs), MIO(bar), MIO(shfl), MIO(mma),
 #undef MIO
 	};

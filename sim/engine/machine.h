@@ -29,6 +29,7 @@
 #define ICLASS_FIELDS(X)                          \
 	ICLASS_FIELD3(X, alu, 4, 2, 0)            \
 	ICLASS_FIELD3(X, imad, 4, 2, 0)           \
+	ICLASS_FIELD3(X, imad_wide, 4, 2, 0)      \
 	ICLASS_FIELD3(X, fma, 4, 1, 0)            \
 	ICLASS_FIELD3(X, conv, 6, 4, 0)           \
 	ICLASS_FIELD3(X, uniform, 2, 1, 0)        \
@@ -101,6 +102,7 @@
 	X(mbarrier_count_latency, I, 50, 0, 10000, "cycles, an arrive's issue to its count at the barrier") \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(syncs_arrive_interval, I, 6, 1, 1000, "cycles between two mbarrier arrives (SYNCS.ARRIVE) on one sub-partition's syncs pipe") \
+	X(imad_wide_alu, I, 0, 0, 100, "cycles an IMAD.WIDE holds the ALU pipe of its sub-partition beside the FMA-heavy one (the 64-bit result's high word)") \
 	X(syncs_arrive_mio, I, 2, 0, 1000, "cycles the SM's MIO path is busy per mbarrier arrive") \
 	X(ldgsts_mio_least, I, 2, 0, 1000, "cycles the SM's MIO path is busy per LDGSTS warp-instruction of one lane: a warp's holds it from this at one lane to iclass_ldgsts_mio at 32, in proportion to its lanes") \
 	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to a suspended try_wait's result") \

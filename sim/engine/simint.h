@@ -930,6 +930,21 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 	return issue_when_planned_on(s, w, w->pipe_free, now, cause);
 }
 /*
+ * An IMAD.WIDE has issued at now: it holds the FMA-heavy pipe as an IMAD
+ * does, for its own interval, and the ALU pipe for imad_wide_alu cycles
+ * after what that pipe has taken (imad_wide.csv, tests/hw/imad_wide.cu:
+ * IMAD.WIDEs alone every 4 cycles a scheduler, with an IMAD every 6, with
+ * one LOP3 every 4.2, with two every 6, where the LOP3s alone take 4).
+ */
+static inline void issue_wide(const struct sim *s, struct warp *w, uint64_t now)
+{
+	uint64_t *pipe = w->pipe_free;
+	uint64_t fma_heavy = now + s->cls_ivl[IC_IMADW];
+	pipe[IC_IMAD] = pipe[IC_IMAD] > fma_heavy ? pipe[IC_IMAD] : fma_heavy;
+	uint64_t alu_from = pipe[IC_ALU] > now ? pipe[IC_ALU] : now;
+	pipe[IC_ALU] = alu_from + (uint64_t)s->m->imad_wide_alu;
+}
+/*
  * The instruction has issued at now: its pipe is busy, and a memory-path
  * one holds the MIO for mio cycles, queued behind what it has; when it
  * starts.  An mbarrier arrive (LI_ARRIVE) is a SYNCS instruction that the
@@ -942,6 +957,10 @@ static ISSUE_INLINE uint64_t issue_occupy_mio(struct sim *s, struct warp *w, enu
 	if (w->next_free)
 		return now;
 	w->pipe_free[cls] = now + (arrive ? (uint64_t)s->m->syncs_arrive_interval : s->cls_ivl[cls]);
+	if (cls == IC_IMADW)
+		issue_wide(s, w, now);
+	else if (cls == IC_IMAD && w->pipe_free[IC_IMADW] < w->pipe_free[IC_IMAD])
+		w->pipe_free[IC_IMADW] = w->pipe_free[IC_IMAD];
 	if (!mio)
 		return now;
 	s->cls_mio_busy[cls] += mio;

@@ -22,6 +22,8 @@ import sys
 CLASS_RULES = [
     (r"^PMTRIG", None),  # the marks: dropped
     (r"^(HMMA|IMMA|HGMMA|WGMMA)", "MMA"),
+    # a 64-bit product: the FMA-heavy pipe for longer and the ALU pipe beside it (imad_wide.csv, machine imad_wide_alu)
+    (r"^IMAD\.WIDE", "IMADW"),
     (r"^IMAD", "IMAD"),
     (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
     # VIADD issues to the FMA-heavy pipe, as IMAD does; I2FP, MOV, CS2R to the ALU (pipe_dual.csv, and
@@ -47,7 +49,7 @@ CLASS_RULES = [
     (r"^(STG|STL|ST|RED)", "STG"),
     (r"^(IADD3|IADD|LOP3|LOP|ISETP|SEL|SHF|SHL|SHR|LEA|IMNMX|VIMNMX|PLOP3|P2R|R2P|FSEL|PRMT|IABS|BMSK|SGXT)", "ALU"),
 ]
-ICLASS_ORDER = ["ALU", "IMAD", "FMA", "CONV", "UNI", "S2R", "BRA", "LDS", "STS", "LDG", "STG", "LDGSTS",
+ICLASS_ORDER = ["ALU", "IMAD", "IMADW", "FMA", "CONV", "UNI", "S2R", "BRA", "LDS", "STS", "LDG", "STG", "LDGSTS",
                 "DEPBAR", "LDGDEPBAR", "SYNCS", "BAR", "SHFL", "MMA"]
 
 
