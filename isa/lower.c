@@ -76,6 +76,7 @@ struct preheader {
 
 struct lower_ctx {
 	const struct kernel *k;
+	bool root_low;         /* the statement being lowered is read for its value's low word alone */
 	struct seq op;         /* the sequence of the op being lowered */
 	int block_balance;     /* ALU less FMA-heavy instructions of the current straight-line block so far */
 	struct preheader **pre; /* per op: its sequence while it is a loop's preheader, else NULL */
@@ -176,9 +177,11 @@ static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
  * IMAD.WIDE.U32 (the last .X on the carries) with the carry's IMAD.X, IADD3
  * and IMAD.MOV between them, the quotient's two shifts; % multiplies the
  * quotient back (IMAD.WIDE.U32 on the low word, IMAD on the high) and
- * subtracts (IADD3).
+ * subtracts (IADD3).  Where only the result's low word is read (low: an
+ * index into a local array), the quotient is its low word's shift and %
+ * one 32-bit IMAD (pipelines.sass with_staging_unified<3> 0x09c0-0x0a40).
  */
-static int wide_by_constant(struct seq *q, bool mod, uint64_t d, bool in)
+static int wide_by_constant(struct seq *q, bool mod, bool low, uint64_t d, bool in)
 {
 	int hi_lo = emit(q, IC_IMADW, d, in);                    /* x.hi * c.lo */
 	int mid = emit(q, IC_IMADW, d | dep_bit(hi_lo), in);     /* x.lo * c.hi + that, carry out */
@@ -188,6 +191,8 @@ static int wide_by_constant(struct seq *q, bool mod, uint64_t d, bool in)
 	int move = emit(q, IC_IMAD, dep_bit(mid), false);        /* IMAD.MOV of the middle's high word */
 	int high = emit(q, IC_IMADW, d | dep_bit(carry) | dep_bit(sum) | dep_bit(move), in); /* .X: x.hi * c.hi + carries */
 	int q_lo = emit(q, IC_ALU, dep_bit(high), false);        /* SHF.R.U64 */
+	if (low)
+		return mod ? emit(q, IC_IMAD, d | dep_bit(q_lo), in) : q_lo; /* x - q * c in 32 bits */
 	int q_hi = emit(q, IC_ALU, dep_bit(high), false);        /* SHF.R.U32.HI */
 	if (!mod)
 		return q_hi;
@@ -198,9 +203,10 @@ static int wide_by_constant(struct seq *q, bool mod, uint64_t d, bool in)
 
 /*
  * One operator on operands with deps d (in: one reads a variable directly).
- * wide: 64-bit.  bconst: the right operand is an immediate with value bval.
+ * wide: 64-bit; low: only the result's low word is read.  bconst: the right
+ * operand is an immediate with value bval.
  */
-static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, bool bconst, int64_t bval)
+static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, bool low, bool bconst, int64_t bval)
 {
 	switch (op) {
 	case OPC_LOCAL: {
@@ -245,7 +251,7 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 		if (bconst && is_pow2(bval))
 			return wide ? chain(q, IC_ALU, 2, d, in) : emit(q, IC_ALU, d, in); /* shift or mask */
 		if (bconst && wide)
-			return wide_by_constant(q, op == OPC_MOD, d, in);
+			return wide_by_constant(q, op == OPC_MOD, low, d, in);
 		if (bconst) {
 			/* a multiply-high by the reciprocal and a shift; % multiplies back and subtracts */
 			int at = chain(q, IC_IMAD, wide ? 4 : 1, d, in);
@@ -762,7 +768,7 @@ static struct val lower_node(struct lower_ctx *c, const struct tree *t, int i, b
 	bool in = a.input || b.input || cv.input;
 	bool bconst = !fused && n->b >= 0 && t->n[n->b].konst && t->n[n->b].op == OPC_PUSH;
 	int at = fused ? emit(s.q, IC_IMAD, d, in)
-		       : lower_op(s.q, n->op, d, in, wide, bconst, bconst ? t->n[n->b].value : 0);
+		       : lower_op(s.q, n->op, d, in, wide, c->root_low && i == t->root, bconst, bconst ? t->n[n->b].value : 0);
 	if (n->op == OPC_LOCAL && at >= 0 && at < SEQ_MAX && c->nlocals < LI_LOCAL_SITES) {
 		c->locals[c->nlocals++] = sub_expr(c->k, t->n[n->a].w0, t->n[n->a].w1);
 		s.q->code[at].flags |= (uint16_t)(c->nlocals << LI_LOCAL_SITE);
@@ -816,7 +822,9 @@ static int lower_expr_at(struct lower_ctx *c, const struct expr *e, bool wide, b
 			at = y.at;
 		return at;
 	}
+	c->root_low = low_word && root == t.root;
 	struct val v = lower_node(c, &t, root, wide);
+	c->root_low = false;
 	if (v.pc == c->pc)
 		return v.at;
 	if (v.input && root == t.root && !address) /* a variable as it is, where a value is wanted: a move */

@@ -22,7 +22,7 @@
 #define ICLASS_LIST(X)                                                                                 \
 	X(ALU, "alu", "32-bit integer and logic: IADD3, LOP3, ISETP, SEL, MOV, SHF, LEA, IMNMX, PLOP3, P2R, R2P, FSEL, PRMT, CS2R, I2FP") \
 	X(IMAD, "imad", "the FMA-heavy pipe's integer work: IMAD, IMAD.HI, IMAD.SHL, IMAD.MOV, IMAD.X, VIADD") \
-	X(IMADW, "imad_wide", "64-bit products: IMAD.WIDE, IMAD.WIDE.U32 (.X); the FMA-heavy pipe and part of the ALU pipe") \
+	X(IMADW, "imad_wide", "64-bit products: IMAD.WIDE, IMAD.WIDE.U32 (.X); the FMA-heavy pipe, then a dispatch hold") \
 	X(FMA, "fma", "FP32 FFMA, FADD, FMUL, FSETP")                                                 \
 	X(CONV, "conv", "conversions and special functions: I2F, F2I, F2F, MUFU, POPC, FLO, BREV")       \
 	X(UNI, "uniform", "uniform datapath: ULDC, UIADD3, UIMAD, UMOV, ULOP3, USHF, UISETP, R2UR, S2UR, LDC") \

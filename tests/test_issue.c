@@ -161,7 +161,7 @@ Test(issue, a_modulo_by_three_costs_more_than_by_four)
  * the high word's multiply back) and four ALU instructions (the carry's IADD3, two shifts, the
  * subtraction), beside the loop's own add.
  */
-Test(issue, a_wide_modulo_by_three_is_ptxas_multiply_high_sequence)
+Test(issue, a_wide_modulo_by_three_is_ptxas_multiply_high_sequence_and_narrows_into_an_int)
 {
 	struct machine m = plain();
 	const char *body = "\"params\": {\"s\": 3}, \"body\": [{\"op\": \"let\", \"var\": \"x\", \"value\": \"tid\"},"
@@ -171,14 +171,25 @@ Test(issue, a_wide_modulo_by_three_is_ptxas_multiply_high_sequence)
 	run_text(body, 32, 1, &m);
 	cr_assert_eq(r.pipe_issues[IC_IMADW], 64 * 5, "IMAD.WIDE a trip: %.2f", (double)r.pipe_issues[IC_IMADW] / 64.0);
 	cr_assert_geq(r.pipe_issues[IC_IMAD], 64 * 3, "IMAD a trip: %.2f", (double)r.pipe_issues[IC_IMAD] / 64.0);
+	/*
+	 * Into an int (with_staging_unified<3>'s `int shared_idx = compute_batch % stages_count`,
+	 * pipelines.sass 0x0ff0-0x10a0): the quotient's low word alone and a 32-bit IMAD back, four
+	 * IMAD.WIDE.U32, three IMADs, two ALU: nine where the whole remainder takes twelve.
+	 */
+	const char *narrow = "\"params\": {\"s\": 3}, \"body\": [{\"op\": \"let\", \"var\": \"x\", \"value\": \"tid\"},"
+			     "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": 64, \"body\": ["
+			     "{\"op\": \"let\", \"var\": \"j\", \"type\": \"int\", \"value\": \"i % s\"}]}]";
+	run_text(narrow, 32, 1, &m);
+	cr_assert_eq(r.pipe_issues[IC_IMADW], 64 * 4, "IMAD.WIDE a trip into an int: %.2f", (double)r.pipe_issues[IC_IMADW] / 64.0);
+	cr_assert_geq(r.pipe_issues[IC_IMAD], 64 * 3, "IMAD a trip into an int: %.2f", (double)r.pipe_issues[IC_IMAD] / 64.0);
 }
 
 /*
- * An IMAD.WIDE holds the FMA-heavy pipe for its interval, which an IMAD then waits for, and the ALU
- * pipe for imad_wide_alu cycles (imad_wide.csv: alone every 4 cycles a scheduler, with an IMAD every
- * 6, with two LOP3s every 6).  One warp's 64-bit x * y (its high word read by the shift):
+ * An IMAD.WIDE holds the FMA-heavy pipe for its interval, which an IMAD then waits for, and its
+ * sub-partition dispatches nothing for imad_wide_dispatch cycles (imad_wide.csv: alone every 4 cycles
+ * a scheduler, with an IMAD every 6, with two LOP3s every 6).  One warp's 64-bit x * y (its high word read by the shift):
  * IMAD.WIDE.U32 and the cross term's IMAD are independent, the IADD3 reads both.  With the interval 8 the IMAD issues 8 cycles after the
- * IMAD.WIDE where it had issued the next cycle; with imad_wide_alu the IADD3 waits past both.
+ * IMAD.WIDE where it had issued the next cycle; with imad_wide_dispatch both wait past the hold.
  */
 Test(issue, an_imad_wide_holds_the_fma_heavy_pipe_and_part_of_the_alu)
 {
@@ -187,7 +198,7 @@ Test(issue, an_imad_wide_holds_the_fma_heavy_pipe_and_part_of_the_alu)
 	m.iclass_imad_wide_interval = 1;
 	m.iclass_imad_latency = m.iclass_alu_latency = 1;
 	m.iclass_imad_interval = m.iclass_alu_interval = 1;
-	m.imad_wide_alu = 0;
+	m.imad_wide_dispatch = 0;
 	const char *body = "\"global\": {\"o\": {\"elems\": 64}}, \"body\": ["
 			   "{\"op\": \"let\", \"var\": \"x\", \"value\": \"tid\"},"
 			   "{\"op\": \"let\", \"var\": \"y\", \"value\": \"block_size / block_size\"},"
@@ -200,9 +211,9 @@ Test(issue, an_imad_wide_holds_the_fma_heavy_pipe_and_part_of_the_alu)
 	cr_assert_geq(heavy, base + 32 * 6, "the IMAD waits for the FMA-heavy pipe: %llu against %llu",
 		      (unsigned long long)heavy, (unsigned long long)base);
 	m.iclass_imad_wide_interval = 1;
-	m.imad_wide_alu = 8;
-	uint64_t alu = run_text(body, 32, 1, &m);
-	cr_assert_geq(alu, base + 32 * 6, "the IADD3 waits for the ALU pipe: %llu against %llu", (unsigned long long)alu,
+	m.imad_wide_dispatch = 8;
+	uint64_t held = run_text(body, 32, 1, &m);
+	cr_assert_geq(held, base + 32 * 6, "nothing dispatches during the hold: %llu against %llu", (unsigned long long)held,
 		      (unsigned long long)base);
 }
 

@@ -336,9 +336,11 @@ static void derive_class(struct calib *c, const char *cls, const char *csv_class
  * lo(d), one IMAD.WIDE.U32 a step, alone or beside LOP3s and IMADs, no clock
  * read inside).  Its latency is a dependent chain's cycles a step at one
  * warp; its interval (on the FMA-heavy pipe, which IMAD shares) the
- * independent steps' at 8 warps a scheduler; the ALU pipe it holds what a
- * step with two LOP3s takes beyond their two ALU intervals.  Done after alu
- * and imad.
+ * independent steps' at 8 warps a scheduler.  Beside two LOP3s a step takes
+ * 6 cycles where the pipes need 4: the IMAD.WIDE's slot, the cycles its
+ * sub-partition then dispatches nothing, a LOP3 and the ALU interval to the
+ * next (ncu counts the ALU pipe busy 2 cycles a LOP3 all the same, and
+ * dispatch stalls with the IMAD.WIDEs).  Done after alu and imad.
  */
 static void derive_imad_wide(struct calib *c)
 {
@@ -356,9 +358,9 @@ static void derive_imad_wide(struct calib *c)
 	cite(c, "iclass_imad_wide_interval", "imad_wide.csv row %d: independent IMAD.WIDE.U32s, 8 warps per scheduler, %.2f cycles a step per scheduler (the FMA-heavy pipe, which an IMAD then waits for too)", r2, sat);
 	m->iclass_imad_wide_mio = 0;
 	cite(c, "iclass_imad_wide_mio", "0: IMAD.WIDE does not use the shared memory-instruction path");
-	int64_t alu = iround(two_alu - 2.0 * (double)m->iclass_alu_interval);
-	m->imad_wide_alu = alu < 0 ? 0 : alu;
-	cite(c, "imad_wide_alu", "imad_wide.csv row %d: IMAD.WIDE.U32 + 2 LOP3, 8 warps per scheduler, %.2f cycles a step per scheduler, less the LOP3s' two iclass_alu_interval", r3, two_alu);
+	int64_t hold = iround(two_alu - 2.0 - (double)m->iclass_alu_interval);
+	m->imad_wide_dispatch = hold < 0 ? 0 : hold;
+	cite(c, "imad_wide_dispatch", "imad_wide.csv row %d: IMAD.WIDE.U32 + 2 LOP3, 8 warps per scheduler, %.2f cycles a step per scheduler: its slot, the hold, a LOP3 and iclass_alu_interval to the next", r3, two_alu);
 }
 
 static void derive_classes(struct calib *c)

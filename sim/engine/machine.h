@@ -102,7 +102,7 @@
 	X(mbarrier_count_latency, I, 50, 0, 10000, "cycles, an arrive's issue to its count at the barrier") \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(syncs_arrive_interval, I, 6, 1, 1000, "cycles between two mbarrier arrives (SYNCS.ARRIVE) on one sub-partition's syncs pipe") \
-	X(imad_wide_alu, I, 0, 0, 100, "cycles an IMAD.WIDE holds the ALU pipe of its sub-partition beside the FMA-heavy one (the 64-bit result's high word)") \
+	X(imad_wide_dispatch, I, 0, 0, 100, "cycles after an IMAD.WIDE in which its sub-partition dispatches nothing (ncu's dispatch_stall)") \
 	X(syncs_arrive_mio, I, 2, 0, 1000, "cycles the SM's MIO path is busy per mbarrier arrive") \
 	X(ldgsts_mio_least, I, 2, 0, 1000, "cycles the SM's MIO path is busy per LDGSTS warp-instruction of one lane: a warp's holds it from this at one lane to iclass_ldgsts_mio at 32, in proportion to its lanes") \
 	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to a suspended try_wait's result") \

@@ -930,19 +930,24 @@ static inline uint64_t issue_when_planned(const struct sim *s, const struct warp
 	return issue_when_planned_on(s, w, w->pipe_free, now, cause);
 }
 /*
- * An IMAD.WIDE has issued at now: it holds the FMA-heavy pipe as an IMAD
- * does, for its own interval, and the ALU pipe for imad_wide_alu cycles
- * after what that pipe has taken (imad_wide.csv, tests/hw/imad_wide.cu:
- * IMAD.WIDEs alone every 4 cycles a scheduler, with an IMAD every 6, with
- * one LOP3 every 4.2, with two every 6, where the LOP3s alone take 4).
+ * An IMAD.WIDE has issued at now: it holds the FMA-heavy pipe, which an
+ * IMAD shares, for its own interval, and its sub-partition dispatches
+ * nothing for imad_wide_dispatch cycles after it, whatever the pipe
+ * (imad_wide.csv, tests/hw/imad_wide.cu: IMAD.WIDEs alone every 4 cycles a
+ * scheduler, with an IMAD every 6, with two LOP3s every 6 where the LOP3s
+ * alone take 4; ncu: the ALU pipe busy 2 cycles an ALU instruction all the
+ * same, and dispatch_stall rising with the IMAD.WIDEs).
  */
 static inline void issue_wide(const struct sim *s, struct warp *w, uint64_t now)
 {
 	uint64_t *pipe = w->pipe_free;
 	uint64_t fma_heavy = now + s->cls_ivl[IC_IMADW];
 	pipe[IC_IMAD] = pipe[IC_IMAD] > fma_heavy ? pipe[IC_IMAD] : fma_heavy;
-	uint64_t alu_from = pipe[IC_ALU] > now ? pipe[IC_ALU] : now;
-	pipe[IC_ALU] = alu_from + (uint64_t)s->m->imad_wide_alu;
+	uint64_t held = now + 1 + (uint64_t)s->m->imad_wide_dispatch;
+	if (held <= now + 1)
+		return;
+	for (int c = 0; c < IC_COUNT; c++)
+		pipe[c] = pipe[c] > held ? pipe[c] : held;
 }
 /*
  * The instruction has issued at now: its pipe is busy, and a memory-path

@@ -22,7 +22,7 @@ import sys
 CLASS_RULES = [
     (r"^PMTRIG", None),  # the marks: dropped
     (r"^(HMMA|IMMA|HGMMA|WGMMA)", "MMA"),
-    # a 64-bit product: the FMA-heavy pipe for longer and the ALU pipe beside it (imad_wide.csv, machine imad_wide_alu)
+    # a 64-bit product: the FMA-heavy pipe for longer, and a dispatch hold (imad_wide.csv, machine imad_wide_dispatch)
     (r"^IMAD\.WIDE", "IMADW"),
     (r"^IMAD", "IMAD"),
     (r"^(FFMA|FADD|FMUL|FSETP|FMNMX|HFMA2|HADD2|HMUL2)", "FMA"),
