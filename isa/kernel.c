@@ -206,6 +206,25 @@ static int const_field(struct compiler *c, const cJSON *obj, const char *key, bo
 }
 
 /*
+ * "reload": a constant condition (on the parameters) that each test of the
+ * compiled loop reloads a bound from the constant bank with a ULDC, a
+ * kernel argument ptxas does not keep in a register (traces/h100/
+ * line_counts.csv: one uniform instruction a test on the examples' loops
+ * over batch_sz, none on the thread scope's).  smsim cannot tell when ptxas
+ * will; the kernel says so from the SASS.  An unrolled loop has no test.
+ */
+static int loop_reload(struct compiler *c, const cJSON *st, bool unrolled, int64_t *reload)
+{
+	int rc = const_field(c, st, "reload", false, "0", 0, 1, reload);
+	if (rc || !*reload || !unrolled)
+		return rc;
+	size_t old = jpath_key(&c->at, "reload");
+	rc = jdoc_error(c->doc, &c->at, c->d, "an unrolled loop has no test to reload a bound in");
+	jpath_pop(&c->at, old);
+	return rc;
+}
+
+/*
  * A copy's "align" (bytes the pointers' alignment promises): a power of two,
  * by default the smaller element size of its two buffers; into in->align.
  */
@@ -723,7 +742,8 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 	int mark = c->nvars;
 
 	if (strcmp(opname, "for") == 0) {
-		static const char *const keys[] = {"op", "var", "type", "from", "to", "cond", "step", "unroll", "remat", "body", "comment", NULL};
+		static const char *const keys[] = {"op",    "var",   "type",   "from", "to",	"cond",	   "step",
+						   "unroll", "remat", "reload", "body", "comment", NULL};
 		const char *name;
 		bool narrow;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) || (rc = var_name(c, st, &name)) ||
@@ -819,12 +839,13 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		 * does when it rematerialises them (isa/lower.c).  smsim cannot tell when
 		 * ptxas will; the kernel says so from the SASS.
 		 */
-		int64_t remat = 0;
-		if ((rc = const_field(c, st, "remat", false, "0", 0, 1, &remat)))
+		int64_t remat = 0, reload = 0;
+		if ((rc = const_field(c, st, "remat", false, "0", 0, 1, &remat)) ||
+		    (rc = loop_reload(c, st, unroll, &reload)))
 			goto out;
 		int top = c->k->ncode;
 		int brz = top;
-		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1, .unrolled = unroll})))
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1, .unrolled = unroll, .reload = reload != 0})))
 			goto out;
 		if ((rc = compile_block(c, st, "body")))
 			goto out;
@@ -835,13 +856,14 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		goto out;
 	}
 	if (strcmp(opname, "while") == 0) {
-		static const char *const keys[] = {"op", "cond", "body", "comment", NULL};
+		static const char *const keys[] = {"op", "cond", "reload", "body", "comment", NULL};
 		struct expr cond;
+		int64_t reload = 0;
 		if ((rc = jdoc_check_keys(c->doc, st, &c->at, keys, c->d)) ||
-		    (rc = compile_field(c, st, "cond", true, NULL, &cond)))
+		    (rc = compile_field(c, st, "cond", true, NULL, &cond)) || (rc = loop_reload(c, st, false, &reload)))
 			return rc;
 		int top = c->k->ncode;
-		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1})) ||
+		if ((rc = emit(c, (struct insn){.op = OP_BRZ, .e = {cond}, .obj = -1, .reload = reload != 0})) ||
 		    (rc = compile_block(c, st, "body")) ||
 		    (rc = emit(c, (struct insn){.op = OP_JMP, .target = top, .obj = -1})))
 			goto out;

@@ -86,6 +86,7 @@ struct insn {
 	bool narrow;     /* LET/SET/BRZ: reads and writes only 32-bit variables and builtins */
 	bool unrolled;   /* the control of a loop nvcc unrolls whole ("unroll": true): it issues nothing */
 	bool remat;      /* JMP of a for with "remat": the compiled loop re-reads the special registers its ops use (isa/lower.c) */
+	bool reload;     /* BRZ of a loop with "reload": each test reloads a bound from the constant bank (ULDC, isa/lower.c) */
 	uint8_t chains;  /* FMA: independent dependent chains it interleaves (ilp), 1..FMA_MAX_CHAINS */
 	uint64_t reads;  /* variables (not builtins) its expressions read: bit i is slot i, 63 stands for 63 on */
 	struct expr e[2]; /* LET/SET/BRZ: e[0]; MEMCPY: bytes; COMPUTE: k, per-thread element; N, n, count;

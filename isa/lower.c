@@ -1322,6 +1322,8 @@ static void lower_insn(struct lower_ctx *c, const struct insn *in, int8_t mark[3
 		 */
 		if (in->e[0].is_const && branch_kind(k, in) != BRANCH_LOOP)
 			break;
+		if (in->reload && branch_kind(k, in) == BRANCH_LOOP)
+			emit(q, IC_UNI, 0, false); /* ULDC of the bound (pipelines.sass with_staging_unified<4> 0x06f0, 0x0c60) */
 		int at = lower_expr_at(c, &in->e[0], !in->narrow, false, true, false, false);
 		enum branch_kind kind = branch_kind(k, in);
 		if (kind == BRANCH_PREDICATED) {

@@ -243,6 +243,29 @@ Test(issue, a_wide_modulo_against_warps_per_scheduler_follows_its_microbenchmark
 	}
 }
 
+/*
+ * "reload": each test of the loop reloads its bound from the constant bank, one ULDC (uniform) a
+ * test, as ptxas compiles the examples' loops over batch_sz (traces/h100/line_counts.csv, one uniform
+ * instruction a test on examples.cuh lines 61 and 90-91; none on the thread scope's 128-129).
+ */
+Test(issue, a_loop_that_reloads_its_bound_issues_a_uniform_instruction_a_test)
+{
+	struct machine m = plain();
+	const char *fmt = "\"params\": {\"n\": 40}, \"body\": [{\"op\": \"let\", \"var\": \"j\", \"value\": 0},"
+			  "{\"op\": \"for\", \"var\": \"i\", \"from\": 0, \"to\": \"n\", \"reload\": %d, \"body\": ["
+			  "{\"op\": \"while\", \"cond\": \"j < i + 1\", \"reload\": %d, \"body\": ["
+			  "{\"op\": \"set\", \"var\": \"j\", \"value\": \"j + 1\"}]}]}]";
+	char none[1024], both[1024];
+	snprintf(none, sizeof none, fmt, 0, 0);
+	snprintf(both, sizeof both, fmt, 1, 1);
+	run_text(none, 32, 1, &m);
+	uint64_t uni = r.pipe_issues[IC_UNI];
+	run_text(both, 32, 1, &m);
+	/* the for's test 41 times, the while's twice a trip (one that enters, one that leaves): 41 + 80 */
+	cr_assert_eq(r.pipe_issues[IC_UNI] - uni, 41 + 80, "uniform instructions added: %llu",
+		     (unsigned long long)(r.pipe_issues[IC_UNI] - uni));
+}
+
 /* Memory-path instructions share the SM's MIO queue: more warps than it works off stall on it. */
 Test(issue, the_mio_queue_throttles_shared_stores_from_every_scheduler)
 {
