@@ -14,6 +14,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 w=$(mktemp -d)
 export VALIDATION_NCU_L2=1
 M='regex:^(smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio|sm__pipe_(alu|fma|fmaheavy|fmalite)_cycles_active\.sum|sm__inst_executed_pipe_(alu|fma|fmaheavy|fmalite)\.sum|smsp__inst_executed\.sum|sm__cycles_elapsed\.avg)$'
-ncu --clock-control none --csv --page details --print-units base --metrics "$M" -k 'regex:with_' \
+ncu --clock-control none ${NCU_CACHE:+--cache-control $NCU_CACHE} --csv --page details --print-units base --metrics "$M" -k 'regex:with_' \
   ./hwbin/validation --ncu "$w" "$@" > "$w/ncu.csv" 2> "$out/ncu_pipes_active.err" || exit 1
 python3 "$here/ncu_pipes_active.py" "$w/ncu_configs.csv" "$w/ncu.csv" > "$out/ncu_pipes_active.csv"
