@@ -15,7 +15,7 @@ mkdir -p "$outdir"
 outdir="$(cd "$outdir" && pwd)"
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
-benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention iclass callforms chain special_latency trywait_window warp_order diverge fence copy_burst yield_window l2_capacity local_latency inflight_latency s2r_mio port_share fetch_granularity barrier_lines lane_copies_sm burst_math)
+benches=(mem_latency sync_alu bandwidth pipelines diverged_commit anatomy roundtrip contention iclass callforms chain special_latency trywait_window warp_order diverge fence copy_burst yield_window l2_capacity local_latency inflight_latency s2r_mio port_share fetch_granularity barrier_lines lane_copies_sm burst_math imad_wide)
 NVCC="${NVCC:-nvcc}"
 NVCCFLAGS=(-O3 -std=c++17 -arch=sm_90)
 
