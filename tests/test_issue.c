@@ -191,7 +191,7 @@ Test(issue, a_wide_modulo_by_three_is_ptxas_multiply_high_sequence_and_narrows_i
  * IMAD.WIDE.U32 and the cross term's IMAD are independent, the IADD3 reads both.  With the interval 8 the IMAD issues 8 cycles after the
  * IMAD.WIDE where it had issued the next cycle; with imad_wide_dispatch both wait past the hold.
  */
-Test(issue, an_imad_wide_holds_the_fma_heavy_pipe_and_part_of_the_alu)
+Test(issue, an_imad_wide_holds_the_fma_heavy_pipe_and_its_schedulers_dispatch)
 {
 	struct machine m = plain();
 	m.iclass_imad_wide_latency = 1;

@@ -102,9 +102,9 @@
 	X(mbarrier_count_latency, I, 50, 0, 10000, "cycles, an arrive's issue to its count at the barrier") \
 	X(mbarrier_arrive_interval, I, 5, 0, 1000, "cycles a barrier is busy per warp arrival") \
 	X(syncs_arrive_interval, I, 6, 1, 1000, "cycles between two mbarrier arrives (SYNCS.ARRIVE) on one sub-partition's syncs pipe") \
-	X(imad_wide_dispatch, I, 0, 0, 100, "cycles after an IMAD.WIDE in which its sub-partition dispatches nothing (ncu's dispatch_stall)") \
 	X(syncs_arrive_mio, I, 2, 0, 1000, "cycles the SM's MIO path is busy per mbarrier arrive") \
 	X(ldgsts_mio_least, I, 2, 0, 1000, "cycles the SM's MIO path is busy per LDGSTS warp-instruction of one lane: a warp's holds it from this at one lane to iclass_ldgsts_mio at 32, in proportion to its lanes") \
+	X(imad_wide_dispatch, I, 0, 0, 100, "cycles after an IMAD.WIDE in which its sub-partition dispatches nothing (ncu's dispatch_stall)") \
 	X(mbarrier_wake_latency, I, 60, 0, 10000, "cycles, phase completion to a suspended try_wait's result") \
 	X(fence_membar_latency, I, 29, 0, 10000, "cycles from fence.proxy.async's MEMBAR.ALL.CTA to the warp's next instruction, nothing outstanding") \
 	X(ldgsts_operand_read, I, 9, 0, 10000, "cycles from an LDGSTS's issue until it has read its registers: an instruction overwriting one waits that long") \
