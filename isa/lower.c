@@ -253,13 +253,10 @@ static int lower_op(struct seq *q, enum opc op, uint64_t d, bool in, bool wide, 
 		if (bconst && wide)
 			return wide_by_constant(q, op == OPC_MOD, low, d, in);
 		if (bconst) {
-			/* a multiply-high by the reciprocal and a shift; % multiplies back and subtracts */
-			int at = chain(q, IC_IMAD, wide ? 4 : 1, d, in);
-			at = chain(q, IC_ALU, wide ? 2 : 1, dep_bit(at), false);
-			if (op == OPC_MOD) {
-				at = chain(q, IC_IMAD, wide ? 2 : 1, dep_bit(at), false);
-				at = chain(q, IC_ALU, wide ? 2 : 1, dep_bit(at), false);
-			}
+			/* 32 bits: IMAD.HI by the reciprocal and a shift; % multiplies back (IMAD) and subtracts */
+			int at = emit(q, IC_ALU, dep_bit(emit(q, IC_IMAD, d, in)), false);
+			if (op == OPC_MOD)
+				at = emit(q, IC_ALU, dep_bit(emit(q, IC_IMAD, dep_bit(at), false)), false);
 			return at;
 		}
 		{
