@@ -432,7 +432,7 @@ static uint64_t not_selected_of(const struct trace *t, uint32_t warp)
 	struct trace_slice s;
 	uint64_t n = 0;
 	while (trace_next_span(&c, &s))
-		n += s.spread ? s.not_selected : s.cause == STALL_NOT_SELECTED ? s.end - s.begin : 0;
+		n += s.parts[STALL_NOT_SELECTED];
 	return n;
 }
 

@@ -299,8 +299,6 @@ static void warp_row(FILE *out, const struct trace_timeline *tr, double y, doubl
 		if (s.begin >= f->to)
 			break;
 		double len = (double)(s.end - s.begin);
-		double issue = (double)s.issue / len, not_sel = (double)s.not_selected / len;
-		double rest = 1.0 - issue - not_sel;
 		double b = (double)((s.begin > f->from ? s.begin : f->from) - f->from);
 		double e = (double)((s.end < f->to ? s.end : f->to) - f->from);
 		int px0 = (int)(b / per_px), px1 = (int)ceil(e / per_px);
@@ -311,11 +309,9 @@ static void warp_row(FILE *out, const struct trace_timeline *tr, double y, doubl
 			if (hi <= lo)
 				continue;
 			double part = hi - lo, *col = &acc[px * STALL_COUNT];
-			col[s.cause] += part * rest;
-			if (s.spread) {
-				col[STALL_ISSUE] += part * issue;
-				col[STALL_NOT_SELECTED] += part * not_sel;
-			}
+			for (int c = 0; c < STALL_COUNT; c++)
+				if (s.parts[c])
+					col[c] += part * (double)s.parts[c] / len;
 		}
 	}
 	int run_start = 0, run_cause = -1;

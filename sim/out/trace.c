@@ -150,9 +150,11 @@ void trace_spread_close(struct trace *t, struct trace_timeline *tl)
 	tl->spread_open = false;
 	if (!tl->spread_len)
 		return;
-	if (push_part(t, tl, tl->spread_len, TRACE_SPREAD | tl->spread_cause, TRACE_SPREAD_MORE) &&
-	    push_part(t, tl, tl->spread_issue, TRACE_SPREAD_ISSUE, TRACE_SPREAD_ISSUE) &&
-	    push_part(t, tl, tl->spread_not_sel, TRACE_SPREAD_NOT_SEL, TRACE_SPREAD_NOT_SEL) && tl->spread_op)
+	bool ok = push_part(t, tl, tl->spread_len, TRACE_SPREAD | tl->spread_cause, TRACE_SPREAD_MORE);
+	for (uint32_t c = 0; ok && c < STALL_COUNT; c++)
+		if (tl->spread_part[c])
+			ok = push_part(t, tl, tl->spread_part[c], TRACE_SPREAD_PART | c, TRACE_SPREAD_PART | c);
+	if (ok && tl->spread_op)
 		push_step(t, tl, (trace_step)(tl->spread_op << 8 | TRACE_SPREAD_OP));
 }
 
@@ -165,7 +167,8 @@ void trace_spread_begin(struct trace *t, uint32_t warp, enum stall cause)
 		trace_spread_close(t, tl);
 	tl->spread_open = tl->spread_kept = true;
 	tl->spread_cause = (uint8_t)cause;
-	tl->spread_len = tl->spread_issue = tl->spread_not_sel = 0;
+	tl->spread_len = 0;
+	memset(tl->spread_part, 0, sizeof tl->spread_part);
 	tl->spread_op = 0;
 }
 
@@ -240,8 +243,12 @@ static inline void ob_mem(struct obuf *o, const char *s, size_t n)
 
 static inline void ob_str(struct obuf *o, const char *s) { ob_mem(o, s, strlen(s)); }
 
-/* The hot loops make room for a whole record first, then write it unchecked. */
-enum { OB_RECORD = 512 };
+/*
+ * The hot loops make room for a whole record first, then write it
+ * unchecked: an op span with a part for every cause, its label and path
+ * is under 1.2 KB.
+ */
+enum { OB_RECORD = 2048 };
 
 static inline char *ob_room(struct obuf *o)
 {
@@ -566,19 +573,16 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 			p = PUT_LIT(p, ",\"dur\":");
 			p = put_u64(p, s.end - s.begin);
 			if (s.spread) {
-				/* The args split dur by cause; a zero part is left out. */
+				/* The args split dur by cause, issue first; a zero part but issue is left out. */
 				p = PUT_LIT(p, ",\"args\":{\"issue\":");
-				p = put_u64(p, s.issue);
-				uint64_t rest = s.end - s.begin - s.issue - s.not_selected;
-				if (rest) {
+				p = put_u64(p, s.parts[STALL_ISSUE]);
+				for (int c = 0; c < STALL_COUNT; c++) {
+					if (c == STALL_ISSUE || !s.parts[c])
+						continue;
 					p = PUT_LIT(p, ",\"");
-					p = put_short(p, key[s.cause], keylen[s.cause]);
+					p = put_short(p, key[c], keylen[c]);
 					p = PUT_LIT(p, "\":");
-					p = put_u64(p, rest);
-				}
-				if (s.not_selected) {
-					p = PUT_LIT(p, ",\"not_selected\":");
-					p = put_u64(p, s.not_selected);
+					p = put_u64(p, s.parts[c]);
 				}
 				if (op) {
 					/* where the op is in the kernel file: a span leads back to its line */

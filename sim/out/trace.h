@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "stall.h"
 
@@ -45,27 +46,36 @@ struct trace_track {
  * is recorded today) as a TRACE_GAP step; trace_next_span joins the pieces
  * again.
  *
- * An op that issues its instructions spread over its latency (exec_spread:
- * a statement, pipeline call, copy, compute setup or store) is one span of
- * three steps: TRACE_SPREAD | cause with its whole length, then its issue
- * slots and its cycles not selected; the rest of it went to the cause (a
- * part longer than a step holds goes on in more steps: TRACE_SPREAD_MORE
- * for the length, the same code for the others).  Slot
- * by slot it would be an issue, a gap and often a not_selected span for
- * every instruction: three times the spans of a traced run, and a comb of
- * one-cycle slices no viewer makes sense of.
+ * An op that issues its instructions spread over its latency (a
+ * statement, pipeline call, copy, compute setup, chain or store) is one
+ * span: a TRACE_SPREAD | cause step with its whole length, then a
+ * TRACE_SPREAD_PART | c step for each other cause c that took some of it
+ * (its issue slots, cycles not selected, and the instruction-level waits
+ * between its slots: a dependency, a busy pipe, the MIO queue); the rest
+ * of it went to the cause (a part longer than a step holds goes on in more
+ * steps: TRACE_SPREAD_MORE for the length, the same code for the others).
+ * Slot by slot it would be an issue, a gap and often a not_selected or
+ * pipe_busy span for every instruction: several times the spans of a
+ * traced run (a 1.2 GB trace at the bench's traced size, session 32), and
+ * a comb of one-cycle slices no viewer makes sense of.  A wait of the
+ * semantic kind (consumer_wait, a barrier, __syncthreads, a sleep) that is
+ * not the op's own cause closes the span: it shows as its own.
  */
 typedef uint32_t trace_step; /* length << 8 | cause */
 #define TRACE_STEP_LEN_MAX ((1ull << 24) - 1)
 #define TRACE_GAP 0xffu
 #define TRACE_SPREAD 0x40u          /* | cause: a spread op's whole length */
-#define TRACE_SPREAD_ISSUE 0xfeu    /* its issue slots */
-#define TRACE_SPREAD_NOT_SEL 0xfdu  /* its cycles not selected */
+#define TRACE_SPREAD_PART 0x80u     /* | cause: the part of it that cause took */
 #define TRACE_SPREAD_OP 0xfcu       /* which op it is: 1 + its index into trace.ops (in the length's place) */
 #define TRACE_SPREAD_MORE 0xfbu     /* more of its whole length, beyond TRACE_STEP_LEN_MAX */
 /* A spread op's length may go on past one step (its parts are stored in pieces), as far as it did in 8 bytes. */
 #define TRACE_SPREAD_LEN_MAX ((1ull << 56) - 1)
 _Static_assert(STALL_COUNT < TRACE_SPREAD, "a cause fits below the spread flag");
+_Static_assert((TRACE_SPREAD_PART | (STALL_COUNT - 1)) < TRACE_SPREAD_MORE, "a part's code is below the other spread codes");
+/* The causes a spread op takes into its span; any other (a semantic wait) closes it. */
+#define TRACE_SPREAD_TAKES                                                                                          \
+	(1u << STALL_ISSUE | 1u << STALL_NOT_SELECTED | 1u << STALL_ALU | 1u << STALL_BRANCH | 1u << STALL_PIPE_BUSY | \
+	 1u << STALL_MIO_THROTTLE | 1u << STALL_SMEM | 1u << STALL_MEMORY)
 
 struct trace_timeline {
 	trace_step *steps;
@@ -75,7 +85,8 @@ struct trace_timeline {
 	bool spread_open;
 	bool spread_kept; /* the slot being issued is one of its op's */
 	uint8_t spread_cause;
-	uint64_t spread_len, spread_issue, spread_not_sel;
+	uint64_t spread_len;
+	uint64_t spread_part[STALL_COUNT]; /* its cycles by cause, but for spread_cause's (the rest) */
 	uint32_t spread_op; /* 1 + the op's index into trace.ops, 0: not known */
 	char name[128];
 };
@@ -130,18 +141,14 @@ static inline bool trace_spread_add(struct trace *t, struct trace_timeline *tl, 
 				    uint64_t end)
 {
 	uint64_t len = end - begin;
-	if (begin == tl->end && len <= TRACE_SPREAD_LEN_MAX - tl->spread_len) {
-		if (cause == STALL_ISSUE)
-			tl->spread_issue += len;
-		else if (cause == STALL_NOT_SELECTED && tl->spread_cause != STALL_NOT_SELECTED)
-			tl->spread_not_sel += len;
-		else if (cause != tl->spread_cause)
-			goto other;
+	if (begin == tl->end && len <= TRACE_SPREAD_LEN_MAX - tl->spread_len &&
+	    (cause == tl->spread_cause || (TRACE_SPREAD_TAKES >> cause & 1))) {
+		if (cause != tl->spread_cause)
+			tl->spread_part[cause] += len;
 		tl->spread_len += len;
 		tl->end = end;
 		return true;
 	}
-other:
 	trace_spread_close(t, tl);
 	return false;
 }
@@ -208,7 +215,7 @@ void trace_finish(struct trace *t);
 /* A span of a warp's timeline, as trace_next_span gives it (a slice in the Chrome file). */
 struct trace_slice {
 	uint64_t begin, end;          /* cycles, end exclusive */
-	uint64_t issue, not_selected; /* a spread op: its slots and the cycles they lost to other warps */
+	uint64_t parts[STALL_COUNT];  /* its cycles by cause (a plain span: all to cause) */
 	uint32_t cause;               /* enum stall: all of a plain span; the rest of a spread op */
 	bool spread;
 	uint32_t op;                  /* a spread op: 1 + its index into trace.ops, 0: not known */
@@ -231,21 +238,26 @@ static inline bool trace_next_span(struct trace_cursor *c, struct trace_slice *o
 		return false;
 	uint32_t code = (uint32_t)(*c->at & 0xff);
 	out->begin = c->cycle;
-	out->issue = out->not_selected = 0;
+	memset(out->parts, 0, sizeof out->parts);
 	out->op = 0;
 	if ((code & 0xc0) == TRACE_SPREAD) {
 		out->cause = code & ~TRACE_SPREAD;
 		out->spread = true;
 		c->cycle += *c->at++ >> 8;
-		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_MORE && (*c->at & 0xff) != TRACE_GAP; c->at++) {
-			if ((*c->at & 0xff) == TRACE_SPREAD_MORE)
+		uint64_t others = 0;
+		for (; c->at < c->stop && (*c->at & 0xff) >= TRACE_SPREAD_PART && (*c->at & 0xff) != TRACE_GAP; c->at++) {
+			uint32_t part = (uint32_t)(*c->at & 0xff);
+			if (part == TRACE_SPREAD_MORE) {
 				c->cycle += *c->at >> 8;
-			else if ((*c->at & 0xff) == TRACE_SPREAD_OP)
+			} else if (part == TRACE_SPREAD_OP) {
 				out->op = (uint32_t)(*c->at >> 8);
-			else
-				*((*c->at & 0xff) == TRACE_SPREAD_ISSUE ? &out->issue : &out->not_selected) += *c->at >> 8;
+			} else if ((part & ~TRACE_SPREAD_PART) < STALL_COUNT) {
+				out->parts[part & ~TRACE_SPREAD_PART] += *c->at >> 8;
+				others += *c->at >> 8;
+			}
 		}
 		out->end = c->cycle;
+		out->parts[out->cause] += out->end - out->begin - others;
 		return true;
 	}
 	out->cause = code;
@@ -253,6 +265,7 @@ static inline bool trace_next_span(struct trace_cursor *c, struct trace_slice *o
 	while (c->at < c->stop && (*c->at & 0xff) == code)
 		c->cycle += *c->at++ >> 8;
 	out->end = c->cycle;
+	out->parts[code] = out->end - out->begin;
 	return true;
 }
 void trace_copy(struct trace *t, uint32_t track, uint32_t seq, uint64_t begin, uint64_t end);
