@@ -38,10 +38,10 @@ struct trace_track {
  * A warp's timeline.  Its spans are contiguous (each starts where the last
  * ended: the stall charge hands the warp's time on without a gap), so a span
  * is stored as its length and cause in 4 bytes instead of a 24-byte
- * trace_span: a sixth of the memory a long run's trace faults in (the
- * instruction-level core records about two spans per warp-instruction,
- * most of them a few cycles long: 141 MiB at the bench's traced size with
- * 8-byte steps, half that now).  A length that does not fit in
+ * trace_span: a sixth of the memory a long run's trace faults in (before
+ * an op's span kept its instruction-level waits, about two spans a
+ * warp-instruction: 141 MiB at the bench's traced size with 8-byte steps;
+ * 20 MiB of peak memory now).  A length that does not fit in
  * TRACE_STEP_LEN_MAX (2^24 - 1 cycles) is stored in pieces, and a gap (none
  * is recorded today) as a TRACE_GAP step; trace_next_span joins the pieces
  * again.
