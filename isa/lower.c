@@ -1586,6 +1586,16 @@ static int finish(struct kernel *k, int pc, const struct seq *q, const int8_t ma
 	 */
 	struct lform *f = &k->lowered[pc];
 	f->plain = lform_plain(f);
+	if (k->code[pc].op == OP_LET || k->code[pc].op == OP_SET) {
+		uint64_t loads = 0;
+		for (int i = 0; i < f->n && i < 64; i++) {
+			if (f->code[i].flags & LI_LOCAL)
+				loads |= 1ull << i;
+			else if (f->code[i].deps & (loads | f->after_load))
+				f->after_load |= 1ull << i;
+		}
+		f->plain &= ~f->after_load; /* issue_one gives its result the load's time */
+	}
 	if (k->code[pc].op == OP_MMA && f->loop_begin >= 0 && f->loop_end > 0 && f->loop_end <= 64)
 		f->plain &= ~(1ull << (f->loop_end - 1));
 	/* a wmma's later trips skip its lane offsets: issue_one steps over them after the instruction before */

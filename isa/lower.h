@@ -123,6 +123,17 @@ struct lform {
 	uint64_t to_shared, to_global;
 	uint64_t plain;     /* bit i: code[i] issues as most do, as far as the form says (lform_plain); 0 in lform_table */
 	uint64_t chained;   /* bit i: code[i] waits for what a chain hands on (sim/engine/issue.c issue_setup); 0 here */
+	/*
+	 * bit i: code[i] of a statement reads an LDL's result, directly or
+	 * through another: ptxas places it at the statement's first reader, past
+	 * the independent instructions between (pipelines.sass with_specialized
+	 * _staging_unified<2>: LDL R27 at 0x8fa0, its add at 0x9030 after the
+	 * copy's S2UR, LDC and ULEA; with_staging_unified4.sass: LDL at 0x0a80,
+	 * its LEA at 0x0af0).  It takes its issue slot in order and does not
+	 * hold the warp; its result comes its class's latency after the load's
+	 * (issue.c), and the reader waits for that.  Set by isa/lower.c.
+	 */
+	uint64_t after_load;
 };
 
 /*

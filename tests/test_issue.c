@@ -615,6 +615,37 @@ Test(issue, a_local_array_read_is_a_load_on_the_path)
 		      (unsigned long long)l32);
 }
 
+/*
+ * A statement's arithmetic on an LDL's result is placed by ptxas at the
+ * statement's first reader (pipelines.sass with_specialized_staging_unified<2>:
+ * LDL R27 at 0x8fa0, its add at 0x9030 after the copy's S2UR, LDC and ULEA;
+ * validation_pcsamp shows no long_scoreboard wait at the add): independent
+ * work after the statement hides the load, and the reader still waits for it.
+ */
+Test(issue, a_statements_arithmetic_on_a_local_load_waits_at_its_reader)
+{
+	struct machine m = plain();
+	const char *fmt = "\"helpers\": {\"off\": {\"args\": [\"i\"], \"expr\": \"i * 64\", \"local_array\": true}}, "
+			  "\"shared\": {\"s\": {\"elems\": 4096}}, \"body\": ["
+			  "{\"op\": \"for\", \"var\": \"b\", \"type\": \"int\", \"from\": 0, \"to\": 8, \"body\": ["
+			  "{\"op\": \"let\", \"var\": \"x\", \"type\": \"int\", \"value\": \"off(b % 4) + lane\"}%s,"
+			  "{\"op\": \"shared_store\", \"addr\": \"s[x]\"}]}]";
+	char direct[1024], between[1024];
+	snprintf(direct, sizeof direct, fmt, "");
+	snprintf(between, sizeof between, fmt, ", {\"op\": \"fma\", \"n\": 16}");
+	m.local_load_latency = 32;
+	uint64_t d32 = run_text(direct, 32, 1, &m), b32 = run_text(between, 32, 1, &m);
+	m.local_load_latency = 132;
+	uint64_t d132 = run_text(direct, 32, 1, &m), b132 = run_text(between, 32, 1, &m);
+	cr_assert_geq(d132, d32 + 8 * 90, "the store reads x at once: each load's 100 cycles more show (%llu vs %llu)",
+		      (unsigned long long)d132, (unsigned long long)d32);
+	/* 16 dependent FMAs (about 64 cycles) between the statement and its reader run in the load's shadow */
+	cr_assert_leq(b132, d132 + 8 * 16, "the FMAs add little to a 132-cycle load (%llu vs %llu without them)",
+		      (unsigned long long)b132, (unsigned long long)d132);
+	cr_assert_geq(b132, b32 + 8 * 60, "and the reader still waits for the rest of it (%llu vs %llu at 32 cycles)",
+		      (unsigned long long)b132, (unsigned long long)b32);
+}
+
 /* && || ?: compile to both sides' arithmetic and a SEL (PLOP3) that joins them: nothing of either side is lost. */
 Test(issue, a_conditional_lowers_both_sides_and_their_join)
 {

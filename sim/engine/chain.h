@@ -82,16 +82,18 @@ static ISSUE_INLINE enum iclass next_inst(const struct sim *s, const struct warp
 	 * guards a result whose stall counts were left out with the set-up.
 	 */
 	uint64_t pred_extra = li->cls == IC_BRA ? s->pred_extra : 0;
+	/* a statement's arithmetic on a load's result waits at its reader, not here (lform.after_load) */
+	uint64_t deps = c->f->after_load >> e->li & 1 ? 0 : li->deps;
 	if (!pred_extra) {
 		/* most instructions: the loop without the branch's case keeps its values in registers in the tick */
-		for (uint64_t d = li->deps; d; d &= d - 1) {
+		for (uint64_t d = deps; d; d &= d - 1) {
 			int j = __builtin_ctzll(d);
 			uint64_t ready = w->res[j];
 			last = ready > at ? j : last;
 			at = ready > at ? ready : at;
 		}
 	}
-	for (uint64_t d = pred_extra ? li->deps : 0; d; d &= d - 1) {
+	for (uint64_t d = pred_extra ? deps : 0; d; d &= d - 1) {
 		int j = __builtin_ctzll(d);
 		uint64_t ready = w->res[j];
 		if (c->f->code[j].cls == IC_ALU && ready && !c->f->code[j].stall)
