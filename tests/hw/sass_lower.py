@@ -631,11 +631,11 @@ def emit_c(forms, names):
         fid = fm["f"]["id"]
         name = names.get(fid, fid.lower())
         if fm["insts"]:
-            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d, 0x%xu, 0x%xu, 0x%xu, 0, 0},' % (
+            out.append('\t[LF_%s] = {"%s", "%s", form_%s, %d, %d, %d, %d, 0x%xu, 0x%xu, 0x%xu, 0, 0, 0},' % (
                 fid, name, fm["src"], fid.lower(), len(fm["insts"]), fm["anchor"], fm["loop"][0], fm["loop"][1],
                 fm["per_stage"], fm["to_shared"], fm["to_global"]))
         else:
-            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1, 0x0u, 0x0u, 0x0u, 0, 0},' % (fid, name, fm["src"]))
+            out.append('\t[LF_%s] = {"%s", "%s", 0, 0, -1, -1, -1, 0x0u, 0x0u, 0x0u, 0, 0, 0},' % (fid, name, fm["src"]))
     out.append("};")
     return "\n".join(out) + "\n"
 
