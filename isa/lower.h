@@ -126,12 +126,12 @@ struct lform {
 	/*
 	 * bit i: code[i] of a statement reads an LDL's result, directly or
 	 * through another: ptxas places it at the statement's first reader, past
-	 * the independent instructions between (pipelines.sass with_specialized
-	 * _staging_unified<2>: LDL R27 at 0x8fa0, its add at 0x9030 after the
-	 * copy's S2UR, LDC and ULEA; with_staging_unified4.sass: LDL at 0x0a80,
-	 * its LEA at 0x0af0).  It takes its issue slot in order and does not
-	 * hold the warp; its result comes its class's latency after the load's
-	 * (issue.c), and the reader waits for that.  Set by isa/lower.c.
+	 * the independent instructions between (the partitioned pipeline's
+	 * pipelines.sass: LDL R27 at 0x8fa0, its add at 0x9030 after the copy's
+	 * S2UR, LDC and ULEA; with_staging_unified4.sass: LDL at 0x0a80, its LEA
+	 * at 0x0af0).  It takes its issue slot in order and does not hold the
+	 * warp; its result comes its class's latency after the load's (issue.c),
+	 * and the reader waits for that.  Set by isa/lower.c finish.
 	 */
 	uint64_t after_load;
 };

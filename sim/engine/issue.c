@@ -559,9 +559,10 @@ void issue_one(struct sim *s, struct trace *tr, struct warp *w, uint64_t now)
 		lat = 0;
 	uint64_t result = start + lat;
 	if (f->after_load >> e->li & 1) /* issued past its inputs, as ptxas places it: its result waits for them */
-		for (uint64_t d = li->deps; d; d &= d - 1)
-			if (w->res[__builtin_ctzll(d)] + lat > result)
-				result = w->res[__builtin_ctzll(d)] + lat;
+		for (uint64_t d = li->deps; d; d &= d - 1) {
+			uint64_t input = w->res[__builtin_ctzll(d)];
+			result = input + lat > result ? input + lat : result;
+		}
 	int64_t bubble = port_bubble(s->m, cls, li->flags);
 	if (bubble >= 0) {
 		uint64_t drained = smem_port_drained(s, now);
