@@ -6,7 +6,9 @@
 // miss. This stamps every block's warps (lane 0: acquire start/done, commit done, consumer wait
 // start/done, release done) for the first kTraced batches, with each block's SM, so that the blocks
 // sharing an SM can be set side by side: how often a warp's compute (wait done to release done) runs
-// long, and what the block's other warps and the other block do meanwhile.
+// long, and what the block's other warps and the other block do meanwhile. The stamped loop is
+// specialized_trace.cu's unified_traced written out again with its own mark (every block, and the
+// SM): that program's rows were measured with its code as it is.
 //
 // Usage: stage_trace OUTDIR -> OUTDIR/stage_trace.csv (the blocks of SMs 0 to kSmsKept - 1)
 //   columns: stages,blocks_per_sm,k,source,block,sm,warp,batch,event,cycle (cycle relative to the
