@@ -178,6 +178,51 @@ Test(gmem, a_miss_fetches_its_whole_block_and_dram_serves_it_once)
 }
 
 /*
+ * The L2 path to the SM serves a request per 128-byte line, however few of its sectors the
+ * request wants (l2_line_cycles; traces/h100/ldgsts_spread.csv, grouped_copies from a 16 MB L2
+ * source at 16 warps an SM: a group of 4 lanes 128 bytes apart, a sector on each of 4 lines,
+ * costs an LDGSTS 4.24 cycles SM-wide where its 4 sectors' bytes alone would take 1.39).  Warm
+ * L2, 128 bytes and one line a cycle: back-to-back reads queue.
+ */
+Test(gmem, the_l2_path_serves_a_whole_line_for_each_line_a_read_asks)
+{
+	struct machine m = unloaded_memory();
+	m.l2_hit_fraction = 1;
+	m.l2_bytes_per_cycle = 128;
+	m.l2_line_cycles = 1;
+	struct warp warps[1] = {{.id = 0}};
+	struct sim_report rep = {0};
+	struct sim s = {.m = &m, .warps = warps, .nwarps = 1, .rep = &rep};
+	s.mem.l2_kept = 1; /* the kernel's data fits */
+	l1_init(&s.l1, &m, 0, m.l1_reuse_coeff, m.l1_reuse_exponent, m.l1_reuse_size_exponent);
+	const uint64_t full[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+	const uint64_t spread[4] = {100, 104, 108, 112}, packed[4] = {200, 201, 202, 203};
+	const uint64_t backwards[4] = {312, 308, 304, 300}, twice[4] = {400, 404, 401, 405};
+	/* each read queues behind the one before: its finish less the last one's is what it held the path */
+	uint64_t t0 = gmem_read(&s, 0, full, 16);
+	cr_assert_eq(t0, 300, "the first: the latency");
+	uint64_t tf = gmem_read(&s, 0, full, 16);
+	cr_assert_eq(tf - t0, 4, "16 sectors, 4 lines: 512 bytes at 128 a cycle");
+	t0 = tf;
+	uint64_t t1 = gmem_read(&s, 0, spread, 4);
+	cr_assert_eq(t1 - t0, 4, "a sector on each of 4 lines holds the path as a full warp's 4 lines do");
+	uint64_t t2 = gmem_read(&s, 0, packed, 4);
+	cr_assert_eq(t2 - t1, 1, "4 sectors of one line: one line");
+	uint64_t t3 = gmem_read(&s, 0, backwards, 4);
+	cr_assert_eq(t3 - t2, 4, "lanes in falling address order: still 4 lines");
+	uint64_t t4 = gmem_read(&s, 0, twice, 4);
+	cr_assert_eq(t4 - t3, 2, "two lines, each asked twice out of order: 2");
+	m.l2_line_cycles = 0;
+	uint64_t t5 = gmem_read(&s, 0, spread, 4);
+	cr_assert_eq(t5 - t4, 1, "without a cost a line, only the 4 sectors' bytes");
+	m.l2_line_cycles = 0.5;
+	uint64_t t6 = gmem_read(&s, 0, full, 16);
+	cr_assert_eq(t6 - t5, 4, "the lines' floor under a full warp's bytes changes nothing");
+	gmem_free(&s);
+	l1_free(&s.l1);
+}
+
+/*
  * A local line L1 lost comes back from where the kernel's input sits (local_latency.csv: 640-1620
  * cycles from a DRAM-input run, a DRAM read's time in that traffic; 335 from an L2-input run), and
  * loads DRAM as any read does.

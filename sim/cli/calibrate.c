@@ -534,6 +534,15 @@ static void derive_memory(struct calib *c)
 	double fill = 8.0 * (double)m->subpartitions * 16.0 * 32.0 / l2_per_warp;
 	m->l2_bytes_per_cycle = round(fill * 10.0) / 10.0;
 	cite(c, "l2_bytes_per_cycle", "iclass.csv row %d: 16-byte LDGSTS from L2, 8 warps per scheduler, %.2f cycles per instruction per warp: %lld warps x 512 bytes per %.2f cycles", r, l2_per_warp, (long long)(8 * m->subpartitions), l2_per_warp);
+	/*
+	 * What a line asked of that path takes however few of its bytes a request wants: a divergent
+	 * warp's groups of 4 lanes 128 bytes apart (ldgsts_spread.csv grouped_copies, D = 8: each
+	 * lane's 16 bytes on a line of its own), 16 warps an SM copying from a 16 MB L2-resident
+	 * source, SM-wide cycles per LDGSTS over its 4 lines.
+	 */
+	double per_copy = cell(c, "ldgsts_spread.csv", "cycles_per_copy_sm", &r, "source=L2_grouped", "d=8", "warps_per_sm=16", NULL);
+	m->l2_line_cycles = round(per_copy / 4.0 * 100.0) / 100.0;
+	cite(c, "l2_line_cycles", "ldgsts_spread.csv row %d: grouped_copies from L2, 4 lanes 128 bytes apart a copy (D = 8), 16 warps an SM, %.3f cycles an LDGSTS SM-wide over its 4 lines (its 4 sectors alone would take %.2f)", r, per_copy, 128.0 / m->l2_bytes_per_cycle);
 	double bulk_l2 = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r, "source=L2", "footprint_bytes=8388608", "bytes=16", NULL);
 	double ld_l2 = cell(c, "global_latency.csv", "cycles_per_load_median", &r2, "level=L2", "footprint_bytes=8388608", NULL);
 	double bulk_dram = cell(c, "bulk_copy_latency.csv", "cycles_per_roundtrip_median", &r3, "source=DRAM", "bytes=16", NULL);

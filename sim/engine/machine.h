@@ -95,6 +95,7 @@
 	X(dram_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's DRAM share") \
 	X(dram_peak_bytes_per_cycle, F, 12.8, 0.01, 100000, "bytes per cycle, this SM's share of the DRAM peak Nsight Compute measures DRAM % against") \
 	X(l2_bytes_per_cycle, F, 115, 0.01, 100000, "bytes per cycle, L2 to this SM")    \
+	X(l2_line_cycles, F, 0, 0, 1000, "cycles the L2 path to this SM takes per 128-byte line a read asks, however few of its bytes: a floor under the bytes' time (0: none)") \
 	X(cp_async_extra_latency, I, 42, 0, 10000, "cycles a cp.async adds over a load") \
 	X(bulk_extra_latency, I, 61, 0, 10000, "cycles a bulk (TMA) copy adds over a load") \
 	X(grid_sync_latency, I, 2000, 0, 1000000, "cycles, grid.sync release after the last arrival") \

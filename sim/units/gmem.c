@@ -161,28 +161,43 @@ static bool l2_holds(const struct sim *s, uint64_t sector, uint64_t *ready)
  */
 struct l2_view {
 	uint32_t hits;
+	uint32_t hit_lines; /* the 128-byte lines those hits fall in */
 	uint64_t ready;
 	uint64_t missed; /* bit i: sectors[i] is neither (for the first 64: a request's most, gmem_sectors) */
 };
 
 static struct l2_view l2_look(const struct sim *s, const uint64_t *sectors, uint32_t nsectors)
 {
-	struct l2_view v = {0, 0, 0};
+	struct l2_view v = {0, 0, 0, 0};
 	bool warm = !(s->m->l2_hit_fraction <= 0);
 	const struct fetched *table = s->mem.fetched;
+	uint64_t last_line = UINT64_MAX;
+	bool ascending = true; /* the hits so far rose sector by sector: a line seen is the last one */
 	for (uint32_t i = 0; i < nsectors; i++) {
 		uint64_t sector = sectors[i];
-		if (warm && l2_hit(s, sector)) {
-			v.hits++;
+		bool hit = warm && l2_hit(s, sector);
+		if (!hit) {
+			const struct fetched *f = table ? fetched_entry(s, sector) : NULL;
+			if (f && f->sector == sector + 1) {
+				hit = true;
+				v.ready = f->ready > v.ready ? f->ready : v.ready;
+			} else if (i < 64) {
+				v.missed |= 1ull << i;
+			}
+		}
+		if (!hit)
 			continue;
-		}
-		const struct fetched *f = table ? fetched_entry(s, sector) : NULL;
-		if (f && f->sector == sector + 1) {
-			v.hits++;
-			v.ready = f->ready > v.ready ? f->ready : v.ready;
-		} else if (i < 64) {
-			v.missed |= 1ull << i;
-		}
+		v.hits++;
+		uint64_t line = sector / 4;
+		if (line == last_line)
+			continue;
+		bool seen = false;
+		if (last_line != UINT64_MAX && line < last_line)
+			ascending = false;
+		for (uint32_t j = 0; !ascending && j < i && !seen; j++) /* lanes out of address order: look back */
+			seen = sectors[j] / 4 == line && !(j < 64 && v.missed >> j & 1);
+		v.hit_lines += !seen;
+		last_line = line;
 	}
 	return v;
 }
@@ -318,12 +333,25 @@ static uint64_t dram_read(struct sim *s, uint64_t now, uint64_t bytes)
 	return done;
 }
 
-/* Hits go through the L2 queue, misses (dram bytes of fetch blocks) to DRAM at its latency under load; done when both have. */
-static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint64_t dram)
+/*
+ * What hits of these sectors in these 128-byte lines take of the L2 path to the SM, in bytes at
+ * its rate: their sectors' bytes, but no less than l2_line_cycles for each line asked.  The path
+ * serves requests, a line each: a divergent warp's group of 4 lanes 128 bytes apart, a sector on
+ * each of 4 lines, holds it about as long as 4 whole lines (ldgsts_spread.csv, calibrate).
+ */
+static uint64_t l2_path_bytes(const struct sim *s, uint32_t hits, uint32_t lines)
+{
+	uint64_t bytes = 32ull * hits;
+	uint64_t floor = (uint64_t)(s->m->l2_line_cycles * s->m->l2_bytes_per_cycle * (double)lines + 0.5);
+	return bytes > floor ? bytes : floor;
+}
+
+/* Hits (l2 bytes on the path) go through the L2 queue, misses (dram bytes of fetch blocks) to DRAM at its latency under load; done when both have. */
+static uint64_t read_split(struct sim *s, uint64_t now, uint64_t l2, uint64_t dram)
 {
 	uint64_t done = now;
-	if (hits) {
-		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, 32ull * hits, s->m->l2_bytes_per_cycle);
+	if (l2) {
+		uint64_t t = queue(&s->mem.l2_free, now, (uint64_t)s->m->l2_latency, l2, s->m->l2_bytes_per_cycle);
 		done = t > done ? t : done;
 	}
 	if (dram) {
@@ -339,7 +367,7 @@ static uint64_t read_split(struct sim *s, uint64_t now, uint32_t hits, uint64_t 
 /* gmem_read of sectors the L2 held as v says. */
 static uint64_t read_seen(struct sim *s, uint64_t now, const uint64_t *sectors, uint32_t nsectors, struct l2_view v)
 {
-	uint64_t done = read_split(s, now, v.hits, miss_bytes(s, sectors, v.missed));
+	uint64_t done = read_split(s, now, l2_path_bytes(s, v.hits, v.hit_lines), miss_bytes(s, sectors, v.missed));
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, v, done);
 	return done > v.ready ? done : v.ready;
@@ -369,14 +397,14 @@ static void l1_misses_add(struct sim *s, const struct warp *w, uint64_t land, ui
 	s->mem.l1_dram_lines += lines;
 }
 
-/* A read through L1 of hits sectors that hit L2 and misses that do not; key draws its DRAM lines' spread. */
-static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t now, uint32_t hits, uint32_t misses,
+/* A read through L1 of sectors that hit L2 (l2: their bytes on the path) and misses that do not; key draws its DRAM lines' spread. */
+static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t now, uint64_t l2, uint32_t misses,
 				uint64_t dram, uint64_t key, struct gmem_spread *spread)
 {
 	if (spread)
 		*spread = (struct gmem_spread){0, 0};
 	if (!misses)
-		return read_split(s, now, hits, 0);
+		return read_split(s, now, l2, 0);
 	l1_misses_land(s, now);
 	uint64_t others = s->mem.l1_dram_lines - w->l1_dram_lines;
 	/*
@@ -385,7 +413,7 @@ static uint64_t read_through_l1(struct sim *s, const struct warp *w, uint64_t no
 	 * the block's lines the slowest.  One late line holds up none of the others (a copy's
 	 * fill queue takes it in issue order: spread).
 	 */
-	uint64_t done = read_split(s, now, hits, dram);
+	uint64_t done = read_split(s, now, l2, dram);
 	double u = (double)draw(key ^ now * 0x2545F4914F6CDD1Dull) / 500000.0 - 1.0; /* in [-1, 1) */
 	int64_t jitter = (int64_t)(((double)s->m->dram_spread + s->m->dram_spread_per_line * (double)others) * u);
 	int64_t landed = (int64_t)done + jitter, soonest = (int64_t)now + s->m->l2_latency; /* never before an L2 hit */
@@ -402,7 +430,7 @@ static uint64_t read_cached_seen(struct sim *s, const struct warp *w, uint64_t n
 				 uint32_t nsectors, struct gmem_spread *spread, struct l2_view v)
 {
 	gmem_through_l1(s, sectors, nsectors);
-	uint64_t done = read_through_l1(s, w, now, v.hits, nsectors - v.hits, miss_bytes(s, sectors, v.missed), sectors[0],
+	uint64_t done = read_through_l1(s, w, now, l2_path_bytes(s, v.hits, v.hit_lines), nsectors - v.hits, miss_bytes(s, sectors, v.missed), sectors[0],
 					spread);
 	if (v.hits < nsectors)
 		l2_fetched(s, sectors, nsectors, v, done);
@@ -431,7 +459,7 @@ uint64_t gmem_read_local(struct sim *s, const struct warp *w, uint64_t now, uint
 		hits += hit;
 		missed |= (uint64_t)!hit << i;
 	}
-	return read_through_l1(s, w, now, hits, 4 - hits, miss_bytes(s, sectors, missed), 4 * line, NULL);
+	return read_through_l1(s, w, now, l2_path_bytes(s, hits, hits ? 1 : 0), 4 - hits, miss_bytes(s, sectors, missed), 4 * line, NULL);
 }
 
 void gmem_free(struct sim *s)
@@ -528,15 +556,17 @@ uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes)
 
 uint64_t gmem_read_bulk(struct sim *s, uint64_t now, uint64_t first_sector, uint32_t nsectors)
 {
-	uint32_t hits = 0;
-	uint64_t span = fetch_sectors(s), blocks = 0, last = UINT64_MAX;
+	uint32_t hits = 0, hit_lines = 0;
+	uint64_t span = fetch_sectors(s), blocks = 0, last = UINT64_MAX, last_line = UINT64_MAX;
 	for (uint32_t i = 0; i < nsectors; i++) {
 		if (l2_hit(s, first_sector + i)) {
 			hits++;
+			hit_lines += (first_sector + i) / 4 != last_line; /* the sectors rise: a line seen is the last */
+			last_line = (first_sector + i) / 4;
 		} else {
 			blocks += (first_sector + i) / span != last;
 			last = (first_sector + i) / span;
 		}
 	}
-	return read_split(s, now, hits, 32ull * span * blocks);
+	return read_split(s, now, l2_path_bytes(s, hits, hit_lines), 32ull * span * blocks);
 }

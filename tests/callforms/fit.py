@@ -20,8 +20,14 @@ per SM on every SM (cf_inflight, the rows pattern calibrate reads for dram_line_
 per batch of the SM. burst_math.csv (tests/hw/burst_math.cu) is the same loop with k dependent
 FFMAs after each wait (cf_inflight's k), 16-128 lines an SM, on every SM.
 
+ldgsts_spread.csv (tests/hw/ldgsts_spread.cu) adds a divergent warp's groups copying the same
+512-byte rows from L2 in turn, D = 1-32 groups (cf_grouped's n), 1-16 warps in one block per SM on
+every SM: cycles per batch of 17 rows, the block's cycles at 32 batches over 32. Its DRAM rows are
+left out: they stream past what the GPU's DRAM serves (traces/h100/README.md, session 33).
+
 Usage: tests/callforms/fit.py traces/h100/callforms.csv traces/h100/barrier_lines.csv \
-           traces/h100/inflight_lines.csv traces/h100/burst_math.csv > tests/callforms/fit.csv
+           traces/h100/inflight_lines.csv traces/h100/burst_math.csv traces/h100/ldgsts_spread.csv \
+           > tests/callforms/fit.csv
 """
 import csv
 import sys
@@ -82,6 +88,13 @@ def main():
     for r in csv.DictReader(open(sys.argv[4])):
         if r["grid_blocks"] != "1":
             inflight_row(out, r, int(r["k"]))
+    for r in csv.DictReader(open(sys.argv[5])):
+        if r["source"] == "L2_grouped":
+            p = dict(DEFAULTS, bytes=16, n=int(r["d"]))
+            batches = int(r["n_high"]) // 17
+            out.writerow(["cf_grouped"] + [p[name] for name in PARAMS] +
+                         [32 * int(r["warps_per_sm"]), 1, 132, "L2", batches,
+                          "%.1f" % (float(r["cycles_high"]) / batches)])
 
 
 def inflight_row(out, r, k):
