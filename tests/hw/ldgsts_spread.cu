@@ -170,6 +170,24 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  // The median block's cycles over kReps launches of k at W warps an SM and n copies a lane: the 16 MB
+  // source put in L2 by a launch before them, the DRAM one flushed before each.
+  auto block_cycles = [&](Kernel k, int src, int w, int n, int d) {
+    std::vector<long long> all;
+    if (src == kL2) {
+      k<<<sms, 32 * w>>>(dsrc, kMask[src], n, d, dcyc);
+      CK_LAUNCH();
+    }
+    for (int r = 0; r < kReps; ++r) {
+      if (src == kDram) flusher.flush();
+      k<<<sms, 32 * w>>>(dsrc, kMask[src], n, d, dcyc);
+      CK_LAUNCH();
+      std::vector<long long> cc(sms);
+      CK(cudaMemcpy(cc.data(), dcyc, sms * sizeof(long long), cudaMemcpyDeviceToHost));
+      all.insert(all.end(), cc.begin(), cc.end());
+    }
+    return median(all);
+  };
   printf("sm_clock_mhz before the spread rows: %.0f\n", sm_clock_mhz(dclk));
   for (int src : {kL2Hot, kL2, kDram})
     for (int gs : {0, 1})
@@ -177,26 +195,11 @@ int main(int argc, char** argv) {
         for (int d : {1, 2, 4, 8, 16, 32}) {
           if (d == 1 && (gs || ss)) continue;  // one lane apart is packed
           for (int w : {1, 2, 4, 8, 16}) {
-            double c[2];
-            for (int i = 0; i < 2; ++i) {
-              std::vector<long long> all;
-              if (src == kL2) {  // the 16 MB the launch reads, into L2
-                kKernels[gs][ss]<<<sms, 32 * w>>>(dsrc, kMask[src], ns[i], d, dcyc);
-                CK_LAUNCH();
-              }
-              for (int r = 0; r < kReps; ++r) {
-                if (src == kDram) flusher.flush();
-                kKernels[gs][ss]<<<sms, 32 * w>>>(dsrc, kMask[src], ns[i], d, dcyc);
-                CK_LAUNCH();
-                std::vector<long long> cc(sms);
-                CK(cudaMemcpy(cc.data(), dcyc, sms * sizeof(long long), cudaMemcpyDeviceToHost));
-                all.insert(all.end(), cc.begin(), cc.end());
-              }
-              c[i] = median(all);
-            }
-            const double per = (c[1] - c[0]) / (ns[1] - ns[0]);
+            const double c0 = block_cycles(kKernels[gs][ss], src, w, ns[0], d);
+            const double c1 = block_cycles(kKernels[gs][ss], src, w, ns[1], d);
+            const double per = (c1 - c0) / (ns[1] - ns[0]);
             ROW(f, "%s,%d,%d,%d,%d,%d,%d,%d,%.1f,%.1f,%.3f,%.3f\n", kSourceName[src], gs, ss, d, 32 / d, w, ns[0],
-                ns[1], c[0], c[1], per, per / w);
+                ns[1], c0, c1, per, per / w);
           }
         }
   printf("sm_clock_mhz before the grouped rows: %.0f\n", sm_clock_mhz(dclk));
@@ -204,26 +207,11 @@ int main(int argc, char** argv) {
   for (int src : {kL2Hot, kL2, kDram})
     for (int d : {1, 2, 4, 8, 16, 32})
       for (int w : {1, 2, 4, 8, 16}) {
-        double c[2];
-        for (int i = 0; i < 2; ++i) {
-          std::vector<long long> all;
-          if (src == kL2) {
-            grouped_copies<<<sms, 32 * w>>>(dsrc, kMask[src], ns[i], d, dcyc);
-            CK_LAUNCH();
-          }
-          for (int r = 0; r < kReps; ++r) {
-            if (src == kDram) flusher.flush();
-            grouped_copies<<<sms, 32 * w>>>(dsrc, kMask[src], ns[i], d, dcyc);
-            CK_LAUNCH();
-            std::vector<long long> cc(sms);
-            CK(cudaMemcpy(cc.data(), dcyc, sms * sizeof(long long), cudaMemcpyDeviceToHost));
-            all.insert(all.end(), cc.begin(), cc.end());
-          }
-          c[i] = median(all);
-        }
-        const double per = (c[1] - c[0]) / (double(ns[1] - ns[0]) * d);
+        const double c0 = block_cycles(grouped_copies, src, w, ns[0], d);
+        const double c1 = block_cycles(grouped_copies, src, w, ns[1], d);
+        const double per = (c1 - c0) / (double(ns[1] - ns[0]) * d);
         ROW(f, "%s_grouped,1,1,%d,%d,%d,%d,%d,%.1f,%.1f,%.3f,%.3f\n", kSourceName[src], d, 32 / d, w, ns[0], ns[1],
-            c[0], c[1], per, per / w);
+            c0, c1, per, per / w);
       }
   printf("sm_clock_mhz after: %.0f\n", sm_clock_mhz(dclk));
   // The achieved DRAM rate, by the wall clock: grouped_copies at D = 1, 16 warps an SM, n = 544
