@@ -1,11 +1,13 @@
 /*
  * smemport: the shared-memory port that the warps' accesses and the copies' fills take in turn
- * (sim/units/smemport.c): in arrival order, a fill delaying the accesses behind it and none before.
+ * (sim/units/smemport.c): in arrival order, a fill delaying the accesses behind it and none before;
+ * a cp.async fill takes it for its bytes at its width, whatever its lanes' banks (sim/units/copy.c).
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "sim/engine/simint.h"
+#include "support/run_experiment.h"
 
 static struct machine m;
 static struct sim s;
@@ -55,4 +57,26 @@ Test(smemport, many_fills_grow_the_heap)
 		smem_port_fill(&s, (uint64_t)(5000 - i) * 10, 1);
 	cr_assert_eq(smem_port_take(&s, 100000, 1), 100000, "5000 fills of one wavefront, 10 cycles apart, are past");
 	cr_assert_eq(s.mem.port.n, 0);
+}
+
+/*
+ * primitive_copies with its lanes in 4 groups (lane % 4), 4 warps an SM, a commit per group: a
+ * group's 16-byte copy is 8 lanes 64 bytes apart in global and shared memory alike, 4 bank
+ * wavefronts by its lanes' shared addresses.  On the H100 a warp's compute after its wait (an LDS
+ * of the batch before, the STG) takes 89 cycles here as at D = 1, the fills of the copies still
+ * landing holding nothing up (traces/h100/overwait_stamps.csv, DRAM, per_group 1, D = 4, 4 blocks):
+ * the fill writes its 128 bytes as one wavefront.  A batch is then per warp 4 fills of 32 bytes
+ * (the 4-byte copies), 64 of 128 and compute's conflict-free LDS: 69 wavefronts and no conflict,
+ * where the lanes' banks made it 261 and 192 (the load queued behind them ~580 cycles a batch).
+ */
+Test(smemport, a_divergent_groups_fill_takes_the_port_for_its_bytes_not_its_lanes_banks)
+{
+	const char *sets[] = {"blocks=4", "grid_blocks=528", "divergence=4", "per_group=1", "batch_sz=8", "machine_set=none"};
+	struct sim_report r;
+	struct diag d = {0};
+	cr_assert_eq(run_experiment("primitive_copies", sets, 6, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.smem_wavefronts, 4 * 8 * (4 + 64 + 1), "%llu wavefronts", (unsigned long long)r.smem_wavefronts);
+	cr_assert_eq(r.bank_conflicts, 0, "%llu bank-conflict wavefronts", (unsigned long long)r.bank_conflicts);
+	double smem = (double)r.stalls[STALL_SMEM]; /* all 4 warps */
+	cr_assert_lt(smem / (4 * 8), 250, "%.0f cycles a warp and batch waiting on shared memory", smem / (4 * 8));
 }

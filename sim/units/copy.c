@@ -552,9 +552,19 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		arrive = (uint64_t)((int64_t)arrive - spread.landed);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
-		struct smem_cost sc = run ? smem_consecutive_cost(lanes, (uint32_t)c)
-					  : smem_access_cost_memo(s->smem_memo, saddr, lanes, (uint32_t)(c < 4 ? 4 : c));
 		uint32_t ideal = (bytes + 127) / 128;
+		/*
+		 * A cp.async fill writes what it brings at the port's width, whatever its lanes'
+		 * banks: one warp's compute load waits ~89 cycles after a wait_prior whether the
+		 * copies before it were 32 lanes wide or 2-8 lanes 64-256 bytes apart (D = 1-16 at
+		 * 1-4 warps an SM, overwait_stamps.csv), where a fill by its lanes' bank wavefronts
+		 * queued that load 200-750 cycles.  A copy under 4 bytes is the threads' own
+		 * load and STS, whose banks count.
+		 */
+		struct smem_cost sc = {.wavefronts = ideal};
+		if (c < 4)
+			sc = run ? smem_consecutive_cost(lanes, (uint32_t)c)
+				 : smem_access_cost_memo(s->smem_memo, saddr, lanes, 4);
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
 		uint64_t land = (uint64_t)((int64_t)gmem_fill(s, arrive, bytes) + spread.landed) +
