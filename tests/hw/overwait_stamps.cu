@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
           bool resident = true;
           for (int rep = 0; rep < kReps; ++rep) {
             flusher.flush();
-            for (int launch = source[0] == 'L' ? 0 : 1; launch < 2; ++launch) {  // L2: the input read once before
+            // "L2": the input read once before; it is larger than L2 (69-553 MB), so these are DRAM rows warmed up
+            for (int launch = source[0] == 'L' ? 0 : 1; launch < 2; ++launch) {
               if (per_group)
                 overwait_stamps<true><<<grid, kBlock>>>(out, small_in, big_in, d, marks, smids);
               else
