@@ -15,7 +15,10 @@
 // rep, (last block's end - first block's start) / batches, the median over SMs x reps;
 // resident: every SM ran blocks_per_sm blocks, overlapping in time, in every rep (ok / FAIL).
 //
-// Usage: overwait_stamps OUTDIR -> OUTDIR/overwait_stamps.csv
+// overwait_order.csv: for the first run of each row, every block of SMs 0-3: its %warpid and the
+// start of batches 0, 8, 16, 32, 48, 63 and its end, from the SM's first block's start (SM clock).
+//
+// Usage: overwait_stamps OUTDIR -> OUTDIR/overwait_stamps.csv, OUTDIR/overwait_order.csv
 #include <cuda_pipeline.h>
 #include <climits>
 #include <map>
@@ -70,9 +73,11 @@ __global__ void overwait_stamps(int* global_out, const int* in_small, const int4
   }
   __pipeline_wait_prior(0);
   if (tid == 0) {
-    unsigned smid;
+    unsigned smid, warpid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    smids[blockIdx.x] = smid;
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(warpid));
+    smids[2 * blockIdx.x] = smid;
+    smids[2 * blockIdx.x + 1] = warpid;  // the warp's slot on its SM (slot % 4: its scheduler, as far as PTX says)
   }
 }
 
@@ -90,10 +95,12 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&big_in, size * kChunks * 16));
   CK(cudaMalloc(&out, size * 4));
   CK(cudaMalloc(&marks, size_t(sms) * max_bpm * kBatches * kMarks * 8));
-  CK(cudaMalloc(&smids, size_t(sms) * max_bpm * 4));
+  CK(cudaMalloc(&smids, size_t(sms) * max_bpm * 8));
   CK(cudaMemset(small_in, 1, size * 4));
   CK(cudaMemset(big_in, 2, size * kChunks * 16));
   L2Flusher flusher;
+  FILE* order = open_csv(argc, argv, "overwait_order.csv",
+                         "source,per_group,divergence,blocks_per_sm,sm,block,warpid,b0,b8,b16,b32,b48,b63,end");
   FILE* f = open_csv(argc, argv, "overwait_stamps.csv",
                      "source,per_group,divergence,blocks_per_sm,issue_median,wait_median,compute_median,"
                      "batch_median,wait_end_spread_median,sm_batch_median,resident");
@@ -103,7 +110,7 @@ int main(int argc, char** argv) {
         for (int d : {1, 2, 4, 8, 16}) {
           const int grid = sms * bpm;
           std::vector<long long> h(size_t(grid) * kBatches * kMarks);
-          std::vector<unsigned> sm(grid);
+          std::vector<unsigned> sm(2 * size_t(grid));
           std::vector<double> issue, wait, comp, whole, spread, span;
           bool resident = true;
           for (int rep = 0; rep < kReps; ++rep) {
@@ -119,7 +126,19 @@ int main(int argc, char** argv) {
             CK(cudaMemcpy(h.data(), marks, h.size() * 8, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(sm.data(), smids, sm.size() * 4, cudaMemcpyDeviceToHost));
             std::map<unsigned, std::vector<int>> by_sm;
-            for (int b = 0; b < grid; ++b) by_sm[sm[b]].push_back(b);
+            for (int b = 0; b < grid; ++b) by_sm[sm[2 * b]].push_back(b);
+            if (order && rep == 0)  // which warp leads: every block of the first 4 SMs, a few batches' starts
+              for (auto& [id, blocks] : by_sm) {
+                if (id >= 4) continue;
+                long long sm_first = LLONG_MAX;
+                for (int b : blocks) sm_first = std::min(sm_first, h[size_t(b) * kBatches * kMarks]);
+                for (int b : blocks) {
+                  const long long* mb = &h[size_t(b) * kBatches * kMarks];
+                  fprintf(order, "%s,%d,%d,%d,%u,%d,%u", source, per_group, d, bpm, id, b, sm[2 * b + 1]);
+                  for (int i : {0, 8, 16, 32, 48, 63}) fprintf(order, ",%lld", mb[i * kMarks] - sm_first);
+                  fprintf(order, ",%lld\n", mb[63 * kMarks + 3] - sm_first);
+                }
+              }
             for (auto& [id, blocks] : by_sm) {
               if (int(blocks.size()) != bpm) resident = false;
               long long first = LLONG_MAX, last = LLONG_MIN, latest_start = LLONG_MIN, earliest_end = LLONG_MAX;
@@ -152,5 +171,6 @@ int main(int argc, char** argv) {
               median(wait), median(comp), median(whole), median(spread), median(span), resident ? "ok" : "FAIL");
         }
   fclose(f);
+  fclose(order);
   return 0;
 }
