@@ -369,3 +369,21 @@ Test(gmem, dram_lines_land_spread_around_their_median)
 	gmem_free(&s);
 	l1_free(&s.l1);
 }
+
+/*
+ * A copy's fill waits for the issuing warp's copies before it, not another warp's: warp a's 512
+ * bytes from DRAM arrive at 1,000, warp b's from L2, issued after them, at 400 and land at once
+ * (one queue for the SM in issue order put them after a's, at 1,008: with primitive_copies'
+ * per-group commits at 4 warps a warp then waited for its neighbours' DRAM copies and the four
+ * stayed in step, 4,202 cycles a batch where the H100, its warps drifting apart, took 3,268).
+ */
+Test(gmem, a_fill_waits_for_its_own_warps_copies_not_anothers)
+{
+	struct machine m;
+	machine_defaults(&m);
+	m.l2_bytes_per_cycle = 64;
+	struct warp a = {0}, b = {0};
+	cr_assert_eq(gmem_fill(&a, &m, 1000, 512), 1000, "an idle queue: the data land as they arrive");
+	cr_assert_eq(gmem_fill(&b, &m, 400, 512), 400, "b's land before a's, whose data come later");
+	cr_assert_eq(gmem_fill(&a, &m, 900, 512), 1008, "a's next waits for a's first, 512 bytes at 64 a cycle");
+}

@@ -167,6 +167,7 @@ struct warp {
 	uint64_t calls_from;
 	struct cpa_warp cpa;
 	uint32_t l1_dram_lines; /* its DRAM lines in flight through L1 (gmem_read_cached) */
+	uint64_t fill_free;     /* its copies' fills into shared memory are written in its issue order (gmem_fill) */
 };
 
 /*
@@ -312,7 +313,6 @@ struct gmem {
 		uint64_t ready;  /* when it has arrived */
 	} *fetched;             /* sectors fetched from DRAM lately, by slot (gmem.c l2_fetched); NULL until the first */
 	uint64_t l2_free;
-	uint64_t fill_free; /* the copy engine's smem fill port */
 	struct smem_port {
 		uint64_t free;          /* cycles: the port has served what it was given */
 		struct port_fill *heap; /* copies' fills not yet at the port, by arrival (smemport.c) */
@@ -691,7 +691,7 @@ uint64_t gmem_write_bulk(struct sim *s, uint64_t now, uint32_t nsectors);
 uint32_t gmem_sectors(const uint64_t addr[32], uint32_t mask, uint32_t width, uint64_t out[64]);
 /* The sectors of the bytes from lo up to end, in increasing order (at most 64): gmem_sectors' list for lanes back to back. */
 uint32_t gmem_sectors_span(uint64_t lo, uint64_t end, uint64_t out[64]);
-uint64_t gmem_fill(struct sim *s, uint64_t arrive, uint32_t bytes);
+uint64_t gmem_fill(struct warp *w, const struct machine *m, uint64_t arrive, uint32_t bytes);
 /* Cycles such a read (gmem_read, gmem_read_bulk) takes on an idle SM: no queue ahead of it. */
 uint64_t gmem_unloaded(const struct sim *s, const uint64_t *sectors, uint32_t nsectors);
 uint64_t gmem_unloaded_bulk(const struct sim *s, uint64_t first_sector, uint32_t nsectors);

@@ -53,7 +53,7 @@ void bulk_store(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		struct bulk_thread *t = thread_of(s, w, lane);
 		if (!t)
 			return;
-		uint64_t read = gmem_fill(s, now + (uint64_t)s->m->bulk_extra_latency, (uint32_t)bytes) +
+		uint64_t read = gmem_fill(w, s->m, now + (uint64_t)s->m->bulk_extra_latency, (uint32_t)bytes) +
 				(uint64_t)bytes / 128;
 		smem_port_fill(s, read - (uint64_t)bytes / 128, (uint32_t)((uint64_t)bytes / 128));
 		uint32_t nsec = (uint32_t)((ga + (uint64_t)bytes - 1) / 32 - ga / 32 + 1);

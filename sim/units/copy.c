@@ -5,8 +5,9 @@
  * does: chunks of c = min(align, 16) bytes, thread r copying offsets r*c,
  * r*c + |g|*c, ... below bytes.  Each chunk is one cp.async by that thread;
  * one warp-instruction issues one round of chunks for its lanes.  A chunk
- * reads global memory (sectors, latency, bandwidth), crosses the engine's
- * fill port into shared memory (bank wavefronts) and lands; the landing
+ * reads global memory (sectors, latency, bandwidth), is written into shared
+ * memory after the warp's copies before it (gmem_fill) at the port's width
+ * (a wavefront per 128 bytes, whatever its lanes' banks) and lands; the landing
  * cycle is known when it issues.  Where the copy completes:
  *   pipeline (block or thread scope), primitives: the thread's open
  *     cp.async batch, closed by the next commit;
@@ -327,7 +328,7 @@ static bool bulk_issue(struct sim *s, struct warp *w, const struct insn *in, uin
 		/* The bulk engine streams the whole request through the DRAM (or L2) queue at once. */
 		uint64_t arrive = gmem_read_bulk(s, now, (src->base + sbyte) / 32, nsec) +
 				  (uint64_t)s->m->bulk_extra_latency;
-		uint64_t land = gmem_fill(s, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
+		uint64_t land = gmem_fill(w, s->m, arrive, (uint32_t)bytes) + (uint64_t)bytes / 128;
 		smem_port_fill(s, land - (uint64_t)bytes / 128, (uint32_t)((uint64_t)bytes / 128));
 		if (land > s->mem.copies_land)
 			s->mem.copies_land = land;
@@ -548,7 +549,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		struct gmem_spread spread = {0, 0};
 		uint64_t arrive = gmem_read_copy(s, w, now, sectors, nsec, c < 16, &spread, &unloaded) +
 				  (c >= 4 ? (uint64_t)m->cp_async_extra_latency : 0);
-		/* the fill queue serves copies in issue order: at their median arrival, each landing its own spread later */
+		/* the warp's fill queue serves its copies in issue order: at their median arrival, each landing its own spread later */
 		arrive = (uint64_t)((int64_t)arrive - spread.landed);
 		uint32_t nl = (uint32_t)__builtin_popcount(lanes);
 		uint32_t bytes = nl * (uint32_t)c;
@@ -567,7 +568,7 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 				 : smem_access_cost_memo(s->smem_memo, saddr, lanes, 4);
 		s->rep->smem_wavefronts += sc.wavefronts;
 		s->rep->bank_conflicts += sc.wavefronts > ideal ? sc.wavefronts - ideal : 0;
-		uint64_t land = (uint64_t)((int64_t)gmem_fill(s, arrive, bytes) + spread.landed) +
+		uint64_t land = (uint64_t)((int64_t)gmem_fill(w, s->m, arrive, bytes) + spread.landed) +
 				(uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles;
 		smem_port_fill(s, land - (uint64_t)sc.wavefronts * (uint64_t)m->smem_wavefront_cycles, sc.wavefronts);
 		if (land > s->mem.copies_land)
