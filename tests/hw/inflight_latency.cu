@@ -21,6 +21,8 @@
 //            16 bytes a thread and batch, 1-32 warps on every SM (or on one SM alone), from DRAM: a
 //            copy's latency against the 128-byte lines the SM has in flight (warps x C x bytes / 4),
 //            each copy from a grid-wide row (pattern rows) or from the block's own panel (panel)
+//        inflight_latency OUTDIR sparse -> OUTDIR/inflight_sparse.csv only: the rows pattern with 16-byte
+//            copies whose lanes read 16, 64 or 128 bytes apart: 4, 16 or 32 line requests a warp's copy
 #include <cuda_pipeline.h>
 #include <algorithm>
 #include <cstdio>
@@ -155,7 +157,44 @@ __global__ void inflight_lines(const char* global_in, int* global_out, long long
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
 }
 
+// The fifth table: as the fourth (one stage, C 16-byte copies a thread and batch, grid-wide rows),
+// but lane l reads 16 bytes STRIDE bytes after lane l - 1: STRIDE 16 packs a warp's copy into 4
+// lines (16 sectors), 64 spreads it over 16 lines (2 sectors each), 128 over 32 lines (one sector
+// each, half of it read) - the same bytes asked as 4, 16 or 32 line requests, as a divergent group's
+// copies ask them.
+template <int C, int STRIDE>
+__global__ void inflight_sparse(const char* global_in, int* global_out, long long* tr, long long* cycles) {
+  extern __shared__ __align__(16) char shared[];  // C * blockDim.x * 16
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const size_t row = size_t(gridDim.x) * blockDim.x * STRIDE;
+  const char* src = global_in + size_t(blockIdx.x) * blockDim.x * STRIDE + size_t(tid) * STRIDE;
+  const bool traced = blockIdx.x == 0 && lane == 0;
+  long long* t = tr + size_t(warp) * kBatches * kEvents;
+  const long long t0 = clock64();
+  for (int b = 0; b < kBatches; ++b) {
+    if (traced) t[b * kEvents + kIssue] = clock64();
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      __pipeline_memcpy_async(shared + (c * blockDim.x + tid) * 16, src + (size_t(b) * C + c) * row, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    const int v = *reinterpret_cast<const int*>(shared + tid * 16);
+    if (traced) t[b * kEvents + kLanded] = clock64();
+    global_out[(size_t(b) * gridDim.x + blockIdx.x) * blockDim.x + tid] = v;
+  }
+  __syncthreads();
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+}
+
 using LinesKernel = void (*)(const char*, int*, long long*, long long*);
+template <int STRIDE>
+LinesKernel pick_sparse(int c) {
+  switch (c) {
+    case 1: return inflight_sparse<1, STRIDE>;
+    case 2: return inflight_sparse<2, STRIDE>;
+    default: return inflight_sparse<4, STRIDE>;
+  }
+}
 template <int BYTES, bool PANEL>
 LinesKernel pick_lines(int c) {
   switch (c) {
@@ -226,6 +265,58 @@ int main(int argc, char** argv) {
         printf("DRAM,1,%d,8,%d,%d,%.0f,%.0f,%.0f,%.1f,%.1f\n", k, bps, grid, q(0.5), q(0.1), q(0.9), over_median / nb,
                over_min / nb);
       }
+    fclose(o);
+    return 0;
+  }
+  if (argc > 2 && std::string(argv[2]) == "sparse") {
+    // OUTDIR/inflight_sparse.csv: as inflight_lines.csv's rows pattern, every SM, the lanes' 16
+    // bytes STRIDE apart: a copy's latency against the line requests and the bytes in flight.
+    std::string path7 = std::string(argv[1]) + "/inflight_sparse.csv";
+    FILE* o = fopen(path7.c_str(), "w");
+    const char* head = "source,stride,copies,warps,grid_blocks,lines_per_sm,sectors_per_sm,cycles_per_batch,"
+                       "latency_median,latency_p10,latency_p90\n";
+    fputs(head, o);
+    printf("== inflight_sparse.csv\n%s", head);
+    const size_t bytes_in = size_t(kBatches) * 4 * sms * 1024 * 128;
+    char* big;
+    CK(cudaMalloc(&big, bytes_in));
+    CK(cudaMemset(big, 1, bytes_in));
+    int* bout;
+    CK(cudaMalloc(&bout, size_t(kBatches) * sms * 1024 * 4));
+    long long* btr;
+    std::vector<long long> tr7(size_t(32) * kBatches * kEvents), cyc7(sms);
+    CK(cudaMalloc(&btr, tr7.size() * sizeof(long long)));
+    for (int stride : {16, 64, 128})
+      for (int c : {1, 2, 4})
+        for (int warps : {1, 2, 4, 8, 16, 32}) {
+          const int grid = sms;
+          LinesKernel fn = stride == 16 ? pick_sparse<16>(c) : stride == 64 ? pick_sparse<64>(c) : pick_sparse<128>(c);
+          const int bs = warps * 32;
+          CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, c * bs * 16));
+          for (int rep = 0; rep < 2; ++rep) {
+            flusher.flush();
+            CK(cudaMemset(btr, 0, tr7.size() * sizeof(long long)));
+            fn<<<grid, bs, size_t(c) * bs * 16>>>(big, bout, btr, dcyc);
+            CK_LAUNCH();
+          }
+          CK(cudaMemcpy(tr7.data(), btr, tr7.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(cyc7.data(), dcyc, grid * sizeof(long long), cudaMemcpyDeviceToHost));
+          std::vector<long long> lat;
+          for (int w = 0; w < warps; ++w)
+            for (int b = 8; b < kBatches; ++b) {
+              const long long* e = &tr7[(size_t(w) * kBatches + b) * kEvents];
+              lat.push_back(e[kLanded] - e[kIssue]);
+            }
+          std::sort(lat.begin(), lat.end());
+          std::sort(cyc7.begin(), cyc7.begin() + grid);
+          auto q = [&](double p) { return double(lat[size_t(p * (lat.size() - 1))]); };
+          const int lines = warps * c * 32 * stride / 128, sectors = warps * c * (stride == 16 ? 16 : 32);
+          char line[256];
+          snprintf(line, sizeof line, "DRAM,%d,%d,%d,%d,%d,%d,%.1f,%.0f,%.0f,%.0f\n", stride, c, warps, grid, lines, sectors,
+                   double(cyc7[grid / 2]) / kBatches, q(0.5), q(0.1), q(0.9));
+          fputs(line, o);
+          fputs(line, stdout);
+        }
     fclose(o);
     return 0;
   }
