@@ -575,7 +575,7 @@ int cmd_validate(int argc, char **argv, const char *self)
 			return rc;
 		printf("\n");
 	}
-	printf("%-34s %6s %5s %3s %4s %-20s %10s %10s %8s\n", "kernel", "source", "bs", "bpm", "k", "design",
+	printf("%-34s %6s %5s %3s %4s %-36s %10s %10s %8s\n", "kernel", "source", "bs", "bpm", "k", "design (and workload)",
 	       "measured", "predicted", "error");
 	double sum = 0;
 	for (int i = 0; i < n; i++) {
@@ -584,9 +584,12 @@ int cmd_validate(int argc, char **argv, const char *self)
 		if (r->status == 2)
 			return 2;
 		double err = 100.0 * (r->predicted - r->measured) / r->measured;
+		/* the design's parameters, then the workload's but k (R, divergence): rows that differ only there apart */
 		const char *design = strchr(r->design, ' ');
-		printf("%-34s %6s %5d %3d %4d %-20.20s %10.1f %10.1f %+7.1f%%\n", r->kernel, r->source, r->block_size,
-		       r->blocks, r->k, design ? design + 1 : "", r->measured, r->predicted, err);
+		char label[160];
+		snprintf(label, sizeof label, "%s%s", design ? design + 1 : "", r->workload);
+		printf("%-34s %6s %5d %3d %4d %-36.36s %10.1f %10.1f %+7.1f%%\n", r->kernel, r->source, r->block_size,
+		       r->blocks, r->k, label[0] == ' ' ? label + 1 : label, r->measured, r->predicted, err);
 		sum += fabs(err);
 	}
 	double mae = n ? sum / n : 0, worst;
