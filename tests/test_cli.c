@@ -362,3 +362,24 @@ Test(cli, errors_name_the_set_the_expression_and_the_buffer)
 		  "%s", c.err);
 	cli_free(&c);
 }
+
+/*
+ * validate's rows name the workload beside the design: primitive_copies' 60 holdout rows are six
+ * divergences of each design and occupancy, and without their D the rows read as repeats.
+ */
+Test(cli, validate_rows_show_the_workload_that_tells_them_apart, .timeout = 300)
+{
+	FILE *f = fopen("/tmp/smsim_cli_validate.csv", "w");
+	cr_assert(f);
+	fputs("kernel,divergence,per_group,stages,block_size,blocks_per_sm,k,batch_sz,grid_blocks,source,cycles_per_batch_median\n"
+	      "primitive_copies,4,1,2,32,1,0,8,132,DRAM,2000\n"
+	      "primitive_copies,16,1,2,32,1,0,8,132,DRAM,5000\n",
+	      f);
+	fclose(f);
+	struct cli c = run_cli("validate /tmp/smsim_cli_validate.csv");
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cr_assert(strstr(c.out, "per_group=1 stages=2 divergence=4 "), "%s", c.out);
+	cr_assert(strstr(c.out, "per_group=1 stages=2 divergence=16 "), "%s", c.out);
+	cli_free(&c);
+	remove("/tmp/smsim_cli_validate.csv");
+}
