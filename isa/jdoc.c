@@ -20,6 +20,12 @@ char *jdoc_read_file(const char *file, size_t *len)
 		n += got;
 		if (got == 0)
 			break;
+		if (n > JDOC_MAX_BYTES) { /* a device or pipe that never ends would otherwise take all memory */
+			free(buf);
+			fclose(f);
+			errno = EFBIG;
+			return NULL;
+		}
 		if (n + 1 >= cap) {
 			char *bigger = realloc(buf, cap * 2);
 			if (!bigger) {
@@ -59,6 +65,53 @@ static void offset_to_line_col(const char *text, size_t off, int *line, int *col
 	*col = c;
 }
 
+/*
+ * The first offset at which text is not JSON that cJSON keeps whole: a byte
+ * sequence that is not UTF-8 (cJSON copies it through into names and then
+ * into the reports, which no JSON or XML reader takes), or a \u0000 escape in
+ * a string (cJSON ends the C string there, so "fma\u0000x" would read as the
+ * op "fma").  *why says which; returns SIZE_MAX when the text is clean.
+ */
+static size_t text_problem(const char *text, const char **why)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	bool in_string = false;
+	for (size_t i = 0; s[i];) {
+		unsigned char c = s[i];
+		if (c >= 0x80) {
+			/* lead byte: the count of continuation bytes and the least code point it may start */
+			int more = c >= 0xf0 && c <= 0xf4 ? 3 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xc2 && c <= 0xdf ? 1 : -1;
+			uint32_t cp = more == 3 ? c & 0x07u : more == 2 ? c & 0x0fu : c & 0x1fu;
+			for (int k = 1; more > 0 && k <= more; k++) {
+				if ((s[i + (size_t)k] & 0xc0) != 0x80) {
+					more = -1;
+					break;
+				}
+				cp = cp << 6 | (s[i + (size_t)k] & 0x3fu);
+			}
+			uint32_t least = more == 3 ? 0x10000u : more == 2 ? 0x800u : 0x80u;
+			if (more < 0 || cp < least || cp > 0x10ffffu || (cp >= 0xd800u && cp <= 0xdfffu)) {
+				*why = "a byte sequence that is not UTF-8; expected JSON text in UTF-8";
+				return i;
+			}
+			i += (size_t)more + 1;
+			continue;
+		}
+		if (c == '"') {
+			in_string = !in_string;
+		} else if (in_string && c == '\\') {
+			if (s[i + 1] == 'u' && !strncmp(text + i + 2, "0000", 4)) {
+				*why = "a \\u0000 (NUL) in a string; names, ops and expressions cannot hold one";
+				return i;
+			}
+			if (s[i + 1])
+				i++; /* the escaped character, so an escaped quote does not end the string */
+		}
+		i++;
+	}
+	return SIZE_MAX;
+}
+
 int jdoc_parse(const char *file, const char *text, struct jdoc *doc, struct diag *d)
 {
 	*doc = (struct jdoc){0};
@@ -79,6 +132,15 @@ int jdoc_parse(const char *file, const char *text, struct jdoc *doc, struct diag
 		jdoc_free(doc);
 		return rc;
 	}
+	const char *why = NULL;
+	size_t bad = text_problem(doc->text, &why);
+	if (bad != SIZE_MAX) {
+		int line, col;
+		offset_to_line_col(doc->text, bad, &line, &col);
+		int rc = diag_set(d, DIAG_INPUT, "%s:%d:%d: %s", file, line, col, why);
+		jdoc_free(doc);
+		return rc;
+	}
 	return 0;
 }
 
@@ -86,6 +148,9 @@ int jdoc_load(const char *file, struct jdoc *doc, struct diag *d)
 {
 	size_t len = 0;
 	char *text = jdoc_read_file(file, &len);
+	if (!text && errno == EFBIG)
+		return diag_set(d, DIAG_LIMIT, "%s: more than %zu MiB; smsim reads no input file larger (is it the file you meant?)",
+				file, JDOC_MAX_BYTES >> 20);
 	if (!text)
 		return diag_set(d, DIAG_INPUT, "%s: cannot read: %s", file, strerror(errno));
 	if (strlen(text) != len) {

@@ -29,6 +29,16 @@ struct jpath {
 	size_t len;
 };
 
+/*
+ * The most bytes read of one input file: kernels, machines and the CSVs smsim
+ * reads are kilobytes to a few megabytes, and a device such as /dev/zero never
+ * ends.  jdoc_read_file returns NULL with errno EFBIG beyond it.
+ */
+#define JDOC_MAX_BYTES ((size_t)64 << 20)
+
+/* Reads a whole file, NUL-terminated (caller frees); NULL (errno set) when it cannot, or when it is larger than JDOC_MAX_BYTES. */
+char *jdoc_read_file(const char *file, size_t *len);
+
 /* Reads and parses a file; on failure d says where the syntax broke. */
 int jdoc_load(const char *file, struct jdoc *doc, struct diag *d);
 /* Parses text already in memory (tests, --set values); file names it. */
@@ -94,8 +104,5 @@ int jdoc_number(const struct jdoc *doc, const cJSON *obj, struct jpath *at, cons
 
 /* True when x is an integer within [lo, hi] (checked before any conversion, which would be UB). */
 bool jdoc_is_integer(double x, double lo, double hi);
-
-/* Reads a whole file into a NUL-terminated buffer (caller frees). */
-char *jdoc_read_file(const char *file, size_t *len);
 
 #endif

@@ -290,6 +290,16 @@ Test(cli, compare_several_vary_is_the_cartesian_product)
 	cr_assert_eq(c.status, 2);
 	cr_assert(strstr(c.err, "--vary stages is given twice"), "%s", c.err);
 	cli_free(&c);
+	/* an empty value is said, not skipped (strtok would have run stages 1 and 2 under three labels' worth of intent) */
+	static const char *const empty[] = {"stages=1,,2", "stages=,1", "stages=1,"};
+	for (int i = 0; i < 3; i++) {
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "compare " STAGED " --vary %s", empty[i]);
+		c = run_cli(cmd);
+		cr_assert_eq(c.status, 2, "%s", empty[i]);
+		cr_assert(strstr(c.err, "an empty value"), "%s: %s", empty[i], c.err);
+		cli_free(&c);
+	}
 }
 
 /* A kernel file runs alone on the default machine with its own params and one block, saying so. */

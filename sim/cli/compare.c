@@ -258,6 +258,11 @@ static int expand_vary(struct run_spec *specs, int *nspecs, const char *const *v
 				return 2;
 			}
 		nvals[v] = 0;
+		size_t vn = strlen(eq + 1);
+		if (eq[1] == ',' || eq[vn] == ',' || strstr(eq + 1, ",,")) { /* strtok would skip an empty value unsaid */
+			fprintf(stderr, "smsim compare: --vary %s=%s: an empty value; expected V1,V2,...\n", names[v], eq + 1);
+			return 2;
+		}
 		for (char *val = strtok(eq + 1, ","); val; val = strtok(NULL, ",")) {
 			if (nvals[v] == MAX_RUNS) {
 				fprintf(stderr, "smsim compare: --vary %s: at most %d values\n", names[v], MAX_RUNS);

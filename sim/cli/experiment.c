@@ -1,5 +1,6 @@
 #include "experiment.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +23,20 @@ static void resolve(const char *file, const char *rel, char *out, size_t outsz)
 		snprintf(out, outsz, "%.*s/%s", (int)(slash - file), file, rel);
 }
 
+/*
+ * A --set or --vary value: decimal digits with an optional sign, nothing
+ * around them.  strtoll's base 0 read "010" as 8 and "0x10" as 16, and its
+ * leading spaces were taken where trailing ones were not.
+ */
 static int parse_int(const char *text, int64_t *out)
 {
+	const char *digits = text + (*text == '-' || *text == '+');
+	if (!isdigit((unsigned char)*digits))
+		return -1;
 	char *end;
 	errno = 0;
-	long long v = strtoll(text, &end, 0);
-	if (!*text || *end || errno)
+	long long v = strtoll(text, &end, 10);
+	if (*end || errno)
 		return -1;
 	*out = v;
 	return 0;
@@ -247,7 +256,7 @@ static int apply_setting(struct experiment *e, const struct setting *st, struct 
 	if (strncmp(name, "launch.", 7) == 0)
 		name += 7;
 	if (parse_int(st->value, &v))
-		return diag_set(d, DIAG_INPUT, "--set %s=%s: expected an integer", st->name, st->value);
+		return diag_set(d, DIAG_INPUT, "--set %s=%s: expected a decimal integer", st->name, st->value);
 	int64_t *lf = launch_field(e, name);
 	if (lf) {
 		if (v < 1)
