@@ -909,3 +909,35 @@ Test(outputs, ops_count_each_statements_issues_and_add_up_to_the_run)
 	cr_assert(strstr(out, "fma 2048.00"), "compute's FMAs per warp: 64 batches x 32\n%s", out);
 	free(out);
 }
+
+/*
+ * Names come from the user's files: an experiment named with a quote, a
+ * backslash and a control character still gives a trace that is JSON and an
+ * SVG that is XML, the name read back as it was written.
+ */
+Test(outputs, names_with_quotes_backslashes_and_control_characters_stay_valid_json_and_xml)
+{
+	char *exp = tmp_path("odd_name.json"), *trace = tmp_path("odd_trace.json"), *svg = tmp_path("odd.svg");
+	char cwd[512];
+	cr_assert(getcwd(cwd, sizeof cwd));
+	FILE *f = fopen(exp, "w");
+	cr_assert(f);
+	fprintf(f, "{\"experiment\": \"a \\\"quoted\\\" \\\\ name\\u0001\", \"machine\": \"%s/configs/machines/h100.json\","
+		   " \"kernel\": \"%s/kernels/with_single_stage.json\", \"params\": {\"batch_sz\": 4},"
+		   " \"launch\": {\"block_size\": 64, \"blocks\": 1}}\n",
+		cwd, cwd);
+	fclose(f);
+	char cmd[1024], *out;
+	snprintf(cmd, sizeof cmd, "%s run %s --trace %s --svg %s --no-timing", SMSIM_BIN, exp, trace, svg);
+	cr_assert_eq(sh(cmd, &out), 0, "%s", out);
+	free(out);
+	char *text = jdoc_read_file(trace, NULL);
+	cJSON *t = cJSON_Parse(text);
+	cr_assert(t, "the trace is not JSON: %.120s", text);
+	const cJSON *title = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "otherData"), "title");
+	cr_assert(cJSON_IsString(title));
+	cr_assert(!strncmp(title->valuestring, "a \"quoted\" \\ name\x01:", 19), "%s", title->valuestring);
+	cJSON_Delete(t);
+	free(text);
+	check_svg(svg, NULL, 0);
+}

@@ -21,11 +21,13 @@ static const char *const series_colour[] = {"#4e79a7", "#e15759", "#59a14f", "#f
 
 enum { WIDTH = 1200, LEFT = 150, RIGHT = 30, PLOT_W = WIDTH - LEFT - RIGHT };
 
-/* s with XML's special characters escaped. */
+/* s with XML's special characters escaped; control characters, which XML 1.0 does not allow, as U+FFFD. */
 static void escaped(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '<')
+		if ((unsigned char)*s < 0x20 && *s != '\t')
+			fputs("&#xfffd;", out);
+		else if (*s == '<')
 			fputs("&lt;", out);
 		else if (*s == '>')
 			fputs("&gt;", out);

@@ -243,6 +243,26 @@ static inline void ob_mem(struct obuf *o, const char *s, size_t n)
 
 static inline void ob_str(struct obuf *o, const char *s) { ob_mem(o, s, strlen(s)); }
 
+static void ob_printf(struct obuf *o, const char *fmt, ...) DIAG_PRINTF(2, 3);
+
+/* s inside a JSON string: names and titles come from the user's files, which may hold quotes, backslashes or control characters. */
+static void ob_json(struct obuf *o, const char *s)
+{
+	for (const char *run = s;; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c && c != '"' && c != '\\' && c >= 0x20)
+			continue;
+		ob_mem(o, run, (size_t)(s - run));
+		if (!c)
+			return;
+		if (c == '"' || c == '\\')
+			ob_printf(o, "\\%c", c);
+		else
+			ob_printf(o, "\\u%04x", c);
+		run = s + 1;
+	}
+}
+
 /*
  * The hot loops make room for a whole record first, then write it
  * unchecked: an op span with a part for every cause, its label and path
@@ -385,7 +405,6 @@ static inline void ob_i64(struct obuf *o, int64_t v)
 }
 
 /* printf-style, for the few records with real numbers. */
-static void ob_printf(struct obuf *o, const char *fmt, ...) DIAG_PRINTF(2, 3);
 
 static void ob_printf(struct obuf *o, const char *fmt, ...)
 {
@@ -469,7 +488,7 @@ static void write_track_name(struct obuf *out, int pid, uint32_t tid, const char
 	ob_str(out, ",\"tid\":");
 	ob_u64(out, tid);
 	ob_str(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
-	ob_str(out, name);
+	ob_json(out, name);
 	ob_str(out, "\"}}");
 }
 
@@ -482,7 +501,7 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 	out->f = f;
 	out->n = 0;
 	ob_printf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"title\":\"");
-	ob_str(out, title);
+	ob_json(out, title);
 	ob_printf(out, "\",\"time_unit\":\"1 us in the viewer = 1 SM cycle\",\"clock_ghz\":%.3f,\"cycles\":%llu},\n\"traceEvents\":[",
 		  clock_ghz, (unsigned long long)t->end);
 	bool first = true;
@@ -613,7 +632,7 @@ int trace_write_chrome(const struct trace *t, FILE *f, const char *title, double
 			ob_str(out, ",\n{\"ph\":\"X\",\"pid\":2,\"tid\":");
 			ob_u64(out, c);
 			ob_str(out, ",\"name\":\"");
-			ob_str(out, tr->name);
+			ob_json(out, tr->name);
 			ob_str(out, " batch ");
 			ob_u64(out, s->what);
 			ob_str(out, "\",\"cat\":\"copy\",\"ts\":");
