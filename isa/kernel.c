@@ -1057,6 +1057,19 @@ static int compile_stmt(struct compiler *c, const cJSON *st)
 		    (op == OP_BARRIER_TRY_WAIT && (rc = compile_field(c, st, "suspend_ns", false, NULL, &in.e[1]))) ||
 		    (rc = target_var(c, st, "var", &in.slot)))
 			return rc;
+		/*
+		 * A run-time parity is read by its low bit, as the SASS does (the PHASECHK's
+		 * operand is the value shifted to bit 31); a constant other than 0 or 1 is a
+		 * slip that the low bit would turn into the wrong phase silently (a bool
+		 * parameter, as libcu++'s try_wait_parity, reads 2 as 1).
+		 */
+		if (in.parity && in.e[0].is_const && in.e[0].value != 0 && in.e[0].value != 1) {
+			size_t old = jpath_key(&c->at, "parity");
+			rc = jdoc_error(c->doc, &c->at, c->d, "expected 0 or 1 (the parity of the phase to wait for); got %lld",
+					(long long)in.e[0].value);
+			jpath_pop(&c->at, old);
+			return rc;
+		}
 		return emit(c, in);
 	}
 	case OP_CG_MEMCPY_ASYNC: {

@@ -426,7 +426,8 @@ Test(progress, deadlocks_stay_deadlocks_under_every_model)
 	/* a phase nobody arrives on: blocking, spinning on test_wait (token, parity), spinning on try_wait */
 #define LONE(wait)                                                                                           \
 	"{\"kernel\": \"lone\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["                \
-	"{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"block_size\"},"                         \
+	"{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", "  \
+	"\"count\": \"block_size\"}]}, {\"op\": \"syncthreads\"},"                                               \
 	"{\"op\": \"let\", \"var\": \"ok\", \"value\": 0}," wait "]}"
 	const char *lone[] = {
 		LONE("{\"op\": \"barrier_wait\", \"barrier\": \"bar\", \"token\": 0}"),
@@ -456,7 +457,8 @@ Test(progress, deadlocks_stay_deadlocks_under_every_model)
  */
 #define POLL(call)                                                                                           \
 	"{\"kernel\": \"poll\", \"source\": \"test\", \"barriers\": {\"bar\": {}}, \"body\": ["                \
-	"{\"op\": \"barrier_init\", \"barrier\": \"bar\", \"count\": \"block_size\"}, " call ","                       \
+	"{\"op\": \"if\", \"cond\": \"tid == 0\", \"then\": [{\"op\": \"barrier_init\", \"barrier\": \"bar\", "  \
+	"\"count\": \"block_size\"}]}, {\"op\": \"syncthreads\"}, " call ","                                      \
 	"{\"op\": \"if\", \"cond\": \"!ok\", \"then\": [{\"op\": \"fma\", \"n\": 100}]}]}"
 Test(progress, test_wait_answers_at_once_and_try_wait_after_its_time_limit)
 {

@@ -258,6 +258,7 @@ static void derive_device(struct calib *c)
 		int64_t div;
 	} limits[] = {
 		{"subpartitions", "subpartitions", "SM sub-partitions (warp schedulers) of this compute capability", 1},
+		{"sm_count", "sm_count", "cudaDevAttrMultiProcessorCount", 1},
 		{"max_warps", "max_threads_per_sm", "cudaDevAttrMaxThreadsPerMultiProcessor / 32", 32},
 		{"max_blocks", "max_blocks_per_sm", "cudaDevAttrMaxBlocksPerMultiprocessor", 1},
 		{"max_threads", "max_threads_per_sm", "cudaDevAttrMaxThreadsPerMultiProcessor", 1},
@@ -271,6 +272,8 @@ static void derive_device(struct calib *c)
 		int64_t v = iround(cell(c, "device.csv", "value", &r, key, NULL)) / limits[i].div;
 		if (!strcmp(limits[i].field, "subpartitions"))
 			m->subpartitions = v;
+		else if (!strcmp(limits[i].field, "sm_count"))
+			m->sm_count = v;
 		else if (!strcmp(limits[i].field, "max_warps"))
 			m->max_warps = v;
 		else if (!strcmp(limits[i].field, "max_blocks"))

@@ -51,6 +51,7 @@
 #define MACHINE_FIELDS(X)                                                                \
 	X(clock_ghz, F, 1.98, 0.1, 10, "GHz")                                            \
 	X(subpartitions, I, 4, 1, 8, "schedulers per SM")                                \
+	X(sm_count, I, 132, 1, 4096, "SMs on the GPU, each running the experiment's blocks per SM") \
 	X(max_warps, I, 64, 1, 256, "warps per SM")                                      \
 	X(max_blocks, I, 32, 1, 64, "blocks per SM")                                     \
 	X(max_threads, I, 2048, 32, 8192, "threads per SM")                              \

@@ -39,6 +39,19 @@ int sim_check_launch(const struct kernel *k, const struct machine *m, const stru
 				"%lld threads)",
 				(long long)l->blocks, (long long)l->block_size, (long long)warps,
 				(long long)m->max_warps, (long long)m->max_threads);
+	/*
+	 * grid.sync() needs every block of the grid resident at once: a cooperative
+	 * launch larger than that fails (cudaErrorCooperativeLaunchTooLarge), and
+	 * without one the resident blocks would wait for blocks that cannot start.
+	 * The model's other SMs run what this one does: l->blocks each.
+	 */
+	for (int i = 0; i < k->ncode; i++)
+		if (k->code[i].op == OP_GRID_SYNC && l->grid_blocks > l->blocks * m->sm_count)
+			return diag_set(d, DIAG_INPUT,
+					"%s: grid_sync with a grid of %lld blocks, but %lld blocks per SM on %lld SMs hold "
+					"%lld at once: a cooperative launch refuses it (cudaErrorCooperativeLaunchTooLarge)",
+					k->file, (long long)l->grid_blocks, (long long)l->blocks, (long long)m->sm_count,
+					(long long)(l->blocks * m->sm_count));
 	uint64_t smem = block_smem(k);
 	if (smem > (uint64_t)m->smem_block_bytes)
 		return diag_set(d, DIAG_INPUT, "%s: needs %llu bytes of shared memory per block; the machine allows %lld",

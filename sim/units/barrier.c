@@ -231,6 +231,26 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 				 b->what, (long long)n, (1 << 20) - 1);
 			return true;
 		}
+		/*
+		 * PTX ISA, mbarrier.init: an init on a location that holds a valid
+		 * mbarrier object is undefined (mbarrier.inval first, which these
+		 * kernels do not have): a second init, or the lanes of a warp all
+		 * initialising it, would reset the phase under arrivals already made.
+		 */
+		if (b->initialized || count > 1) {
+			if (count > 1)
+				sim_fail(s, DIAG_INPUT, w,
+					 "program error: init(&%s, %lld) by %u threads at once: all but the first initialise an "
+					 "mbarrier that is already valid, which PTX leaves undefined (init from one thread, then "
+					 "__syncthreads())",
+					 b->what, (long long)n, count);
+			else
+				sim_fail(s, DIAG_INPUT, w,
+					 "program error: init(&%s, %lld) again: the barrier is already initialised, and PTX "
+					 "leaves mbarrier.init on a valid mbarrier undefined (its pending arrivals would be lost)",
+					 b->what, (long long)n);
+			return true;
+		}
 		mbar_init(b, n);
 		return true;
 	}
