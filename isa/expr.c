@@ -43,6 +43,7 @@ struct parser {
 	int nbind;
 	int depth;
 	const char *where; /* helper being expanded, for messages */
+	const struct parser *outer; /* the parser of the expression that called it */
 	int nest;	   /* parentheses and unary operators open now */
 };
 
@@ -277,8 +278,16 @@ static int parse_call(struct parser *p, const char *name, size_t at)
 			snprintf(msg, sizeof msg, "%%s takes %d argument%s", h->nparams, h->nparams == 1 ? "" : "s");
 			return fail(p, msg, name);
 		}
-		if (p->depth >= MAX_HELPER_DEPTH)
-			return fail(p, "helpers nest too deeply (recursive helper %s?)", name);
+		if (p->depth >= MAX_HELPER_DEPTH) {
+			bool recursive = false; /* is name already being expanded further out? */
+			for (const struct parser *q = p; q && !recursive; q = q->outer)
+				recursive = q->where && !strcmp(q->where, name);
+			char msg[128];
+			snprintf(msg, sizeof msg, recursive ? "helper %%s calls itself: helpers cannot recurse"
+							    : "helpers nest more than %d deep at %%s",
+				 MAX_HELPER_DEPTH);
+			return fail(p, msg, name);
+		}
 		struct binding bind[8];
 		for (int a = 0; a < nargs; a++)
 			bind[a] = (struct binding){h->params[a], args[a]};
@@ -289,6 +298,7 @@ static int parse_call(struct parser *p, const char *name, size_t at)
 		sub.nbind = nargs;
 		sub.depth = p->depth + 1;
 		sub.where = h->name;
+		sub.outer = p;
 		int r = parse_expr(&sub);
 		skip_space(&sub);
 		if (r >= 0 && sub.src[sub.pos])

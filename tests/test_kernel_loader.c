@@ -808,7 +808,7 @@ Test(kernel_loader, recursive_helper)
 		     "{'kernel': 't', 'source': 's',\n"
 		     " 'helpers': {'h': {'args': ['x'], 'expr': 'h(x) + 1'}},\n"
 		     " 'body': [{'op': 'fma', 'n': 'h(tid)'}]}\n",
-		     "$.body[0].n", "'h(tid)'", "recursive helper h");
+		     "$.body[0].n", "'h(tid)'", "helper h calls itself: helpers cannot recurse");
 }
 
 Test(kernel_loader, error_in_nested_body)
