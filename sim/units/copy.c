@@ -451,6 +451,30 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 		uni_src = simt_eval_some(s, w, &in->src.index, mask, &usrc, srci);
 		rise = rise_of(mask, uni_dst, dsti, uni_src, srci);
 	}
+	if (round == 0 && in->group == GROUP_BLOCK && !(uni_bytes && uni_dst && uni_src)) {
+		/*
+		 * cooperative_groups::memcpy_async(group, dst, src, size) is collective: every
+		 * thread of the group passes the same arguments (libcudacxx splits the one copy
+		 * among them by rank).  Threads that pass their own would each be read as
+		 * copying a share of a different copy.
+		 */
+		rise_fill(&rise, dsti, srci);
+		int l0 = __builtin_ctz(mask);
+		for (uint32_t mm = mask & (mask - 1); mm; mm &= mm - 1) {
+			int l = __builtin_ctz(mm);
+			const char *what = !uni_dst && dsti[l] != dsti[l0]	       ? "destination"
+					   : !uni_src && srci[l] != srci[l0]	       ? "source"
+					   : !uni_bytes && nbytes[l] != nbytes[l0] ? "size"
+										   : NULL;
+			if (what) {
+				sim_fail(s, DIAG_INPUT, w,
+					 "program error: memcpy_async(block, ...) with a %s that differs between threads %u and "
+					 "%u: a group copy takes the same arguments from every thread of the group",
+					 what, w->in_block * 32 + (uint32_t)l0, w->in_block * 32 + (uint32_t)l);
+				return true;
+			}
+		}
+	}
 	if (round == 0) {
 		if (uni_bytes && uni_dst && uni_src) {
 			if (!copy_pre(s, w, in, __builtin_ctz(mask), ubytes, udst, usrc))
