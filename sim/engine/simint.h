@@ -220,6 +220,10 @@ struct mbar {
 	uint32_t waiters;  /* waiter list */
 	uint32_t block;
 	uint32_t epoch;    /* inits so far: an arrival sent before the last init is dropped (EV_MBAR_ARRIVE) */
+	uint32_t init_thread; /* cuda::barrier: the thread that initialised it, */
+	uint32_t init_gen;    /* the block's __syncthreads completed then */
+	uint64_t init_at;     /* and the cycle: other threads need an order after it (check_init) */
+	bool init_race_said;  /* a use not ordered after the init was reported (once a barrier) */
 	char what[96];     /* "pipeline.produced[1]", for reports */
 	bool initialized;
 	int8_t stage_kind;     /* +1: a pipeline's produced barrier, -1: consumed, 0: other */
@@ -844,6 +848,12 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
 void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
+/*
+ * Whether a plain store by thread writer at cycle at, with gen __syncthreads completed then, is ordered
+ * before what thread tid does now: the same thread, a __syncthreads or a barrier phase tid waited for
+ * since, or a __syncwarp of both after it (the dataflow checks' rule; needs s->checks).
+ */
+bool flow_plain_ordered(const struct block *b, uint32_t writer, uint32_t gen, uint64_t at, uint32_t tid);
 void flow_async_write(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes);
 /* The lane's bulk store (the async proxy), its store-th, reads [saddr, saddr + bytes) of shared memory. */
 void flow_bulk_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t bytes, uint32_t store);

@@ -90,12 +90,32 @@ int64_t cbar_resolve(struct sim *s, struct warp *w, const struct insn *in, uint3
 	return (int64_t)(b->bars[in->bar] + (uint32_t)idx);
 }
 
-static bool check_init(struct sim *s, struct warp *w, const struct mbar *b, const char *call)
+static bool check_init(struct sim *s, struct warp *w, struct mbar *b, const char *call)
 {
 	if (!b->initialized)
 		sim_fail(s, DIAG_INPUT, w, "program error: %s on %s, which no thread has initialised (init(&bar, n))",
 			 call, b->what);
-	return b->initialized;
+	if (!b->initialized || !s->checks || b->init_race_said)
+		return b->initialized;
+	/*
+	 * The init is a plain store to the barrier's shared memory: another thread may use the
+	 * barrier only once something orders it after that store (the CUDA guide's
+	 * init, then __syncthreads()).  Unordered, it may see the barrier uninitialised; smsim's
+	 * run only caught that when the use came first in time.
+	 */
+	const struct block *blk = &s->blocks[w->block];
+	for (uint32_t m = simt_mask(w); m; m &= m - 1) {
+		uint32_t tid = w->in_block * 32 + (uint32_t)__builtin_ctz(m);
+		if (flow_plain_ordered(blk, b->init_thread, b->init_gen, b->init_at, tid))
+			continue;
+		b->init_race_said = true;
+		flow_report(s, w, __builtin_ctz(m),
+			    "%s on %s, which thread %u initialised at cycle %llu with no __syncthreads() or barrier "
+			    "wait between: the init may not be visible to this thread yet",
+			    call, b->what, b->init_thread, (unsigned long long)b->init_at);
+		break;
+	}
+	return true;
 }
 
 /*
@@ -252,6 +272,10 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			return true;
 		}
 		mbar_init(b, n);
+		b->init_thread = w->in_block * 32 + (uint32_t)__builtin_ctz(mask);
+		b->init_gen = s->blocks[w->block].sync_gen;
+		b->init_at = now;
+		b->init_race_said = false;
 		return true;
 	}
 	case OP_BARRIER_ARRIVE: {

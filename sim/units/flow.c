@@ -290,6 +290,13 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	}
 }
 
+bool flow_plain_ordered(const struct block *b, uint32_t writer, uint32_t gen, uint64_t at, uint32_t tid)
+{
+	/* A barrier phase that completed after the store orders it before the reader's wait. */
+	return tid == writer || b->sync_gen > gen || b->bar_sync[tid] > at ||
+	       (warp_synced(b, writer, tid) && b->wsync_at[writer] >= at);
+}
+
 static bool visible(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid)
 {
 	switch (fw->kind) {
@@ -299,10 +306,7 @@ static bool visible(struct sim *s, const struct block *b, const struct flow_word
 		       (warp_synced(b, fw->writer, tid) && b->wsync_vis[fw->writer] > fw->seq) ||
 		       (b->rel_vis[fw->writer] > fw->seq && b->bar_sync[tid] > b->rel_at[fw->writer]);
 	case FLOW_BAR: return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq);
-	case FLOW_PLAIN:
-		/* A barrier phase that completed after the store orders it before the reader's wait. */
-		return tid == fw->writer || b->sync_gen > fw->seq || b->bar_sync[tid] > fw->land ||
-		       (warp_synced(b, fw->writer, tid) && b->wsync_at[fw->writer] >= fw->land);
+	case FLOW_PLAIN: return flow_plain_ordered(b, fw->writer, fw->seq, fw->land, tid);
 	default: return false;
 	}
 }
