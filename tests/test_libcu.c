@@ -331,3 +331,27 @@ Test(libcu, a_consumer_wait_for_loop_that_cannot_end_is_a_deadlock)
 	cr_assert(strstr(r.blocked[0].on, "p.produced[0]"), "%s", r.blocked[0].on);
 	cr_assert_lt(r.cycles, 100000, "found within a few spin checks: %llu", (unsigned long long)r.cycles);
 }
+
+/*
+ * Completion follows the thread's cp.async history, not the API that issued a copy (cccl
+ * 571f2fc).  A block pipeline's producer_commit is cp.async.mbarrier.arrive.noinc on the stage
+ * (libcudacxx/include/cuda/pipeline lines 149-154), a memcpy_async on a cuda::barrier completes
+ * with cp.async.mbarrier.arrive too (cuda/__memcpy_async/memcpy_completion.h lines 71-83: "all
+ * thread-local cp.async instructions"), and PTX's cp.async.mbarrier.arrive tracks every prior
+ * cp.async of the thread; a thread-scope producer_commit is cp.async.commit_group (cuda/pipeline
+ * lines 368-371), which takes every uncommitted cp.async, a block pipeline's own copies included
+ * (lines 493-521: its memcpy_async defers nothing).  Variants 0-3 complete a copy through another
+ * mechanism than its own and read it clean; 4 and 5 stay hazards.
+ */
+Test(libcu, a_copy_completes_through_any_later_commit_or_arrive_of_its_thread)
+{
+	static const char *const clean[] = {"variant=0", "variant=1", "variant=2", "variant=3"};
+	for (int v = 0; v < 4; v++) {
+		cr_assert_eq(run_file_ov("mixed_completion", clean[v], 64, NULL, &r, &d), 0, "%s: %s", clean[v], d.msg);
+		cr_assert_eq(r.hazards, 0, "%s: %s", clean[v], r.hazard_text[0]);
+	}
+	cr_assert_eq(run_file_ov("mixed_completion", "variant=4", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 64, "a block producer_commit is not a cp.async group: wait_prior(0) leaves its copy");
+	cr_assert_eq(run_file_ov("mixed_completion", "variant=5", 64, NULL, &r, &d), 0, "%s", d.msg);
+	cr_assert_eq(r.hazards, 64, "stage 1's arrivals are not in the stage 0 phase its readers waited for");
+}

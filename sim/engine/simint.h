@@ -291,6 +291,7 @@ struct block {
 	uint64_t *rel_at;        /* per thread: the cycle of that arrive */
 	struct bulk_thread **bulk; /* per thread: its bulk async-groups (TMA stores); NULL until its first bulk op */
 	uint32_t *bulk_vis;      /* per thread: its bulk stores below this had read their source at the last __syncthreads */
+	struct flow_thread *flow_threads; /* per thread: its cp.async copies and recent cp.async.mbarrier.arrives */
 	uint32_t *bar_lanes;     /* per warp: its lanes at the pending __syncthreads */
 	int32_t *bar_pc;         /* per warp: the __syncthreads (code index) its first lanes there reached */
 };
@@ -847,6 +848,8 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 	       int64_t src_elem, uint64_t land, enum flow_kind kind, int obj, uint32_t seq);
 const struct flow_word *flow_read(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint64_t now);
 void flow_proxy_fence(struct sim *s, struct warp *w, uint32_t mask);
+/* cp.async.mbarrier.arrive by the lanes: on pipeline stage / barrier element obj, seq[lane] its stage or phase. */
+void flow_cp_arrive(struct sim *s, struct warp *w, uint32_t lanes, enum flow_kind kind, int obj, const uint32_t *seq);
 void flow_report(struct sim *s, struct warp *w, int lane, const char *fmt, ...) DIAG_PRINTF(4, 5);
 /*
  * Whether a plain store by thread writer at cycle at, with gen __syncthreads completed then, is ordered

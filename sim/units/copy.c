@@ -630,6 +630,12 @@ bool copy_issue(struct sim *s, struct warp *w, const struct insn *in, uint64_t n
 	bool done = (int64_t)round + 1 >= rounds;
 	if (done && bar >= 0 && in->align >= 4) {
 		/* cp.async.mbarrier.arrive per thread: tracks all its copies so far; grouped by landing cycle. */
+		if (s->checks) {
+			uint32_t phase[32];
+			for (int l = 0; l < 32; l++)
+				phase[l] = s->mbars[bar].phase;
+			flow_cp_arrive(s, w, mask, FLOW_BAR, (int)bar_elem, phase);
+		}
 		uint64_t at[32];
 		uint32_t count[32];
 		int n = 0;

@@ -31,8 +31,9 @@ int flow_setup(struct sim *s, struct block *b)
 	b->bulk_vis = calloc((size_t)s->launch.block_size, sizeof *b->bulk_vis);
 	b->bar_lanes = calloc(b->nwarps + 1, sizeof *b->bar_lanes);
 	b->bar_pc = calloc(b->nwarps + 1, sizeof *b->bar_pc);
+	b->flow_threads = calloc((size_t)s->launch.block_size, sizeof *b->flow_threads);
 	if (!b->flow || !b->vis || !b->bar_sync || !b->proxy_fences || !b->wsync_vis || !b->wsync_mask || !b->wsync_at ||
-	    !b->rel_vis || !b->rel_at || !b->bulk_vis || !b->bar_lanes || !b->bar_pc)
+	    !b->rel_vis || !b->rel_at || !b->bulk_vis || !b->bar_lanes || !b->bar_pc || !b->flow_threads)
 		return -1;
 	for (size_t i = 0; i <= words; i++)
 		b->flow[i] = (struct flow_word){.src = -1, .src_buf = -1, .obj = -1};
@@ -54,6 +55,8 @@ void flow_free(struct block *b)
 	free(b->bulk_vis);
 	free(b->bar_lanes);
 	free(b->bar_pc);
+	free(b->flow_threads);
+	b->flow_threads = NULL;
 	b->bulk_vis = b->bar_lanes = NULL;
 	b->bar_pc = NULL;
 	b->flow = NULL;
@@ -282,12 +285,41 @@ void flow_copy(struct sim *s, struct warp *w, int lane, uint64_t saddr, uint32_t
 			.obj = (int16_t)obj,
 			.writer = (uint16_t)tid,
 			.seq = seq,
+			.epoch = kind == FLOW_GROUP ? seq : b->cpa[tid].commits,
+			.cpi = b->flow_threads[tid].issued,
 			.land = land,
 			.wr_op = (uint32_t)simt_pc(w) + 1,
 			.wr_fence = b->proxy_fences[tid],
 			.wr_async = copy_bulk(&s->k->code[simt_pc(w)]),
 		};
 	}
+	b->flow_threads[tid].issued++;
+}
+
+void flow_cp_arrive(struct sim *s, struct warp *w, uint32_t lanes, enum flow_kind kind, int obj, const uint32_t *seq)
+{
+	if (!s->checks)
+		return;
+	struct block *b = &s->blocks[w->block];
+	for (uint32_t m = lanes; m; m &= m - 1) {
+		int lane = __builtin_ctz(m);
+		struct flow_thread *t = &b->flow_threads[w->in_block * 32 + (uint32_t)lane];
+		t->ring[t->narrives++ % FLOW_ARRIVES] = (struct flow_arrive){t->issued, seq[lane], (int16_t)obj, (uint8_t)kind};
+	}
+}
+
+/* Whether a cp.async.mbarrier.arrive of the writer after its copy cpi arrived in a phase tid has waited for. */
+static bool arrive_visible(struct sim *s, const struct block *b, uint32_t block, uint32_t writer, uint32_t cpi,
+			   uint32_t tid)
+{
+	const struct flow_thread *t = &b->flow_threads[writer];
+	for (uint32_t j = t->narrives > FLOW_ARRIVES ? t->narrives - FLOW_ARRIVES : 0; j < t->narrives; j++) {
+		const struct flow_arrive *a = &t->ring[j % FLOW_ARRIVES];
+		if (a->cover > cpi && (a->kind == FLOW_PIPE ? pipe_visible(s, block, a->obj, writer, tid, a->seq)
+							     : cbar_visible(s, block, (uint32_t)a->obj, tid, a->seq)))
+			return true;
+	}
+	return false;
 }
 
 bool flow_plain_ordered(const struct block *b, uint32_t writer, uint32_t gen, uint64_t at, uint32_t tid)
@@ -297,15 +329,34 @@ bool flow_plain_ordered(const struct block *b, uint32_t writer, uint32_t gen, ui
 	       (warp_synced(b, writer, tid) && b->wsync_at[writer] >= at);
 }
 
+/*
+ * Every cp.async falls in a cp.async group and is tracked by the thread's later
+ * cp.async.mbarrier.arrives, whatever API issued it (PTX: cp.async.commit_group takes all the
+ * thread's uncommitted copies, cp.async.mbarrier.arrive tracks all its copies so far), so a copy
+ * made through one completion mechanism can be completed by another: a block pipeline's copy by a
+ * __pipeline_commit and wait_prior, a primitive copy by a block pipeline's producer_commit.  The
+ * group rule: group `epoch` (the writer's commits when it issued) waited for by the writer, then
+ * ordered to others by a __syncthreads or a __syncwarp.
+ */
+static bool group_waited(const struct block *b, uint32_t writer, uint32_t epoch, uint32_t tid)
+{
+	return (tid == writer && b->cpa[tid].waited > epoch) || b->vis[writer] > epoch ||
+	       (warp_synced(b, writer, tid) && b->wsync_vis[writer] > epoch);
+}
+
 static bool visible(struct sim *s, const struct block *b, const struct flow_word *fw, uint32_t block, uint32_t tid)
 {
 	switch (fw->kind) {
-	case FLOW_PIPE: return pipe_visible(s, block, fw->obj, fw->writer, tid, fw->seq);
+	case FLOW_PIPE:
+		return pipe_visible(s, block, fw->obj, fw->writer, tid, fw->seq) || group_waited(b, fw->writer, fw->epoch, tid) ||
+		       arrive_visible(s, b, block, fw->writer, fw->cpi, tid);
 	case FLOW_GROUP:
-		return (tid == fw->writer && b->cpa[tid].waited > fw->seq) || b->vis[fw->writer] > fw->seq ||
-		       (warp_synced(b, fw->writer, tid) && b->wsync_vis[fw->writer] > fw->seq) ||
-		       (b->rel_vis[fw->writer] > fw->seq && b->bar_sync[tid] > b->rel_at[fw->writer]);
-	case FLOW_BAR: return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq);
+		return group_waited(b, fw->writer, fw->seq, tid) ||
+		       (b->rel_vis[fw->writer] > fw->seq && b->bar_sync[tid] > b->rel_at[fw->writer]) ||
+		       arrive_visible(s, b, block, fw->writer, fw->cpi, tid);
+	case FLOW_BAR:
+		return cbar_visible(s, block, (uint32_t)fw->obj, tid, fw->seq) || group_waited(b, fw->writer, fw->epoch, tid) ||
+		       arrive_visible(s, b, block, fw->writer, fw->cpi, tid);
 	case FLOW_PLAIN: return flow_plain_ordered(b, fw->writer, fw->seq, fw->land, tid);
 	default: return false;
 	}

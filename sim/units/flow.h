@@ -48,6 +48,8 @@ struct flow_word {
 	int16_t obj;     /* pipeline index or barrier element */
 	uint16_t writer; /* thread rank in the block */
 	uint32_t seq;
+	uint32_t epoch;  /* a cp.async's: the writer's commits when it issued (the cp.async group it falls in) */
+	uint32_t cpi;    /* a cp.async's: the writer's cp.async copies before it (struct flow_thread.issued) */
 	uint64_t land;
 	/* the last generic-proxy read since it was written (proxy ordering, flow_async_write) */
 	uint32_t rd_op;    /* code index + 1 of the reading op; 0: none */
@@ -61,6 +63,25 @@ struct flow_word {
 	uint32_t bs_op;    /* code index + 1 of the bulk_store; 0: none */
 	uint16_t bs_thread;
 	uint32_t bs_store; /* that thread's store number (struct bulk_thread.stores) */
+};
+
+/*
+ * A thread's cp.async.mbarrier.arrive (a block pipeline's producer_commit, a memcpy_async's
+ * completion on a cuda::barrier, pipeline_arrive_on): the phase it arrives in tracks every
+ * cp.async the thread issued before it, whatever issued them (PTX cp.async.mbarrier.arrive;
+ * libcudacxx cuda/__memcpy_async/memcpy_completion.h).  The last FLOW_ARRIVES are kept.
+ */
+#define FLOW_ARRIVES 4
+struct flow_arrive {
+	uint32_t cover; /* the thread's cp.async copies before the arrive */
+	uint32_t seq;   /* the stage sequence (FLOW_PIPE) or the barrier's phase (FLOW_BAR) */
+	int16_t obj;    /* pipeline index or barrier element */
+	uint8_t kind;   /* FLOW_PIPE or FLOW_BAR */
+};
+struct flow_thread {
+	uint32_t issued;   /* cp.async copies so far */
+	uint32_t narrives; /* arrives so far: ring[narrives % FLOW_ARRIVES] is the next */
+	struct flow_arrive ring[FLOW_ARRIVES];
 };
 
 #define FLOW_MAX_SHOWN 8

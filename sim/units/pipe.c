@@ -483,6 +483,8 @@ bool pipe_commit(struct sim *s, struct warp *w, const struct insn *in, uint64_t 
 	uint64_t soonest = now + (uint64_t)s->m->mbarrier_count_latency;
 	struct cpa_open *ct = &s->blocks[w->block].cpa_open[tid_of(w, 0)];
 	uint32_t *head = pb->head + tid_of(w, 0);
+	/* cp.async.mbarrier.arrive: the stage's phase tracks the thread's copies so far, primitive ones included */
+	flow_cp_arrive(s, w, mask, FLOW_PIPE, in->obj, head);
 	if (mask == FULL_WARP) {
 		/* The usual call: 32 threads on one head, one stage record and barrier, whole-warp loops. */
 		uint32_t h = head[0], odd = 0; /* a lane on another head */
