@@ -66,7 +66,8 @@ uint64_t sim_state_bytes(const struct kernel *k, const struct machine *m, const 
 			      + (uint64_t)k->npipes * (3 + 3 * sizeof(uint32_t)) /* role, quit, waiting; head, tail, seen */
 			      + bar_elems * (sizeof(uint32_t) + 1)		 /* bar_seen, bar_dropped */
 			      + 2 * sizeof(uint32_t) + sizeof(uint64_t)		 /* flow: vis, proxy_fences, bar_sync */
-			      + 3 * sizeof(uint32_t) + 2 * sizeof(uint64_t);	 /* __syncwarp and barrier-arrive ordering */
+			      + 3 * sizeof(uint32_t) + 2 * sizeof(uint64_t)	 /* __syncwarp and barrier-arrive ordering */
+			      + sizeof(struct flow_thread);			 /* its copies and cp.async.mbarrier.arrives */
 	uint64_t per_block = sizeof(struct block) + threads * per_thread +
 			     ((uint64_t)k->npipes + 1) * sizeof(struct pipe_block) + stages * sizeof(struct batch_rec) +
 			     ((uint64_t)k->nbars + 1) * sizeof(uint32_t) +
