@@ -940,4 +940,10 @@ Test(outputs, names_with_quotes_backslashes_and_control_characters_stay_valid_js
 	cJSON_Delete(t);
 	free(text);
 	check_svg(svg, NULL, 0);
+	unlink(exp);
+	unlink(trace);
+	unlink(svg);
+	free(exp);
+	free(trace);
+	free(svg);
 }
