@@ -18,6 +18,9 @@
  * also accepts near a threshold.  Exit status 1 when the agreement (class or
  * accepted neighbour) is below --min-limit-agreement (percent).
  */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,6 +45,8 @@
  * column that is not a measurement) and cycles_per_batch_median.
  */
 struct row {
+	const char *file; /* the reference CSV and its line, for messages */
+	int line;
 	char kernel[64], source[8];
 	char names[MAX_SETS][32], values[MAX_SETS][32];
 	int nsets;
@@ -80,6 +85,59 @@ static bool workload_column(const char *c)
 	return false;
 }
 
+/* A cell as a finite number, all of it (atof took "nan", "inf", "1e999" and "12abc"). */
+static bool cell_number(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* A cell as a decimal integer, all of it. */
+static bool cell_int(const char *s, int *out)
+{
+	const char *digits = s + (*s == '-' || *s == '+');
+	if (!isdigit((unsigned char)*digits))
+		return false;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (*end || errno || v < INT_MIN || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/*
+ * The header's problems that the rows would only show later as a run that
+ * cannot start: a name twice, a quoted field (the CSV is read unquoted).
+ */
+static int check_header(char *const *f, int nf, struct diag *d, const char *file)
+{
+	for (int i = 0; i < nf; i++) {
+		if (f[i][0] == '"')
+			return -diag_set(d, DIAG_INPUT, "%s:1: column %d is quoted (%s); expected plain CSV, no quotes",
+					 file, i + 1, f[i]);
+		for (int j = 0; j < i; j++)
+			if (!strcmp(f[i], f[j]))
+				return -diag_set(d, DIAG_INPUT, "%s:1: column %s appears twice (columns %d and %d)", file,
+						 f[i], j + 1, i + 1);
+	}
+	return 0;
+}
+
+/* The row's source: the validation set's two inputs. */
+static int check_source(const char *src, struct diag *d, const char *file, int line)
+{
+	if (strcmp(src, "L2") && strcmp(src, "DRAM"))
+		return -diag_set(d, DIAG_INPUT, "%s:%d: source \"%s\": expected L2 or DRAM", file, line, src);
+	return 0;
+}
+
 static int set_of(struct row *r, const char *name, const char *value)
 {
 	if (r->nsets == MAX_SETS)
@@ -100,6 +158,8 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 		int nf = cli_split_csv(l, f, 32);
 		if (line == 1) {
 			ncols = nf;
+			if (check_header(f, nf, d, file))
+				return -1;
 			for (int i = 0; i < nf; i++) {
 				hdr[i] = f[i];
 				if (!strcmp(f[i], "kernel"))
@@ -122,26 +182,33 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 			return -diag_set(d, DIAG_INPUT, "%s:%d: expected %d columns", file, line, ncols);
 		struct row *r = &rows[n++];
 		memset(r, 0, sizeof *r);
+		r->file = file;
+		r->line = line;
 		snprintf(r->kernel, sizeof r->kernel, "%.63s", f[col_kernel]);
 		snprintf(r->source, sizeof r->source, "%.7s", f[col_src]);
+		if (check_source(f[col_src], d, file, line))
+			return -1;
 		r->blocks = 1;
 		/*
 		 * smsim's cycles run from the SM's first issue to its last block's end:
 		 * with several blocks per SM, whose times spread widely on the H100, the
 		 * like figure is the SM's span (first block start to last block end).
 		 */
-		r->measured = atof(f[col_span >= 0 ? col_span : col_cpb]);
+		int mc = col_span >= 0 ? col_span : col_cpb;
+		if (!cell_number(f[mc], &r->measured))
+			return -diag_set(d, DIAG_INPUT, "%s:%d: %s is \"%s\"; expected a finite number of cycles", file,
+					 line, hdr[mc], f[mc]);
 		snprintf(r->design, sizeof r->design, "%.60s", r->kernel);
 		for (int i = 0; i < nf; i++) {
 			const char *c = hdr[i];
-			if (!strcmp(c, "block_size"))
-				r->block_size = atoi(f[i]);
-			else if (!strcmp(c, "blocks_per_sm"))
-				r->blocks = atoi(f[i]);
-			else if (!strcmp(c, "k"))
-				r->k = atoi(f[i]);
-			else if (!strcmp(c, "batch_sz"))
-				r->batch_sz = atoi(f[i]);
+			int *to_int = !strcmp(c, "block_size")	   ? &r->block_size
+				      : !strcmp(c, "blocks_per_sm") ? &r->blocks
+				      : !strcmp(c, "k")		   ? &r->k
+				      : !strcmp(c, "batch_sz")	   ? &r->batch_sz
+								   : NULL;
+			if (to_int && !cell_int(f[i], to_int))
+				return -diag_set(d, DIAG_INPUT, "%s:%d: %s is \"%s\"; expected a decimal integer", file, line,
+						 c, f[i]);
 			if (!strcmp(c, "grid_blocks") && set_of(r, "grid_blocks", f[i]))
 				return -diag_set(d, DIAG_INPUT, "%s:%d: too many columns", file, line);
 			if (measurement_column(c))
@@ -164,6 +231,8 @@ static int parse(char *text, struct row *rows, int have, int max, struct diag *d
 
 /* A row of ncu_limits.csv: the configuration, ncu's class and its accepted neighbours, and smsim's limit. */
 struct limit_row {
+	const char *file; /* the CSV and its line, for messages */
+	int line;
 	char kernel[64], source[8];
 	char names[MAX_SETS][32], values[MAX_SETS][32];
 	int nsets;
@@ -211,6 +280,8 @@ static int parse_limits(char *text, struct limit_row *rows, int max, struct diag
 		int nf = cli_split_csv(l, f, 32);
 		if (line == 1) {
 			ncols = nf;
+			if (check_header(f, nf, d, file))
+				return -1;
 			for (int i = 0; i < nf; i++) {
 				hdr[i] = f[i];
 				for (int j = 0; j < 8; j++)
@@ -227,13 +298,19 @@ static int parse_limits(char *text, struct limit_row *rows, int max, struct diag
 			return -diag_set(d, DIAG_INPUT, "%s:%d: expected %d columns", file, line, ncols);
 		struct limit_row *r = &rows[n++];
 		memset(r, 0, sizeof *r);
+		r->file = file;
+		r->line = line;
 		snprintf(r->kernel, sizeof r->kernel, "%.63s", f[col[0]]);
 		snprintf(r->source, sizeof r->source, "%.7s", f[col[1]]);
+		if (check_source(f[col[1]], d, file, line))
+			return -1;
 		snprintf(r->ncu_class, sizeof r->ncu_class, "%.23s", f[col[2]]);
 		snprintf(r->also, sizeof r->also, "%.63s", f[col[3]]);
-		r->ncu_issue = atof(f[col[4]]);
-		r->ncu_dram = atof(f[col[5]]);
-		r->ncu_pipes = atof(f[col[6]]);
+		double *num[3] = {&r->ncu_issue, &r->ncu_dram, &r->ncu_pipes};
+		for (int j = 0; j < 3; j++)
+			if (!cell_number(f[col[4 + j]], num[j]))
+				return -diag_set(d, DIAG_INPUT, "%s:%d: %s is \"%s\"; expected a finite number", file, line,
+						 need[4 + j], f[col[4 + j]]);
 		snprintf(r->ncu_top, sizeof r->ncu_top, "%.31s", f[col[7]]);
 		if (limit_parse(r->ncu_class) < 0)
 			return -diag_set(d, DIAG_INPUT, "%s:%d: class \"%s\" is not a binding limit", file, line,
@@ -245,8 +322,9 @@ static int parse_limits(char *text, struct limit_row *rows, int max, struct diag
 				if (!strcmp(hdr[i], name))
 					snprintf(r->stall[j], sizeof r->stall[j], "%.31s", f[i]);
 				snprintf(name, sizeof name, "stall_%d_per_issue", j + 1);
-				if (!strcmp(hdr[i], name))
-					r->stall_per_issue[j] = atof(f[i]);
+				if (!strcmp(hdr[i], name) && !cell_number(f[i], &r->stall_per_issue[j]))
+					return -diag_set(d, DIAG_INPUT, "%s:%d: %s is \"%s\"; expected a finite number", file,
+							 line, name, f[i]);
 			}
 			if (!limit_config_column(hdr[i]))
 				continue;
@@ -292,7 +370,7 @@ static void simulate_limit(const char *configs, struct limit_row *r, const struc
 	}
 	/* Columns that are not the kernel's params (divergence for the examples) are the CSV's, not the run's. */
 	if ((r->status = experiment_load(file, NULL, 0, e, &d)) != 0) {
-		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
+		fprintf(stderr, "smsim: %s:%d: kernel %s: %s\n", r->file, r->line, r->kernel, d.msg);
 		goto out;
 	}
 	for (int i = 0; i < r->nsets; i++)
@@ -304,7 +382,7 @@ static void simulate_limit(const char *configs, struct limit_row *r, const struc
 		sets[n++] = extra[i];
 	r->status = runner_run(file, sets, n, 0, e, rep, &d);
 	if (r->status)
-		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
+		fprintf(stderr, "smsim: %s:%d: kernel %s: %s\n", r->file, r->line, r->kernel, d.msg);
 	limit_of(rep, r->status, &r->lim);
 	experiment_free(e);
 out:
@@ -402,7 +480,7 @@ static void simulate(const char *configs, struct row *r, const struct setting *e
 	struct diag d;
 	r->status = e && rep ? runner_run(file, sets, n, 0, e, rep, &d) : 4;
 	if (r->status)
-		fprintf(stderr, "smsim: validate %s: %s\n", r->kernel, d.msg);
+		fprintf(stderr, "smsim: %s:%d: kernel %s: %s\n", r->file, r->line, r->kernel, d.msg);
 	r->predicted = rep ? (double)rep->cycles / r->batch_sz : 0;
 	if (e)
 		experiment_free(e);
@@ -486,15 +564,24 @@ int cmd_validate(int argc, char **argv, const char *self)
 		} else if ((got = cli_value(argc, argv, &i, "validate", "--max-error", &v))) {
 			if (got < 0)
 				return 2;
-			max_error = atof(v);
+			if (!cell_number(v, &max_error) || max_error < 0) {
+				fprintf(stderr, "smsim validate: --max-error %s: expected a percentage, 0 or more\n", v);
+				return 2;
+			}
 		} else if ((got = cli_value(argc, argv, &i, "validate", "--max-family-error", &v))) {
 			if (got < 0)
 				return 2;
-			max_family = atof(v);
+			if (!cell_number(v, &max_family) || max_family < 0) {
+				fprintf(stderr, "smsim validate: --max-family-error %s: expected a percentage, 0 or more\n", v);
+				return 2;
+			}
 		} else if ((got = cli_value(argc, argv, &i, "validate", "--min-limit-agreement", &v))) {
 			if (got < 0)
 				return 2;
-			min_limit = atof(v);
+			if (!cell_number(v, &min_limit) || min_limit < 0) {
+				fprintf(stderr, "smsim validate: --min-limit-agreement %s: expected a percentage, 0 or more\n", v);
+				return 2;
+			}
 		} else if ((got = cli_value(argc, argv, &i, "validate", "--configs", &configs))) {
 			if (got < 0)
 				return 2;
@@ -535,9 +622,15 @@ int cmd_validate(int argc, char **argv, const char *self)
 	static struct limit_row lrows[MAX_LIMIT_ROWS];
 	int n = 0, nl = 0;
 	for (int i = 0; i < nfiles; i++) {
-		char *text = jdoc_read_file(files[i], NULL);
+		size_t len = 0;
+		char *text = jdoc_read_file(files[i], &len);
 		if (!text) {
-			fprintf(stderr, "smsim: %s: cannot read\n", files[i]);
+			fprintf(stderr, "smsim: %s: cannot read: %s\n", files[i], strerror(errno));
+			return errno == EFBIG ? 4 : 2;
+		}
+		if (strlen(text) != len) {
+			fprintf(stderr, "smsim: %s: contains a NUL byte; expected CSV text\n", files[i]);
+			free(text);
 			return 2;
 		}
 		if (limit_file(text)) {
@@ -556,6 +649,11 @@ int cmd_validate(int argc, char **argv, const char *self)
 			fprintf(stderr, "smsim: %s\n", d.msg);
 			return 2;
 		}
+	}
+	if (n == 0 && nl == 0) {
+		fprintf(stderr, "smsim validate: no rows in %s%s: nothing to compare (a header and at least one row expected)\n",
+			files[0], nfiles > 1 ? " and the others" : "");
+		return 2;
 	}
 	if (min_limit >= 0 && !nl) {
 		fprintf(stderr, "smsim validate: --min-limit-agreement needs a binding-limit CSV (traces/h100/ncu_limits.csv)\n");
