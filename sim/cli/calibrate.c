@@ -131,7 +131,7 @@ static double row_num(struct calib *c, const struct csv *v, int r, const char *c
 	const char *cellv = v->cells[(size_t)r * CSV_MAX_COLS + (size_t)i];
 	char *end;
 	double x = strtod(cellv, &end);
-	return end == cellv || *end ? NAN : x;
+	return end == cellv || *end || !isfinite(x) ? NAN : x; /* "inf" and 1e999 are no measurement either */
 }
 
 /* A least-squares line through points added one by one. */
@@ -207,7 +207,7 @@ static double cell(struct calib *c, const char *name, const char *col, int *row,
 			continue;
 		double x = row_num(c, v, r, col);
 		if (isnan(x)) {
-			diag_set(c->d, DIAG_INPUT, "%s/%s: data row %d, column %s: \"%s\" is not a number", c->dir, name,
+			diag_set(c->d, DIAG_INPUT, "%s/%s: data row %d, column %s: \"%s\" is not a finite number", c->dir, name,
 				 r + 1, col, cells[want]);
 			return NAN;
 		}
@@ -1372,6 +1372,24 @@ static void write_machine(const struct calib *c, FILE *f, const char *name, cons
 	fprintf(f, "  }\n}\n");
 }
 
+/*
+ * Every derived field within the range the machine loader accepts: a CSV
+ * value that is finite but absurd (a clock of 0, a latency of -32 or 1e30)
+ * derives a field the loader would refuse, or an infinity JSON cannot hold.
+ * The message names the field and the rows it came from.
+ */
+static void check_ranges(struct calib *c)
+{
+	int i = 0;
+#define MACHINE_RANGE(n, t, dflt, lo, hi, u)                                                                  \
+	if (!c->d->code && !(isfinite((double)c->m.n) && (double)c->m.n >= (lo) && (double)c->m.n <= (hi)))    \
+		diag_set(c->d, DIAG_INPUT, "%s: %s = %g is outside %g..%g (%s): derived from %s", c->dir, #n,      \
+			 (double)c->m.n, (double)(lo), (double)(hi), u, c->sources[i] ? c->sources[i] : "the default"); \
+	i++;
+	MACHINE_FIELDS(MACHINE_RANGE)
+#undef MACHINE_RANGE
+}
+
 int cmd_calibrate(int argc, char **argv, const char *self)
 {
 	(void)self;
@@ -1417,6 +1435,7 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 	derive_l2_capacity(c);
 	derive_dram_spread(c);
 	derive_ldgsts_mio_least(c);
+	check_ranges(c);
 	int rc = 0;
 	if (d.code) {
 		fprintf(stderr, "smsim: calibrate: %s\n", d.msg);
@@ -1438,6 +1457,10 @@ int cmd_calibrate(int argc, char **argv, const char *self)
 				fprintf(stderr, "smsim: calibrate: %s\n", d.msg);
 		} else {
 			write_machine(c, stdout, name, desc);
+			if (fflush(stdout) || ferror(stdout)) { /* a full disk or /dev/full must not pass for a written file */
+				fprintf(stderr, "smsim: calibrate: writing to standard output failed: %s\n", strerror(errno));
+				rc = 2;
+			}
 		}
 	}
 	for (int i = 0; i < c->nfiles; i++) {
