@@ -84,6 +84,13 @@ size_t jpath_index(struct jpath *p, int index);
 void jpath_pop(struct jpath *p, size_t len);
 
 /*
+ * Checks that no key of obj (an object of free-form names: a sweep's "vary",
+ * a "set") appears twice: cJSON keeps both and a lookup finds the first.
+ * at is obj's path.
+ */
+int jdoc_check_unique(const struct jdoc *doc, const cJSON *obj, struct jpath *at, struct diag *d);
+
+/*
  * Checks that obj is an object whose keys are all in allowed (NULL-ended);
  * an unknown key is an error with a "did you mean" suggestion.
  */

@@ -393,3 +393,119 @@ Test(cli, validate_rows_show_the_workload_that_tells_them_apart, .timeout = 300)
 	cli_free(&c);
 	remove("/tmp/smsim_cli_validate.csv");
 }
+
+/* Writes text to a fresh file under /tmp named for suffix; returns its path (static storage, one at a time per suffix). */
+static const char *tmp_file(const char *suffix, const char *text)
+{
+	static char paths[8][96];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 96, "/tmp/smsim_cli_%d_%s", (int)getpid(), suffix);
+	FILE *f = fopen(p, "w");
+	cr_assert(f, "%s", p);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+/*
+ * validate reads its CSVs strictly (an adversarial pass found each of these taken): a measured value
+ * that is nan, inf or 1e999 would make every bound pass; a file with no rows compared nothing and
+ * passed; a source other than L2 or DRAM ran as DRAM; a bound option that is not a percentage turned
+ * the bound off; a row whose kernel does not exist was not named by file and line.
+ */
+Test(cli, validate_refuses_what_it_cannot_measure_against)
+{
+	static const char *const head = "kernel,stages,block_size,k,batch_sz,grid_blocks,source,cycles_per_batch_median\n";
+	char text[512];
+	static const char *const bad[][2] = {
+		{"with_single_stage,1,128,0,4,132,DRAM,nan\n", "cycles_per_batch_median is \"nan\"; expected a finite number"},
+		{"with_single_stage,1,128,0,4,132,DRAM,inf\n", "expected a finite number"},
+		{"with_single_stage,1,128,0,4,132,DRAM,1e999\n", "expected a finite number"},
+		{"with_single_stage,1,128,0,4,132,HBM,900\n", "source \"HBM\": expected L2 or DRAM"},
+		{"with_single_stage,1,12x,0,4,132,DRAM,900\n", "block_size is \"12x\"; expected a decimal integer"},
+		{"", "no rows"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, "%s%s", head, bad[i][0]);
+		char args[256];
+		snprintf(args, sizeof args, "validate %s", tmp_file("v.csv", text));
+		struct cli c = run_cli(args);
+		cr_assert_eq(c.status, 2, "%s: %s", bad[i][0], c.err);
+		cr_assert(strstr(c.err, bad[i][1]), "%s: %s", bad[i][0], c.err);
+		if (bad[i][0][0])
+			cr_assert(strstr(c.err, "v.csv:2:"), "names the file and line: %s", c.err);
+		cli_free(&c);
+	}
+	snprintf(text, sizeof text, "%sno_such_kernel,1,128,0,4,132,DRAM,900\n", head);
+	char args[256];
+	snprintf(args, sizeof args, "validate %s", tmp_file("v.csv", text));
+	struct cli c = run_cli(args);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "v.csv:2: kernel no_such_kernel"), "%s", c.err);
+	cli_free(&c);
+	static const char *const bounds[] = {"--max-error -5", "--max-error abc", "--max-family-error 5x",
+					     "--min-limit-agreement nan"};
+	for (int i = 0; i < 4; i++) {
+		snprintf(args, sizeof args, "validate traces/h100/pipelines.csv %s", bounds[i]);
+		c = run_cli(args);
+		cr_assert_eq(c.status, 2, "%s: %s", bounds[i], c.err);
+		cr_assert(strstr(c.err, "expected a percentage"), "%s: %s", bounds[i], c.err);
+		cli_free(&c);
+	}
+}
+
+/* calibrate refuses a derived field outside the machine loader's range, naming the row it came from. */
+Test(cli, calibrate_refuses_fields_the_machine_loader_would)
+{
+	char dir[] = "/tmp/smsim_cal_XXXXXX", cmd[512];
+	cr_assert(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "cp traces/h100/*.csv %s/ && sed -i 's/^clock_mhz_measured,[0-9.]*/clock_mhz_measured,0/' %s/device.csv",
+		 dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "calibrate %s -o %s/out.json", dir, dir);
+	struct cli c = run_cli(cmd);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "clock_ghz = 0 is outside 0.1..10") && strstr(c.err, "device.csv row"), "%s", c.err);
+	cli_free(&c);
+	snprintf(cmd, sizeof cmd, "test ! -e %s/out.json && rm -rf %s", dir, dir);
+	cr_assert_eq(system(cmd), 0, "no machine file is written");
+	c = run_cli("calibrate traces/h100 > /dev/full");
+	cr_assert_eq(c.status, 2, "a write to a full device fails: %s", c.err);
+	cli_free(&c);
+}
+
+/* Sweeps and plots: a name twice in vary or set, a table cell that is not a finite number, several experiments with --vary. */
+Test(cli, sweeps_refuse_duplicate_names_and_plots_refuse_nan)
+{
+	const char *dup = tmp_file("dup.json", "{\"sweep\": \"d\", \"experiment\": \"" STAGED "\", \"set\": {\"batch_sz\": 4},"
+					       " \"vary\": {\"stages\": [1, 2], \"stages\": [3]}, \"plot\": {\"x\": \"stages\", \"y\": \"cycles\"}}\n");
+	char args[512];
+	snprintf(args, sizeof args, "sweep %s", dup);
+	struct cli c = run_cli(args);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "at $.vary.stages: duplicate field \"stages\""), "%s", c.err);
+	cli_free(&c);
+	char cwd[256], json[512];
+	cr_assert(getcwd(cwd, sizeof cwd));
+	snprintf(json, sizeof json,
+		 "{\"sweep\": \"t\", \"experiment\": \"%s/" STAGED "\", \"set\": {\"batch_sz\": 4},"
+		 " \"vary\": {\"stages\": [1, 2]}, \"plot\": {\"x\": \"stages\", \"y\": \"cycles\"}}\n",
+		 cwd);
+	const char *sw = tmp_file("sw.json", json);
+	snprintf(args, sizeof args, "sweep %s --csv /dev/stdout | sed '3s/,ok,[0-9]*,/,ok,nan,/' > /tmp/smsim_cli_%d_t.csv", sw,
+		 (int)getpid());
+	c = run_cli(args);
+	cr_assert_eq(c.status, 0, "--csv /dev/stdout into a pipe: %s", c.err);
+	cli_free(&c);
+	snprintf(args, sizeof args, "plot %s /tmp/smsim_cli_%d_t.csv --svg /tmp/smsim_cli_%d_t.svg", sw, (int)getpid(),
+		 (int)getpid());
+	c = run_cli(args);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "run 1's cycles is \"nan\"; expected a finite number"), "%s", c.err);
+	cli_free(&c);
+	c = run_cli("compare configs/experiments/with_single_stage.json " STAGED " --vary stages=1,2");
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "--vary runs one experiment"), "%s", c.err);
+	cli_free(&c);
+}

@@ -84,6 +84,13 @@ static int load_comparison(const char *file, struct run_spec *specs, int *nspecs
 			snprintf(rs->file, sizeof rs->file, "%.*s/%s", (int)(slash - file), file, exp);
 		snprintf(rs->label, sizeof rs->label, "%s", label ? label : exp);
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(r, "set");
+		if (set) {
+			size_t o3 = jpath_key(&at, "set");
+			rc = jdoc_check_unique(&doc, set, &at, d);
+			jpath_pop(&at, o3);
+			if (rc)
+				goto out;
+		}
 		for (const cJSON *s = set ? set->child : NULL; s; s = s->next) {
 			char value[128];
 			if (cJSON_IsNumber(s))
@@ -359,6 +366,11 @@ int cmd_compare(int argc, char **argv, const char *self)
 	}
 	if (view_option && !svg) {
 		fprintf(stderr, "smsim compare: %s chooses what --svg draws; give --svg FILE too\n", view_option);
+		return 2;
+	}
+	if (nvary && nspecs > 1) { /* expand_vary runs the first alone: the others would be dropped unsaid */
+		fprintf(stderr, "smsim compare: --vary runs one experiment at several values; got %d runs (give one experiment "
+				"file, or compare the runs without --vary)\n", nspecs);
 		return 2;
 	}
 	/* stdout carries one thing: with --svg -, the table or JSON goes to stderr. */

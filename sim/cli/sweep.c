@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +165,13 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 	else
 		snprintf(sw->experiment, sizeof sw->experiment, "%.*s/%s", (int)(slash - file), file, exp);
 	const cJSON *set = cJSON_GetObjectItemCaseSensitive(doc.root, "set");
+	if (set) {
+		size_t o = jpath_key(&at, "set");
+		rc = jdoc_check_unique(&doc, set, &at, d);
+		jpath_pop(&at, o);
+		if (rc)
+			goto out;
+	}
 	for (const cJSON *s = set ? set->child : NULL; s && sw->nfixed < SWEEP_MAX_FIXED; s = s->next) {
 		snprintf(sw->fixed_name[sw->nfixed], 64, "%s", s->string);
 		if (word(s, sw->fixed_value[sw->nfixed], 128)) {
@@ -180,6 +189,8 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 		rc = jdoc_error(&doc, &at, d, "expected an object of 1 to %d parameter lists", SWEEP_MAX_VARY);
 		goto out;
 	}
+	if ((rc = jdoc_check_unique(&doc, vary, &at, d)))
+		goto out;
 	long long runs = 1; /* at most 64^8: no overflow */
 	for (const cJSON *v = vary->child; v; v = v->next) {
 		size_t o2 = jpath_key(&at, v->string);
@@ -380,10 +391,13 @@ static int run_all(const struct sweep *sw, const struct plan *p, int jobs, struc
 			return -1;
 		}
 		fflush(NULL);
-		pid_t pid = fork();
+		pid_t parent = getpid(), pid = fork();
 		if (pid < 0)
 			return -1;
 		if (pid == 0) {
+			/* A killed sweep takes its workers with it, mid-run (they would finish a long run first). */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+				_exit(1);
 			close(pr[0]);
 			close(c[1]);
 			for (int i = 0; i < w; i++)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,9 +109,9 @@ static int measured_series(const struct sweep *sw, const char *file, struct svg_
 		}
 		char *end1, *end2;
 		double x = strtod(f[xc], &end1), y = strtod(f[yc], &end2);
-		if (end1 == f[xc] || *end1 || end2 == f[yc] || *end2) {
-			rc = diag_set(d, DIAG_INPUT, "--measured %s:%d: %s and %s must be numbers", file, line, sw->plot_x,
-				      sw->plot_y);
+		if (end1 == f[xc] || *end1 || end2 == f[yc] || *end2 || !isfinite(x) || !isfinite(y)) {
+			rc = diag_set(d, DIAG_INPUT, "--measured %s:%d: %s and %s must be finite numbers", file, line,
+				      sw->plot_x, sw->plot_y);
 			goto out;
 		}
 		char name[96] = "H100 measured";
@@ -198,8 +199,16 @@ int sweep_plot(FILE *out, const struct sweep *sw, const char *table, const char 
 					      sw->plot_y);
 				goto out;
 			}
+			char *end;
+			double yv = strtod(y, &end);
+			size_t cell = strcspn(y, ",\r\n"); /* y points into the row: its cell ends at the next comma */
+			if (end == y || end != y + cell || !isfinite(yv)) { /* "nan", "inf" or an empty cell: nan or 0 drawn */
+				rc = diag_set(d, DIAG_INPUT, "sweep %s: run %d's %s is \"%.*s\"; expected a finite number",
+					      sw->name, i + v * stride, sw->plot_y, (int)(cell < 64 ? cell : 64), y);
+				goto out;
+			}
 			((double *)s->x)[s->n] = atof(sw->vary_value[xk][v]);
-			((double *)s->y)[s->n] = strtod(y, NULL);
+			((double *)s->y)[s->n] = yv;
 			s->n++;
 		}
 	}

@@ -141,6 +141,14 @@ int outfile_open(struct outfile *o, const char *path, struct diag *d)
 	}
 	struct stat st;
 	bool exists = false;
+	/*
+	 * A pipe, FIFO or device reached through links the walk below cannot name
+	 * (/dev/stdout -> /proc/self/fd/1 -> "pipe:[N]") is opened as given.
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		snprintf(o->target, sizeof o->target, "%s", path);
+		return open_stream(o, d);
+	}
 	int e = follow_links(path, o->target, sizeof o->target, &st, &exists);
 	if (e)
 		return diag_set(d, DIAG_INPUT, "%s: cannot create: %s", path, strerror(e));
