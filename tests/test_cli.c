@@ -504,6 +504,15 @@ Test(cli, sweeps_refuse_duplicate_names_and_plots_refuse_nan)
 	cr_assert_eq(c.status, 2, "%s", c.err);
 	cr_assert(strstr(c.err, "run 1's cycles is \"nan\"; expected a finite number"), "%s", c.err);
 	cli_free(&c);
+	snprintf(json, sizeof json,
+		 "{\"sweep\": \"l\", \"experiment\": \"%s/" STAGED "\", \"set\": {\"batch_sz\": 4, \"limit.cycles\": 1000},"
+		 " \"vary\": {\"stages\": [1, 2]}, \"plot\": {\"x\": \"stages\", \"y\": \"cycles\"}}\n",
+		 cwd);
+	snprintf(args, sizeof args, "sweep %s --csv /dev/null", tmp_file("lim.json", json));
+	c = run_cli(args);
+	cr_assert_eq(c.status, 0, "a sweep's unfinished runs are rows: %s", c.err);
+	cr_assert(strstr(c.err, "2 of 2 runs did not finish"), "and said on stderr: %s", c.err);
+	cli_free(&c);
 	c = run_cli("compare configs/experiments/with_single_stage.json " STAGED " --vary stages=1,2");
 	cr_assert_eq(c.status, 2, "%s", c.err);
 	cr_assert(strstr(c.err, "--vary runs one experiment"), "%s", c.err);

@@ -852,6 +852,17 @@ int cmd_sweep(int argc, char **argv, const char *self)
 			fprintf(stderr, "smsim: sweep %s, run %d: %s\n", sw->name, plan.runs_of[i], res[plan.runs_of[i]].error);
 			goto out;
 		}
+	/* A run that deadlocked or hit a limit is a row with its status, said once here too (its cycles are partial). */
+	int unfinished = 0, first_unfinished = -1;
+	for (int i = 0; i < plan.n; i++)
+		if (res[plan.runs_of[i]].status != 0 && unfinished++ == 0)
+			first_unfinished = plan.runs_of[i];
+	if (unfinished)
+		fprintf(stderr,
+			"smsim: sweep %s: %d of %d runs did not finish (the first, run %d: %s); their rows say so in the "
+			"status column, their cycles are where they stopped\n",
+			sw->name, unfinished, plan.n, first_unfinished,
+			res[first_unfinished].status == 3 ? "deadlock" : "a limit, raised with --set limit.NAME=N");
 	text = table_text(sw, &plan, &fp, res);
 	if (!text) {
 		fprintf(stderr, "smsim: out of memory for the table\n");
