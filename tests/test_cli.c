@@ -513,6 +513,16 @@ Test(cli, sweeps_refuse_duplicate_names_and_plots_refuse_nan)
 	cr_assert_eq(c.status, 0, "a sweep's unfinished runs are rows: %s", c.err);
 	cr_assert(strstr(c.err, "2 of 2 runs did not finish"), "and said on stderr: %s", c.err);
 	cli_free(&c);
+	snprintf(args, sizeof args, "sweep %s --csv /tmp/smsim_cli_same --svg /tmp/smsim_cli_same", sw);
+	c = run_cli(args);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "--csv and --svg name the same file"), "%s", c.err);
+	cli_free(&c);
+	snprintf(args, sizeof args, "sweep %s --csv ''", sw);
+	c = run_cli(args);
+	cr_assert_eq(c.status, 2, "%s", c.err);
+	cr_assert(strstr(c.err, "an empty output file name"), "%s", c.err);
+	cli_free(&c);
 	c = run_cli("compare configs/experiments/with_single_stage.json " STAGED " --vary stages=1,2");
 	cr_assert_eq(c.status, 2, "%s", c.err);
 	cr_assert(strstr(c.err, "--vary runs one experiment"), "%s", c.err);

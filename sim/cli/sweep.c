@@ -807,6 +807,10 @@ int cmd_sweep(int argc, char **argv, const char *self)
 		fprintf(stderr, "smsim sweep: --csv and --svg cannot both be - (stdout)\n");
 		return 2;
 	}
+	if (csv && svg && !strcmp(csv, svg)) { /* the plot would replace the table it was drawn from */
+		fprintf(stderr, "smsim sweep: --csv and --svg name the same file (%s)\n", csv);
+		return 2;
+	}
 	/* stdout carries one thing: with --svg -, the CSV goes to --csv's file, or to stderr. */
 	if (!csv)
 		csv = svg && outfile_is_stdout(svg) ? NULL : "-";

@@ -130,6 +130,8 @@ static int open_stream(struct outfile *o, struct diag *d)
 int outfile_open(struct outfile *o, const char *path, struct diag *d)
 {
 	*o = (struct outfile){0};
+	if (!path[0])
+		return diag_set(d, DIAG_INPUT, "an empty output file name; expected a path, or - for standard output");
 	if (strlen(path) >= sizeof o->path)
 		return diag_set(d, DIAG_INPUT, "%s: output path too long", path);
 	snprintf(o->path, sizeof o->path, "%s", path);
