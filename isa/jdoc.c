@@ -489,12 +489,14 @@ void jpath_pop(struct jpath *p, size_t len)
 
 /* --- keys ------------------------------------------------------------------ */
 
-int jdoc_check_unique(const struct jdoc *doc, const cJSON *obj, struct jpath *at, struct diag *d)
+int jdoc_check_unique(const struct jdoc *doc, const cJSON *parent, const char *key, struct jpath *at, struct diag *d)
 {
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(parent, key);
 	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next)
 		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
 			if (it->string && prev->string && !strcmp(prev->string, it->string)) {
-				size_t old = jpath_key(at, it->string);
+				size_t old = jpath_key(at, key);
+				jpath_key(at, it->string);
 				int rc = jdoc_error(doc, at, d, "duplicate field \"%s\"", it->string);
 				jpath_pop(at, old);
 				return rc;

@@ -84,11 +84,11 @@ size_t jpath_index(struct jpath *p, int index);
 void jpath_pop(struct jpath *p, size_t len);
 
 /*
- * Checks that no key of obj (an object of free-form names: a sweep's "vary",
- * a "set") appears twice: cJSON keeps both and a lookup finds the first.
- * at is obj's path.
+ * Checks that no key of parent's member `key` (an object of free-form names:
+ * a sweep's "vary", a "set") appears twice: cJSON keeps both and a lookup
+ * finds the first.  at is parent's path; a missing member passes.
  */
-int jdoc_check_unique(const struct jdoc *doc, const cJSON *obj, struct jpath *at, struct diag *d);
+int jdoc_check_unique(const struct jdoc *doc, const cJSON *parent, const char *key, struct jpath *at, struct diag *d);
 
 /*
  * Checks that obj is an object whose keys are all in allowed (NULL-ended);

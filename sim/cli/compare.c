@@ -84,13 +84,8 @@ static int load_comparison(const char *file, struct run_spec *specs, int *nspecs
 			snprintf(rs->file, sizeof rs->file, "%.*s/%s", (int)(slash - file), file, exp);
 		snprintf(rs->label, sizeof rs->label, "%s", label ? label : exp);
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(r, "set");
-		if (set) {
-			size_t o3 = jpath_key(&at, "set");
-			rc = jdoc_check_unique(&doc, set, &at, d);
-			jpath_pop(&at, o3);
-			if (rc)
-				goto out;
-		}
+		if ((rc = jdoc_check_unique(&doc, r, "set", &at, d)))
+			goto out;
 		for (const cJSON *s = set ? set->child : NULL; s; s = s->next) {
 			char value[128];
 			if (cJSON_IsNumber(s))

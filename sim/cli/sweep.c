@@ -165,13 +165,8 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 	else
 		snprintf(sw->experiment, sizeof sw->experiment, "%.*s/%s", (int)(slash - file), file, exp);
 	const cJSON *set = cJSON_GetObjectItemCaseSensitive(doc.root, "set");
-	if (set) {
-		size_t o = jpath_key(&at, "set");
-		rc = jdoc_check_unique(&doc, set, &at, d);
-		jpath_pop(&at, o);
-		if (rc)
-			goto out;
-	}
+	if ((rc = jdoc_check_unique(&doc, doc.root, "set", &at, d)) || (rc = jdoc_check_unique(&doc, doc.root, "vary", &at, d)))
+		goto out;
 	for (const cJSON *s = set ? set->child : NULL; s && sw->nfixed < SWEEP_MAX_FIXED; s = s->next) {
 		snprintf(sw->fixed_name[sw->nfixed], 64, "%s", s->string);
 		if (word(s, sw->fixed_value[sw->nfixed], 128)) {
@@ -189,8 +184,6 @@ int sweep_load(const char *file, struct sweep *sw, struct diag *d)
 		rc = jdoc_error(&doc, &at, d, "expected an object of 1 to %d parameter lists", SWEEP_MAX_VARY);
 		goto out;
 	}
-	if ((rc = jdoc_check_unique(&doc, vary, &at, d)))
-		goto out;
 	long long runs = 1; /* at most 64^8: no overflow */
 	for (const cJSON *v = vary->child; v; v = v->next) {
 		size_t o2 = jpath_key(&at, v->string);

@@ -425,10 +425,12 @@ bool cbar_exec(struct sim *s, struct warp *w, const struct insn *in, uint64_t no
 			mbar_note_copy(s, bar, now, at);
 		}
 		flow_arrive_on(s, w, now);
-		uint32_t phase[32];
-		for (int l = 0; l < 32; l++)
-			phase[l] = b->phase;
-		flow_cp_arrive(s, w, mask, FLOW_BAR, (int)elem, phase);
+		if (s->checks) {
+			uint32_t phase[32];
+			for (int l = 0; l < 32; l++)
+				phase[l] = b->phase;
+			flow_cp_arrive(s, w, mask, FLOW_BAR, (int)elem, phase);
+		}
 		return true;
 	}
 	default: return true;
